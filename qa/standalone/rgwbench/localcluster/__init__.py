@@ -1,0 +1,1 @@
+"""The local test cluster behind `qa/standalone/rgwbench/cluster`."""

@@ -1,0 +1,194 @@
+"""A cached Debian chroot holding a newer Ceph release than the host's.
+
+Built once with debootstrap from the mirror the host's own apt uses, then
+apt-get inside it. The cache lives outside any repository (RGWBENCH_CACHE,
+default /var/cache/rgwbench) and is shared by every cluster of that release.
+"""
+import fcntl
+import glob
+import os
+import re
+import shutil
+import subprocess
+from typing import Callable, List, Sequence
+
+Logger = Callable[[str], None]
+
+READY_MARK = '.rgwbench-ready'
+# Mounted for every cluster that runs in the chroot; removed with the last one.
+SYSTEM_MOUNTS = (('proc', 'proc', '/proc'), ('sysfs', 'sysfs', '/sys'),
+                 ('bind', '/dev', '/dev'), ('tmpfs', 'tmpfs', '/dev/shm'))
+
+
+class ChrootError(Exception):
+    pass
+
+
+def cache_dir() -> str:
+    return os.environ.get('RGWBENCH_CACHE', '/var/cache/rgwbench')
+
+
+def chroot_dir(release: str) -> str:
+    return os.path.join(cache_dir(), 'chroot-' + release)
+
+
+def host_mirror() -> str:
+    """The Debian mirror the host's apt is configured with."""
+    texts: List[str] = []
+    for path in ['/etc/apt/sources.list'] + sorted(glob.glob('/etc/apt/sources.list.d/*')):
+        try:
+            with open(path) as f:
+                texts.append(f.read())
+        except OSError:
+            continue
+    uris: List[str] = []
+    for text in texts:
+        # one-line style: deb [opts] URI suite components
+        uris += re.findall(r'^\s*deb\s+(?:\[[^\]]*\]\s+)?(\S+)\s+\S+\s+main', text, re.M)
+        # deb822 style: a URIs: field
+        uris += re.findall(r'^URIs:\s*(\S+)', text, re.M)
+    for uri in uris:
+        if uri.rstrip('/').endswith('/debian'):
+            return uri.rstrip('/')
+    raise ChrootError('no Debian mirror found in the host apt sources')
+
+
+def _run(cmd: Sequence[str], what: str) -> None:
+    proc = subprocess.run(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True,
+                          env=dict(os.environ, DEBIAN_FRONTEND='noninteractive',
+                                   LC_ALL='C'))
+    if proc.returncode != 0:
+        raise ChrootError('%s failed (%s):\n%s' % (what, ' '.join(cmd), proc.stdout[-3000:]))
+
+
+def ensure_chroot(release: str, suite: str, packages: Sequence[str], log: Logger) -> None:
+    root = chroot_dir(release)
+    if os.path.exists(os.path.join(root, READY_MARK)):
+        return
+    os.makedirs(cache_dir(), exist_ok=True)
+    with open(os.path.join(cache_dir(), 'build-%s.lock' % release), 'w') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if os.path.exists(os.path.join(root, READY_MARK)):
+            return
+        _build(root, suite, packages, log)
+
+
+def _build(root: str, suite: str, packages: Sequence[str], log: Logger) -> None:
+    staging = root + '.building'
+    if os.path.exists(staging):
+        _unmount_all_under(staging)
+        shutil.rmtree(staging)
+    mirror = host_mirror()
+    log('building a Debian %s chroot for this release in %s (once; a few minutes)'
+        % (suite, root))
+    _run(['debootstrap', '--variant=minbase', suite, staging, mirror], 'debootstrap')
+    with open(os.path.join(staging, 'etc/apt/sources.list'), 'w') as f:
+        f.write('deb %s %s main\n' % (mirror, suite))
+    # Keep package scripts from starting services inside the chroot.
+    policy = os.path.join(staging, 'usr/sbin/policy-rc.d')
+    with open(policy, 'w') as f:
+        f.write('#!/bin/sh\nexit 101\n')
+    os.chmod(policy, 0o755)
+    for name in ('hosts', 'hostname'):
+        if os.path.exists('/etc/' + name):
+            shutil.copy('/etc/' + name, os.path.join(staging, 'etc', name))
+    _mount_system(staging)
+    try:
+        apt = ['chroot', staging, 'apt-get', '-o', 'Acquire::Check-Valid-Until=false',
+               '-o', 'Dpkg::Options::=--force-confdef']
+        _run(apt + ['update', '-qq'], 'apt-get update in the chroot')
+        # Some postinst scripts (ceph-mon's on sid) fail without systemd; the
+        # programs themselves are unpacked and work, so a failed configure is
+        # tolerated and checked by looking for the programs afterwards.
+        proc = subprocess.run(apt + ['install', '-y', '-qq', '--no-install-recommends']
+                              + list(packages),
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              universal_newlines=True,
+                              env=dict(os.environ, DEBIAN_FRONTEND='noninteractive',
+                                       LC_ALL='C'))
+        if proc.returncode != 0:
+            log('apt-get install in the chroot reported errors; checking what was unpacked')
+            subprocess.run(['chroot', staging, 'dpkg', '--configure', '-a'],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        missing = [p for p in ('usr/bin/ceph', 'usr/bin/ceph-mon', 'usr/bin/ceph-mgr',
+                               'usr/bin/ceph-osd', 'usr/bin/radosgw', 'usr/sbin/haproxy')
+                   if not os.path.exists(os.path.join(staging, p))]
+        if missing:
+            raise ChrootError('chroot install is missing %s:\n%s'
+                              % (', '.join(missing), proc.stdout[-3000:]))
+        subprocess.run(['chroot', staging, 'apt-get', 'clean'],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    finally:
+        _unmount_all_under(staging)
+    with open(os.path.join(staging, READY_MARK), 'w') as f:
+        f.write(suite + '\n')
+    os.rename(staging, root)
+    log('chroot ready')
+
+
+def _mountpoints() -> List[str]:
+    points = []
+    with open('/proc/self/mountinfo') as f:
+        for line in f:
+            # octal escapes (\040 for a space) are how mountinfo writes odd names
+            points.append(line.split()[4].encode().decode('unicode_escape'))
+    return points
+
+
+def _is_mounted(path: str) -> bool:
+    return os.path.realpath(path) in _mountpoints()
+
+
+def _mount_system(root: str) -> None:
+    for fstype, source, target in SYSTEM_MOUNTS:
+        where = os.path.join(root, target.lstrip('/'))
+        if _is_mounted(where):
+            continue
+        os.makedirs(where, exist_ok=True)
+        if fstype == 'bind':
+            _run(['mount', '--bind', source, where], 'mount')
+        else:
+            _run(['mount', '-t', fstype, source, where], 'mount')
+
+
+def _unmount_all_under(root: str) -> None:
+    real = os.path.realpath(root)
+    for point in sorted(_mountpoints(), key=len, reverse=True):
+        if point == real or point.startswith(real + '/'):
+            subprocess.run(['umount', '-l', point], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+
+
+def mount_into(root: str, paths: Sequence[str]) -> None:
+    _mount_system(root)
+    for path in paths:
+        where = os.path.join(root, os.path.realpath(path).lstrip('/'))
+        if _is_mounted(where):
+            continue
+        os.makedirs(where, exist_ok=True)
+        _run(['mount', '--bind', path, where], 'mount')
+
+
+def unmount_from(root: str, paths: Sequence[str]) -> None:
+    """Unmount a cluster's own paths; the rest goes once nothing runs in the root."""
+    for path in paths:
+        where = os.path.join(root, os.path.realpath(path).lstrip('/'))
+        if _is_mounted(where):
+            _run(['umount', '-l', where], 'umount')
+    if not processes_in(root):
+        _unmount_all_under(root)
+
+
+def processes_in(root: str) -> List[int]:
+    real = os.path.realpath(root)
+    pids = []
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.readlink('/proc/%s/root' % entry) == real:
+                pids.append(int(entry))
+        except OSError:
+            continue
+    return pids

@@ -1,0 +1,448 @@
+"""A real Ceph cluster on this machine: mon, mgrs, OSDs and radosgw as processes.
+
+Everything a cluster owns lives in its directory: ceph.conf, keyrings, daemon
+data, logs, pid files and `cluster.json`, the state that later commands read.
+"""
+import json
+import os
+import secrets
+import shutil
+import socket
+import string
+import subprocess
+import time
+import urllib.error
+import urllib.request
+import uuid
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+from . import releases
+from .processes import ProcessTable, free_port
+
+STATE_FILE = 'cluster.json'
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.dirname(os.path.abspath(__file__))))))
+MODULE_SOURCES = {
+    'rgwbench': os.path.join(REPO_ROOT, 'src', 'pybind', 'mgr', 'rgwbench'),
+}
+TEST_USER = 'rgwbench-test'
+MGR_IDS = 'xyzw'
+
+
+class ClusterError(Exception):
+    pass
+
+
+def default_dir() -> str:
+    return os.environ.get('RGWBENCH_CLUSTER_DIR', '/tmp/rgwbench-cluster')
+
+
+class LocalCluster:
+    def __init__(self, directory: str, log: Callable[[str], None] = releases.stderr_log) -> None:
+        self.dir = os.path.abspath(directory)
+        self.conf = os.path.join(self.dir, 'ceph.conf')
+        self.log = log
+        self.procs = ProcessTable(self.dir, self.conf)
+        self.state: Dict[str, Any] = self._load_state()
+
+    # -- state ---------------------------------------------------------------
+    def _load_state(self) -> Dict[str, Any]:
+        try:
+            with open(os.path.join(self.dir, STATE_FILE)) as f:
+                state: Dict[str, Any] = json.load(f)
+                return state
+        except FileNotFoundError:
+            return {}
+        except ValueError as e:
+            raise ClusterError('%s is damaged (%s); remove %s and start again'
+                               % (STATE_FILE, e, self.dir))
+
+    def _save_state(self) -> None:
+        tmp = os.path.join(self.dir, STATE_FILE + '.tmp')
+        with open(tmp, 'w') as f:
+            json.dump(self.state, f, indent=2, sort_keys=True)
+        os.rename(tmp, os.path.join(self.dir, STATE_FILE))
+
+    @property
+    def exists(self) -> bool:
+        return bool(self.state)
+
+    @property
+    def release(self) -> releases.Release:
+        if not self.exists:
+            raise ClusterError('no cluster in %s: run `cluster start` first' % self.dir)
+        return releases.get(self.state['release'])
+
+    # -- running the release's programs ---------------------------------------
+    def tool_argv(self, program: str, args: Sequence[str]) -> List[str]:
+        return self.release.argv([program, '-c', self.conf] + list(args))
+
+    def run_tool(self, program: str, args: Sequence[str], timeout: float = 60,
+                 stdin: Optional[str] = None) -> 'subprocess.CompletedProcess[str]':
+        try:
+            return subprocess.run(self.tool_argv(program, args), input=stdin,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  universal_newlines=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise ClusterError('%s %s did not answer within %ds'
+                               % (program, ' '.join(args), timeout))
+
+    def ceph(self, args: Sequence[str], timeout: float = 60,
+             stdin: Optional[str] = None) -> str:
+        proc = self.run_tool('ceph', ['--connect-timeout', '15'] + list(args),
+                             timeout=timeout, stdin=stdin)
+        if proc.returncode != 0:
+            raise ClusterError('ceph %s: %s' % (' '.join(args), proc.stderr.strip()))
+        return proc.stdout
+
+    def ceph_json(self, args: Sequence[str], timeout: float = 60) -> Any:
+        return json.loads(self.ceph(list(args) + ['-f', 'json'], timeout=timeout))
+
+    # -- start ---------------------------------------------------------------
+    def start(self, release_name: str, hosts: int, osds: int, rgws: int, mgrs: int) -> None:
+        release = releases.get(release_name)
+        if hosts != 1:
+            raise ClusterError('--hosts %d: only one host (loopback) is supported so far'
+                               % hosts)
+        if self.exists:
+            if self.state['release'] != release_name:
+                raise ClusterError('%s already holds a %s cluster; stop it and remove the '
+                                   'folder, or use another --dir'
+                                   % (self.dir, self.state['release']))
+            release.ensure_installed(self.log)
+            self._mount()
+            self._start_daemons()
+        else:
+            release.ensure_installed(self.log)
+            self._create(release, osds, rgws, mgrs)
+        self._wait_usable()
+        self._ensure_test_user()
+        self._ensure_modules()
+        self.log('cluster ready: %s, %s' % (release_name, self.dir))
+
+    def _mount(self) -> None:
+        self.release.mount([self.dir, REPO_ROOT])
+
+    def _create(self, release: releases.Release, osds: int, rgws: int, mgrs: int) -> None:
+        if os.path.exists(self.dir) and os.listdir(self.dir):
+            raise ClusterError('%s exists and is not empty; use an empty or new --dir'
+                               % self.dir)
+        for sub in ('log', 'asok', 'mgr-modules', 'rgw'):
+            os.makedirs(os.path.join(self.dir, sub), exist_ok=True)
+        host = socket.gethostname().split('.')[0]
+        mon_port = free_port()
+        rgw_ports: List[int] = []
+        for _ in range(rgws):
+            rgw_ports.append(free_port([mon_port] + rgw_ports))
+        self.state = {
+            'release': release.name,
+            'fsid': str(uuid.uuid4()),
+            'mon_port': mon_port,
+            'hosts': [{'name': host, 'addr': '127.0.0.1'}],
+            'mgrs': list(MGR_IDS[:mgrs]),
+            'osds': list(range(osds)),
+            'rgws': [{'name': 'default.%s.%s' % (host, string.ascii_lowercase[i]),
+                      'host': host, 'port': port}
+                     for i, port in enumerate(rgw_ports)],
+        }
+        self._save_state()
+        self._write_conf()
+        self._link_modules()
+        self._mount()
+        self.log('creating a %s cluster in %s' % (release.name, self.dir))
+        self._create_mon()
+        for mgr in self.state['mgrs']:
+            self._create_mgr(mgr)
+        for osd in self.state['osds']:
+            self._create_osd(osd)
+        for rgw in self.state['rgws']:
+            self._create_rgw(rgw)
+
+    def _write_conf(self) -> None:
+        d = self.dir
+        lines = [
+            '[global]',
+            'fsid = %s' % self.state['fsid'],
+            'mon host = v2:127.0.0.1:%d' % self.state['mon_port'],
+            'public addr = 127.0.0.1',
+            'auth cluster required = cephx',
+            'auth service required = cephx',
+            'auth client required = cephx',
+            'auth allow insecure global id reclaim = false',
+            'keyring = %s/keyring' % d,
+            'log file = %s/log/$name.log' % d,
+            'admin socket = %s/asok/$name.asok' % d,
+            'run dir = %s' % d,
+            'osd pool default size = 1',
+            'osd pool default min size = 1',
+            'osd pool default pg num = 8',
+            'osd pool default pgp num = 8',
+            'osd pool default pg autoscale mode = off',
+            'mon allow pool size one = true',
+            'mon allow pool delete = true',
+            'mon max pg per osd = 1000',
+            'mon warn on pool no redundancy = false',
+            'mon data avail warn = 2',
+            'mon data avail crit = 1',
+            'osd crush chooseleaf type = 0',
+            '',
+            '[mon.a]',
+            'mon data = %s/mon.a' % d,
+            '',
+            '[mgr]',
+            'mgr module path = %s/mgr-modules' % d,
+            'mgr data = %s/mgr.$id' % d,
+            'keyring = %s/mgr.$id/keyring' % d,
+            '',
+            '[osd]',
+            'osd data = %s/osd.$id' % d,
+            'keyring = %s/osd.$id/keyring' % d,
+            'osd objectstore = bluestore',
+            'bluestore block create = true',
+            'bluestore block size = 8589934592',
+            'bluestore fsck on mount = false',
+            'osd memory target = 1073741824',
+            '',
+        ]
+        for rgw in self.state['rgws']:
+            lines += [
+                '[client.rgw.%s]' % rgw['name'],
+                'keyring = %s/rgw/%s.keyring' % (d, rgw['name']),
+                'rgw data = %s/rgw/%s' % (d, rgw['name']),
+                # Without tcp_nodelay every GET waits ~40 ms (Nagle vs delayed ACK).
+                'rgw frontends = beast port=%d tcp_nodelay=1' % rgw['port'],
+                '',
+            ]
+        with open(self.conf, 'w') as f:
+            f.write('\n'.join(lines))
+
+    def _link_modules(self) -> None:
+        """The release's own mgr modules, plus ours, in one mgr_module_path."""
+        folder = os.path.join(self.dir, 'mgr-modules')
+        distro = '/usr/share/ceph/mgr'
+        for entry in sorted(os.listdir(self.release.path(distro))):
+            if entry in MODULE_SOURCES or entry == '__pycache__':
+                continue
+            os.symlink(os.path.join(distro, entry), os.path.join(folder, entry))
+        for name, source in MODULE_SOURCES.items():
+            os.symlink(source, os.path.join(folder, name))
+
+    def _authtool(self, args: Sequence[str]) -> str:
+        proc = subprocess.run(self.release.argv(['ceph-authtool'] + list(args)),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True)
+        if proc.returncode != 0:
+            raise ClusterError('ceph-authtool: %s' % proc.stderr.strip())
+        return proc.stdout
+
+    def _run_checked(self, argv: List[str], what: str) -> None:
+        proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              universal_newlines=True, timeout=300)
+        if proc.returncode != 0:
+            raise ClusterError('%s failed:\n%s' % (what, proc.stdout[-2000:]))
+
+    def _create_mon(self) -> None:
+        d = self.dir
+        keyring = os.path.join(d, 'keyring')
+        self._authtool(['--create-keyring', keyring, '--gen-key', '-n', 'mon.',
+                        '--cap', 'mon', 'allow *'])
+        self._authtool([keyring, '--gen-key', '-n', 'client.admin',
+                        '--cap', 'mon', 'allow *', '--cap', 'osd', 'allow *',
+                        '--cap', 'mds', 'allow *', '--cap', 'mgr', 'allow *'])
+        monmap = os.path.join(d, 'monmap')
+        self._run_checked(self.release.argv(
+            ['monmaptool', '--create', '--clobber', '--addv', 'a',
+             '[v2:127.0.0.1:%d]' % self.state['mon_port'], '--fsid', self.state['fsid'],
+             monmap]), 'monmaptool')
+        os.makedirs(os.path.join(d, 'mon.a'), exist_ok=True)
+        self._run_checked(self.release.argv(
+            ['ceph-mon', '-c', self.conf, '--mkfs', '-i', 'a', '--monmap', monmap,
+             '--keyring', keyring]), 'ceph-mon --mkfs')
+        self._start_mon()
+        self._wait('the monitor to form a quorum', lambda: self._try_ceph(['mon', 'stat']), 60)
+
+    def _create_mgr(self, mgr: str) -> None:
+        os.makedirs(os.path.join(self.dir, 'mgr.' + mgr), exist_ok=True)
+        keyring = self.ceph(['auth', 'get-or-create', 'mgr.' + mgr, 'mon', 'allow profile mgr',
+                             'osd', 'allow *', 'mds', 'allow *'])
+        with open(os.path.join(self.dir, 'mgr.' + mgr, 'keyring'), 'w') as f:
+            f.write(keyring)
+        self._start_mgr(mgr)
+
+    def _create_osd(self, osd: int) -> None:
+        data = os.path.join(self.dir, 'osd.%d' % osd)
+        os.makedirs(data, exist_ok=True)
+        osd_uuid = str(uuid.uuid4())
+        secret = self._authtool(['--gen-print-key']).strip()
+        got = self.ceph(['osd', 'new', osd_uuid, '-i', '-'],
+                        stdin=json.dumps({'cephx_secret': secret})).strip()
+        if got != str(osd):
+            raise ClusterError('osd new gave id %s, expected %d' % (got, osd))
+        self._run_checked(self.release.argv(
+            ['ceph-osd', '-c', self.conf, '-i', str(osd), '--mkfs', '--osd-uuid', osd_uuid,
+             '--key', secret]), 'ceph-osd --mkfs')
+        self._authtool(['--create-keyring', os.path.join(data, 'keyring'), '--name',
+                        'osd.%d' % osd, '--add-key', secret])
+        self._start_osd(osd)
+
+    def _create_rgw(self, rgw: Dict[str, Any]) -> None:
+        os.makedirs(os.path.join(self.dir, 'rgw', rgw['name']), exist_ok=True)
+        keyring = self.ceph(['auth', 'get-or-create', 'client.rgw.' + rgw['name'],
+                             'mon', 'allow rw', 'osd', 'allow rwx', 'mgr', 'allow rw'])
+        with open(os.path.join(self.dir, 'rgw', rgw['name'] + '.keyring'), 'w') as f:
+            f.write(keyring)
+        self._start_rgw(rgw)
+
+    # -- daemons ---------------------------------------------------------------
+    def _daemon(self, name: str, argv: List[str], env: Optional[Dict[str, str]] = None) -> None:
+        if self.procs.running(name):
+            return
+        self.procs.start(name, self.release.argv(argv, env))
+
+    def _start_mon(self) -> None:
+        self._daemon('mon.a', ['ceph-mon', '-f', '-c', self.conf, '-i', 'a'])
+
+    def _start_mgr(self, mgr: str) -> None:
+        # Keep the mgr from writing bytecode into the source tree it loads from.
+        self._daemon('mgr.' + mgr, ['ceph-mgr', '-f', '-c', self.conf, '-i', mgr],
+                     env={'PYTHONDONTWRITEBYTECODE': '1'})
+
+    def _start_osd(self, osd: int) -> None:
+        self._daemon('osd.%d' % osd, ['ceph-osd', '-f', '-c', self.conf, '-i', str(osd)])
+
+    def _start_rgw(self, rgw: Dict[str, Any]) -> None:
+        self._daemon('rgw.' + rgw['name'], ['radosgw', '-f', '-c', self.conf,
+                                            '-n', 'client.rgw.' + rgw['name']])
+
+    def _start_daemons(self) -> None:
+        self._start_mon()
+        for mgr in self.state['mgrs']:
+            self._start_mgr(mgr)
+        for osd in self.state['osds']:
+            self._start_osd(osd)
+        for rgw in self.state['rgws']:
+            self._start_rgw(rgw)
+
+    # -- readiness ---------------------------------------------------------------
+    def _try_ceph(self, args: Sequence[str]) -> bool:
+        try:
+            return self.run_tool('ceph', ['--connect-timeout', '5'] + list(args),
+                                 timeout=20).returncode == 0
+        except ClusterError:
+            return False
+
+    def _wait(self, what: str, ready: Callable[[], bool], timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if ready():
+                return
+            dead = [n for n in self.procs.names() if not self.procs.running(n)]
+            if dead:
+                raise ClusterError('waiting for %s: %s exited:\n%s' % (
+                    what, ', '.join(dead), self.procs.output_tail(dead[0])))
+            time.sleep(1)
+        raise ClusterError('timed out after %ds waiting for %s' % (timeout, what))
+
+    def _mgr_available(self) -> bool:
+        try:
+            return bool(self.ceph_json(['mgr', 'stat'], timeout=20).get('available'))
+        except (ClusterError, ValueError):
+            return False
+
+    def _osds_up(self) -> bool:
+        try:
+            stat = self.ceph_json(['osd', 'stat'], timeout=20)
+        except (ClusterError, ValueError):
+            return False
+        stat = stat.get('osdmap', stat)  # Pacific nests the figures
+        return int(stat.get('num_up_osds', 0)) == len(self.state['osds'])
+
+    def _pgs_active(self) -> bool:
+        try:
+            summary = self.ceph_json(['pg', 'stat'], timeout=20)
+        except (ClusterError, ValueError):
+            return False
+        summary = summary.get('pg_summary', summary)
+        states = summary.get('num_pg_by_state', [])
+        total = summary.get('num_pgs', 0)
+        active = sum(s['num'] for s in states if 'active' in s['name'].split('+'))
+        return total > 0 and active == total
+
+    def rgw_urls(self) -> List[str]:
+        return ['http://127.0.0.1:%d' % rgw['port'] for rgw in self.state['rgws']]
+
+    def _s3_answers(self) -> bool:
+        for url in self.rgw_urls():
+            try:
+                with urllib.request.urlopen(url + '/', timeout=5) as resp:
+                    if resp.status != 200:
+                        return False
+            except (urllib.error.URLError, OSError):
+                return False
+        return True
+
+    def _wait_usable(self) -> None:
+        self._wait('an active mgr', self._mgr_available, 180)
+        self._wait('all OSDs up', self._osds_up, 180)
+        self._wait('radosgw to answer S3 requests', self._s3_answers, 240)
+        self._wait('all PGs active', self._pgs_active, 180)
+
+    # -- the S3 user and the modules ---------------------------------------------
+    def _ensure_test_user(self) -> None:
+        if 's3' in self.state:
+            return
+        access = ''.join(secrets.choice(string.ascii_uppercase + string.digits)
+                         for _ in range(20))
+        secret = secrets.token_urlsafe(30)
+        proc = self.run_tool('radosgw-admin', ['user', 'create', '--uid', TEST_USER,
+                                               '--display-name', 'rgwbench tests',
+                                               '--access-key', access, '--secret', secret],
+                             timeout=120)
+        if proc.returncode != 0:
+            raise ClusterError('radosgw-admin user create: %s' % proc.stderr.strip())
+        self.state['s3'] = {'uid': TEST_USER, 'access_key': access, 'secret_key': secret}
+        self._save_state()
+
+    def _ensure_modules(self) -> None:
+        enabled = self.ceph_json(['mgr', 'module', 'ls']).get('enabled_modules', [])
+        for name in MODULE_SOURCES:
+            if name not in enabled:
+                self.log('enabling mgr module %s' % name)
+                self.ceph(['mgr', 'module', 'enable', name])
+        # Enabling a module restarts the mgr on older releases: wait until the
+        # module answers its own commands.
+        self._wait('the rgwbench module to answer',
+                   lambda: self._try_ceph(['rgwbench', 'status']), 180)
+
+    def s3_endpoints(self) -> Dict[str, Any]:
+        if 's3' not in self.state:
+            raise ClusterError('the cluster in %s has no S3 user yet: run `cluster start`'
+                               % self.dir)
+        urls = self.rgw_urls()
+        return {'url': urls[0] if urls else None, 'endpoints': urls,
+                'access_key': self.state['s3']['access_key'],
+                'secret_key': self.state['s3']['secret_key'],
+                'uid': self.state['s3']['uid']}
+
+    # -- stop --------------------------------------------------------------------
+    def stop(self) -> List[str]:
+        if not self.exists:
+            raise ClusterError('no cluster in %s' % self.dir)
+        order = ([n for n in self.procs.names() if n.startswith('rgw.')] +
+                 [n for n in self.procs.names() if n.startswith('osd.')] +
+                 [n for n in self.procs.names() if n.startswith('mgr.')] +
+                 [n for n in self.procs.names() if n.startswith('mon.')])
+        rest = [n for n in self.procs.names() if n not in order]
+        stopped = self.procs.stop(rest + order[:-1] if order else rest)
+        stopped += self.procs.stop(order[-1:])
+        # The repository mount may serve other clusters; it goes with the last one.
+        self.release.unmount([self.dir])
+        return stopped
+
+    def destroy(self) -> None:
+        """Stop, then remove the cluster's folder."""
+        if self.exists:
+            self.stop()
+        if os.path.isdir(self.dir):
+            shutil.rmtree(self.dir)
+        self.state = {}

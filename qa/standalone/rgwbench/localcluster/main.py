@@ -1,0 +1,89 @@
+"""Command line of the local test cluster."""
+import argparse
+import json
+import os
+import subprocess
+import sys
+from typing import List, NoReturn, Optional
+
+from . import releases
+from .chroot import ChrootError
+from .cluster import ClusterError, LocalCluster, default_dir
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """Errors as one line on stderr and exit status 2, as the ceph CLI gives them."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, '%s: error: %s\n' % (self.prog, message))
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(prog='cluster', description=(
+        'A real Ceph cluster (mon, mgr, OSDs, radosgw) as plain processes on this '
+        'machine, with the rgwbench mgr module enabled.'))
+    sub = parser.add_subparsers(dest='command', metavar='COMMAND', parser_class=OneLineParser)
+    sub.required = True
+
+    def with_dir(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        p.add_argument('--dir', default=default_dir(),
+                       help='the cluster folder (default: $RGWBENCH_CLUSTER_DIR or %(default)s)')
+        return p
+
+    def positive(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError('%r is not a number' % text)
+        if value < 1:
+            raise argparse.ArgumentTypeError('must be at least 1, got %d' % value)
+        return value
+
+    start = with_dir(sub.add_parser('start', help='create or restart a cluster and wait for it'))
+    start.add_argument('--release', default='pacific', choices=sorted(releases.RELEASES))
+    start.add_argument('--hosts', type=positive, default=1)
+    start.add_argument('--osds', type=positive, default=1)
+    start.add_argument('--rgws', type=positive, default=1)
+    start.add_argument('--mgrs', type=positive, default=1,
+                       help='mgr daemons (a second one is a standby for failover tests)')
+    with_dir(sub.add_parser('stop', help='end every process the cluster started'))
+    with_dir(sub.add_parser('destroy', help='stop the cluster and remove its folder'))
+    with_dir(sub.add_parser('s3-endpoints', help='RGW URLs and the test user keys, as JSON'))
+    with_dir(sub.add_parser('info', help='the cluster state, as JSON'))
+    for tool in ('ceph', 'radosgw-admin'):
+        p = with_dir(sub.add_parser(tool, help='run %s against the cluster' % tool))
+        p.add_argument('args', nargs=argparse.REMAINDER,
+                       help='arguments for %s, after --' % tool)
+    return parser
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = _parser().parse_args(argv)
+    cluster = LocalCluster(args.dir)
+    try:
+        if args.command == 'start':
+            if os.geteuid() != 0:
+                raise ClusterError('start needs root (it installs packages and mounts)')
+            cluster.start(args.release, args.hosts, args.osds, args.rgws, args.mgrs)
+            print(json.dumps(cluster.s3_endpoints()['endpoints']))
+        elif args.command == 'stop':
+            for name in cluster.stop():
+                print('stopped %s' % name)
+        elif args.command == 'destroy':
+            cluster.destroy()
+        elif args.command == 's3-endpoints':
+            print(json.dumps(cluster.s3_endpoints(), indent=2))
+        elif args.command == 'info':
+            print(json.dumps(dict(cluster.state, dir=cluster.dir, conf=cluster.conf), indent=2))
+        else:
+            tool_args = args.args[1:] if args.args[:1] == ['--'] else args.args
+            return subprocess.call(cluster.tool_argv(args.command, tool_args))
+    except (ClusterError, ChrootError, releases.ReleaseError) as e:
+        first, _, rest = str(e).partition('\n')
+        sys.stderr.write('cluster: error: %s\n' % first)
+        if rest:
+            sys.stderr.write(rest + '\n')
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return 0

@@ -1,0 +1,120 @@
+"""Where each Ceph release comes from, and how to run its programs.
+
+Pacific is Debian bookworm's own Ceph, run natively. Newer releases come from a
+newer Debian suite, installed once into a cached chroot and run inside it.
+"""
+import os
+import subprocess
+import sys
+from typing import Dict, List, Optional, Sequence
+
+from . import chroot
+
+# Everything a local cluster runs: the daemons, the CLI tools and HAProxy.
+PACKAGES = ['ceph-mon', 'ceph-mgr', 'ceph-osd', 'radosgw', 'ceph-common',
+            'haproxy', 'python3-yaml', 'uuid-runtime', 'iproute2', 'openssl']
+
+# The programs whose presence says a release is installed.
+PROGRAMS = ['ceph', 'ceph-mon', 'ceph-mgr', 'ceph-osd', 'radosgw',
+            'radosgw-admin', 'ceph-authtool', 'monmaptool', 'haproxy']
+
+
+class ReleaseError(Exception):
+    pass
+
+
+class Release:
+    """A Ceph release and the root file system its programs run from."""
+
+    def __init__(self, name: str, suite: str, native: bool) -> None:
+        self.name = name
+        self.suite = suite
+        self.native = native
+
+    @property
+    def root(self) -> str:
+        return '/' if self.native else chroot.chroot_dir(self.name)
+
+    def path(self, inside: str) -> str:
+        """The host path of a file that the release's programs see at `inside`."""
+        return os.path.join(self.root, inside.lstrip('/'))
+
+    def argv(self, argv: Sequence[str], env: Optional[Dict[str, str]] = None) -> List[str]:
+        """A command line that runs `argv` with this release's programs."""
+        prefix: List[str] = []
+        if not self.native:
+            prefix = ['chroot', self.root]
+        if env:
+            prefix += ['env'] + ['%s=%s' % kv for kv in sorted(env.items())]
+        return prefix + list(argv)
+
+    def installed(self) -> bool:
+        return all(os.path.exists(self.path('/usr/bin/' + p)) or
+                   os.path.exists(self.path('/usr/sbin/' + p)) for p in PROGRAMS)
+
+    def ensure_installed(self, log: 'Logger') -> None:
+        if self.native:
+            self._install_native(log)
+        else:
+            chroot.ensure_chroot(self.name, self.suite, PACKAGES, log)
+        if not self.installed():
+            raise ReleaseError('%s: packages installed but programs missing in %s'
+                               % (self.name, self.root))
+
+    def _install_native(self, log: 'Logger') -> None:
+        if self.installed() and _host_suite() == self.suite:
+            return
+        if _host_suite() != self.suite:
+            raise ReleaseError(
+                'release %s runs natively only on Debian %s; this host is %s'
+                % (self.name, self.suite, _host_suite() or 'unknown'))
+        log('installing %s packages with apt' % self.name)
+        env = dict(os.environ, DEBIAN_FRONTEND='noninteractive')
+        for cmd in (['apt-get', 'update', '-qq'],
+                    ['apt-get', 'install', '-y', '-qq', '--no-install-recommends'] + PACKAGES):
+            proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, universal_newlines=True)
+            if proc.returncode != 0:
+                raise ReleaseError('%s failed:\n%s' % (' '.join(cmd), proc.stdout[-2000:]))
+
+    def mount(self, paths: Sequence[str]) -> None:
+        """Make host paths visible at the same place inside the release's root."""
+        if not self.native:
+            chroot.mount_into(self.root, paths)
+
+    def unmount(self, paths: Sequence[str]) -> None:
+        if not self.native:
+            chroot.unmount_from(self.root, paths)
+
+
+Logger = chroot.Logger
+
+RELEASES = {
+    'pacific': Release('pacific', 'bookworm', native=True),
+    'reef': Release('reef', 'trixie', native=False),
+    'tentacle': Release('tentacle', 'sid', native=False),
+}
+
+
+def get(name: str) -> Release:
+    try:
+        return RELEASES[name]
+    except KeyError:
+        raise ReleaseError('unknown release %r (choose from %s)'
+                           % (name, ', '.join(RELEASES)))
+
+
+def _host_suite() -> str:
+    try:
+        with open('/etc/os-release') as f:
+            for line in f:
+                if line.startswith('VERSION_CODENAME='):
+                    return line.split('=', 1)[1].strip().strip('"')
+    except OSError:
+        pass
+    return ''
+
+
+def stderr_log(msg: str) -> None:
+    sys.stderr.write('cluster: %s\n' % msg)
+    sys.stderr.flush()

@@ -1,0 +1,113 @@
+"""The RGW daemons a cluster runs, as its service map describes them."""
+import ipaddress
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+
+WILDCARDS = ('0.0.0.0', '::', '[::]', '*', '')
+
+
+class Endpoint(NamedTuple):
+    scheme: str
+    host: str
+    port: int
+
+    @property
+    def url(self) -> str:
+        host = self.host
+        if ':' in host and not host.startswith('['):
+            host = '[%s]' % host
+        return '%s://%s:%d' % (self.scheme, host, self.port)
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {'scheme': self.scheme, 'host': self.host, 'port': self.port, 'url': self.url}
+
+
+class RGWDaemon(NamedTuple):
+    name: str
+    host: str
+    zone: Optional[str]
+    version: Optional[str]
+    frontends: List[str]
+    endpoints: List[Endpoint]
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {'name': self.name, 'host': self.host, 'zone': self.zone,
+                'ceph_version': self.version, 'frontends': self.frontends,
+                'endpoints': [e.to_dict() for e in self.endpoints]}
+
+
+def _split_host_port(text: str, default_port: int) -> Tuple[str, int]:
+    """`addr`, `addr:port`, `[v6]:port` or `[v6]` into (host, port)."""
+    if text.startswith('['):
+        host, _, rest = text[1:].partition(']')
+        return host, int(rest[1:]) if rest.startswith(':') else default_port
+    if text.count(':') == 1:
+        host, port = text.split(':')
+        return host, int(port)
+    return text, default_port
+
+
+def parse_frontend(config: str, daemon_ip: str) -> List[Endpoint]:
+    """Endpoints of one `rgw_frontends` entry (beast or civetweb).
+
+    Wildcard binds are reported at the daemon's own address, which is where a
+    client on another host reaches it.
+    """
+    words = config.split()
+    if not words:
+        return []
+    kind, args = words[0], words[1:]
+    found: List[Tuple[str, str, int]] = []
+    for arg in args:
+        key, _, value = arg.partition('=')
+        if kind == 'civetweb' and key == 'port':
+            for part in value.replace('+', ',').split(','):
+                scheme = 'https' if part.endswith('s') else 'http'
+                host, port = _split_host_port(part.rstrip('s'), 0)
+                found.append((scheme, host, port))
+        elif key == 'port':
+            found.append(('http', '', int(value)))
+        elif key == 'ssl_port':
+            found.append(('https', '', int(value)))
+        elif key == 'endpoint':
+            host, port = _split_host_port(value, 80)
+            found.append(('http', host, port))
+        elif key == 'ssl_endpoint':
+            host, port = _split_host_port(value, 443)
+            found.append(('https', host, port))
+    if not found and kind == 'beast':
+        found.append(('http', '', 80))
+    return [Endpoint(scheme, daemon_ip if host in WILDCARDS else host, port)
+            for scheme, host, port in found]
+
+
+def _daemon_ip(addr: str) -> str:
+    """The IP of a service map address such as `127.0.0.1:0/123` or `v2:[::1]:6800/1`."""
+    text = addr.split('/')[0]
+    for prefix in ('v1:', 'v2:', 'any:'):
+        if text.startswith(prefix):
+            text = text[len(prefix):]
+    host, _ = _split_host_port(text, 0)
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return ''
+    return host
+
+
+def rgw_daemons(service_map: Dict[str, Any]) -> List[RGWDaemon]:
+    daemons = service_map.get('services', {}).get('rgw', {}).get('daemons', {})
+    found = []
+    for key, info in daemons.items():
+        if key == 'summary' or not isinstance(info, dict):
+            continue
+        meta = info.get('metadata', {})
+        ip = _daemon_ip(str(info.get('addr', '')))
+        frontends = [meta[k] for k in sorted(meta)
+                     if k.startswith('frontend_config#')]
+        endpoints = [e for f in frontends for e in parse_frontend(f, ip)]
+        # Since Pacific the map is keyed by gid; the daemon's name is in `id`.
+        name = meta.get('id') or key
+        found.append(RGWDaemon(name=name, host=meta.get('hostname', ''),
+                               zone=meta.get('zone_name'), version=meta.get('ceph_version'),
+                               frontends=frontends, endpoints=endpoints))
+    return sorted(found, key=lambda d: (d.host, d.name))
