@@ -67,10 +67,13 @@ class LocalCluster:
     def exists(self) -> bool:
         return bool(self.state)
 
-    @property
-    def release(self) -> releases.Release:
+    def _require(self) -> None:
         if not self.exists:
             raise ClusterError('no cluster in %s: run `cluster start` first' % self.dir)
+
+    @property
+    def release(self) -> releases.Release:
+        self._require()
         return releases.get(self.state['release'])
 
     # -- running the release's programs ---------------------------------------
@@ -415,6 +418,7 @@ class LocalCluster:
                    lambda: self._try_ceph(['rgwbench', 'status']), 180)
 
     def s3_endpoints(self) -> Dict[str, Any]:
+        self._require()
         if 's3' not in self.state:
             raise ClusterError('the cluster in %s has no S3 user yet: run `cluster start`'
                                % self.dir)
@@ -426,8 +430,7 @@ class LocalCluster:
 
     # -- stop --------------------------------------------------------------------
     def stop(self) -> List[str]:
-        if not self.exists:
-            raise ClusterError('no cluster in %s' % self.dir)
+        self._require()
         order = ([n for n in self.procs.names() if n.startswith('rgw.')] +
                  [n for n in self.procs.names() if n.startswith('osd.')] +
                  [n for n in self.procs.names() if n.startswith('mgr.')] +

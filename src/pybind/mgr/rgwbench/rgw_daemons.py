@@ -62,8 +62,12 @@ def parse_frontend(config: str, daemon_ip: str) -> List[Endpoint]:
         if kind == 'civetweb' and key == 'port':
             for part in value.replace('+', ',').split(','):
                 scheme = 'https' if part.endswith('s') else 'http'
-                host, port = _split_host_port(part.rstrip('s'), 0)
-                found.append((scheme, host, port))
+                part = part.rstrip('s')
+                if part.isdigit():
+                    found.append((scheme, '', int(part)))
+                else:
+                    host, port = _split_host_port(part, 0)
+                    found.append((scheme, host, port))
         elif key == 'port':
             found.append(('http', '', int(value)))
         elif key == 'ssl_port':

@@ -1,0 +1,93 @@
+"""Real local clusters for the integration tests, through the `cluster` entry point.
+
+RGWBENCH_RELEASES (default "pacific,tentacle") lists the releases to test;
+each gets one cluster for the whole session, stopped and removed at the end
+(RGWBENCH_KEEP_CLUSTERS=1 keeps them for a look afterwards).
+"""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from typing import Any, Iterator, List, Optional
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CLUSTER = os.path.join(os.path.dirname(HERE), 'cluster')
+RELEASES = [r for r in os.environ.get('RGWBENCH_RELEASES', 'pacific,tentacle').split(',') if r]
+
+
+class Cluster:
+    """One local cluster, driven as a user drives it."""
+
+    def __init__(self, release: str, directory: str) -> None:
+        self.release = release
+        self.dir = directory
+
+    def tool(self, *args: str, check: bool = True,
+             timeout: float = 900) -> 'subprocess.CompletedProcess[str]':
+        command, rest = args[0], list(args[1:])
+        argv = [CLUSTER, command, '--dir', self.dir] + rest
+        proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True, timeout=timeout)
+        if check and proc.returncode != 0:
+            raise AssertionError('%s failed (%d):\n%s\n%s' % (
+                ' '.join(argv), proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:]))
+        return proc
+
+    def ceph(self, *args: str, check: bool = True) -> 'subprocess.CompletedProcess[str]':
+        return self.tool('ceph', '--', *args, check=check, timeout=120)
+
+    def ceph_json(self, *args: str) -> Any:
+        return json.loads(self.ceph(*args, '-f', 'json').stdout)
+
+    def s3(self) -> Any:
+        return json.loads(self.tool('s3-endpoints').stdout)
+
+    def start(self, *extra: str) -> 'subprocess.CompletedProcess[str]':
+        return self.tool('start', '--release', self.release, *extra)
+
+    def destroy(self) -> None:
+        self.tool('destroy', check=False)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def new_cluster_dir(tag: str) -> str:
+    return tempfile.mkdtemp(prefix='rgwbench-%s-' % tag)
+
+
+@pytest.fixture(scope='session', params=RELEASES)
+def cluster(request: Any) -> Iterator[Cluster]:
+    if os.geteuid() != 0:
+        pytest.fail('the integration tests need root (they start a real cluster)')
+    directory = new_cluster_dir(request.param)
+    os.rmdir(directory)  # `start` wants a new or empty folder
+    c = Cluster(request.param, directory)
+    try:
+        c.start()
+        yield c
+    finally:
+        if os.environ.get('RGWBENCH_KEEP_CLUSTERS') != '1':
+            c.destroy()
+
+
+def processes_of(directory: str) -> List[int]:
+    """Pids of every process whose command line names the cluster folder."""
+    found = []
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            with open('/proc/%s/cmdline' % entry, 'rb') as f:
+                if directory.encode() in f.read():
+                    found.append(int(entry))
+        except OSError:
+            continue
+    return found
+
+
+def one_line(text: Optional[str]) -> str:
+    lines = [line for line in (text or '').splitlines() if line.strip()]
+    assert len(lines) == 1, 'expected one line, got %r' % text
+    return lines[0]

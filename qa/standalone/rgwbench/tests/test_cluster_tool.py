@@ -1,0 +1,71 @@
+"""The `cluster` entry point itself: errors, idempotence, side by side, stop."""
+import os
+import subprocess
+import urllib.request
+
+import pytest
+
+from conftest import CLUSTER, Cluster, new_cluster_dir, one_line, processes_of
+
+
+def run(*args: str) -> 'subprocess.CompletedProcess[str]':
+    return subprocess.run([CLUSTER] + list(args), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
+
+
+@pytest.mark.parametrize('args, message', [
+    (['start', '--release', 'octopus'], "invalid choice: 'octopus'"),
+    (['start', '--frobnicate'], 'unrecognized arguments: --frobnicate'),
+    (['start', '--osds', '0'], 'must be at least 1'),
+    (['launch'], "invalid choice: 'launch'"),
+])
+def test_bad_input_is_one_line_and_nonzero(args: list, message: str, tmp_path: str) -> None:
+    proc = run(*args, '--dir', str(tmp_path))
+    assert proc.returncode != 0
+    assert message in one_line(proc.stderr)
+    assert os.listdir(str(tmp_path)) == []
+
+
+def test_commands_on_a_missing_cluster_fail_clearly(tmp_path: str) -> None:
+    proc = run('s3-endpoints', '--dir', str(tmp_path / 'none'))
+    assert proc.returncode == 1
+    assert 'no cluster in' in one_line(proc.stderr)
+
+
+def test_start_twice_keeps_the_cluster(cluster: Cluster) -> None:
+    before = cluster.s3()
+    pids = sorted(processes_of(cluster.dir))
+    cluster.start()
+    assert cluster.s3() == before
+    assert sorted(processes_of(cluster.dir)) == pids
+
+
+def test_release_mismatch_is_refused(cluster: Cluster) -> None:
+    other = 'tentacle' if cluster.release == 'pacific' else 'pacific'
+    proc = cluster.tool('start', '--release', other, check=False)
+    assert proc.returncode == 1
+    assert 'already holds a %s cluster' % cluster.release in one_line(proc.stderr)
+
+
+def test_two_clusters_side_by_side_and_stop_ends_only_its_own(cluster: Cluster) -> None:
+    second = Cluster(cluster.release, new_cluster_dir('second'))
+    try:
+        second.start()
+        first_url, second_url = cluster.s3()['url'], second.s3()['url']
+        assert first_url != second_url
+        fsid = cluster.ceph_json('fsid')['fsid']
+        assert second.ceph_json('fsid')['fsid'] != fsid
+        assert second.ceph_json('rgwbench', 'status')['rgw_daemons'][0][
+            'endpoints'][0]['url'] == second_url
+        assert processes_of(second.dir)
+
+        stopped = second.tool('stop').stdout.split('\n')
+        assert 'stopped mon.a' in stopped and 'stopped rgw.' in ' '.join(stopped)
+        assert processes_of(second.dir) == []
+        # The first cluster is untouched.
+        assert processes_of(cluster.dir)
+        with urllib.request.urlopen(first_url + '/', timeout=10) as resp:
+            assert resp.status == 200
+        assert cluster.ceph_json('fsid')['fsid'] == fsid
+    finally:
+        second.destroy()

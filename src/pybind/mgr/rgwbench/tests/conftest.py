@@ -1,0 +1,98 @@
+"""Load the distro's real mgr_module.py, with a fake `ceph_module` under it.
+
+RGWBENCH_MGR_DIR selects whose mgr modules are used (default: the host's,
+/usr/share/ceph/mgr); point it into a release's chroot to test against that
+release. Its python-common (`ceph`) and `ceph_argparse` are taken from the
+same root.
+"""
+import atexit
+import os
+import shutil
+import sys
+import tempfile
+import types
+from unittest import mock
+from typing import Any, Dict, Optional
+
+MGR_DIR = os.environ.get('RGWBENCH_MGR_DIR', '/usr/share/ceph/mgr')
+RELEASE_ROOT = MGR_DIR[:-len('usr/share/ceph/mgr')] if MGR_DIR.endswith(
+    'usr/share/ceph/mgr') else '/'
+DIST_PACKAGES = os.path.join(RELEASE_ROOT, 'usr/lib/python3/dist-packages')
+MODULE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+class FakeBaseMgrModule:
+    """The C++ side of a mgr module, as plain Python state tests can set."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._fake_store: Dict[str, str] = {}
+        self._fake_options: Dict[str, Any] = {}
+        self._fake_data: Dict[str, Any] = {}
+        self._fake_version = 'ceph version 16.2.15 (0000) pacific (stable)'
+        self._fake_release = 'pacific'
+
+    def _ceph_get_version(self) -> str:
+        return self._fake_version
+
+    def _ceph_get_release_name(self) -> str:
+        return self._fake_release
+
+    def _ceph_get_module_option(self, key: str, *args: Any) -> Any:
+        return self._fake_options.get(key)
+
+    def _ceph_get_option(self, key: str) -> Any:
+        # What MgrModule's logging set-up reads; the log file is never opened.
+        return {'log_file': os.path.join(tempfile.gettempdir(), 'rgwbench-unittest.log'),
+                'debug_mgr': '1/5'}.get(key)
+
+    def _ceph_get_store(self, key: str) -> Optional[str]:
+        return self._fake_store.get(key)
+
+    def _ceph_set_store(self, key: str, value: Optional[str]) -> None:
+        if value is None:
+            self._fake_store.pop(key, None)
+        else:
+            self._fake_store[key] = value
+
+    def _ceph_get_store_prefix(self, prefix: str) -> Dict[str, str]:
+        return {k: v for k, v in self._fake_store.items() if k.startswith(prefix)}
+
+    def _ceph_get(self, data_name: str) -> Any:
+        return self._fake_data.get(data_name, {})
+
+    def _ceph_log(self, *args: Any) -> None:
+        pass
+
+    def _ceph_get_mgr_id(self) -> str:
+        return 'x'
+
+    def _ceph_get_context(self) -> None:
+        return None
+
+
+def _install_fakes() -> None:
+    if 'ceph_module' in sys.modules:
+        return
+    fake = types.ModuleType('ceph_module')
+    for name in ('BasePyOSDMap', 'BasePyOSDMapIncremental', 'BasePyCRUSH',
+                 'BaseMgrStandbyModule'):
+        setattr(fake, name, type(name, (), {}))
+    fake.BaseMgrModule = FakeBaseMgrModule  # type: ignore[attr-defined]
+    sys.modules['ceph_module'] = fake
+    for binding in ('rados', 'cephfs'):
+        try:
+            __import__(binding)
+        except ImportError:
+            # Only named in annotations and never called by the code under test.
+            sys.modules[binding] = mock.MagicMock()
+    # The release's pure-Python libraries, without the rest of its dist-packages.
+    links = tempfile.mkdtemp(prefix='rgwbench-pylibs-')
+    atexit.register(shutil.rmtree, links, True)
+    for entry in ('ceph_argparse.py', 'ceph'):
+        source = os.path.join(DIST_PACKAGES, entry)
+        if os.path.exists(source):
+            os.symlink(source, os.path.join(links, entry))
+    sys.path[:0] = [MODULE_PARENT, MGR_DIR, links]
+
+
+_install_fakes()

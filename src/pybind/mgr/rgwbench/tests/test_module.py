@@ -1,0 +1,115 @@
+"""The module as ceph-mgr drives it: registered commands called with a cmd dict."""
+import errno
+import json
+from typing import Any, Dict, List, Tuple
+
+import pytest
+from mgr_module import HandleCommandResult
+
+from rgwbench.module import ACTIVE_RUN_KEY, Module
+
+from fixtures import rgw_service_map
+
+
+class FakeOrchestratorResult:
+    """An OrchResult-like answer, as newer orchestrators return."""
+
+    def __init__(self, result: Any) -> None:
+        self.result = result
+        self.exception = None
+        self.serialized_exception = None
+        self.exception_str = ''
+
+
+class ModuleUnderTest(Module):
+    def __init__(self, remotes: Dict[Tuple[str, str], Any]) -> None:
+        super().__init__('rgwbench', None, None)
+        self.remotes = remotes
+        self._fake_data['service_map'] = rgw_service_map(
+            **{'default.vm.a': 'beast port=25598 tcp_nodelay=1'})
+
+    def remote(self, module: str, method: str, *args: Any, **kwargs: Any) -> Any:
+        answer = self.remotes[(module, method)]
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+
+@pytest.fixture(scope='module', autouse=True)
+def registered() -> None:
+    Module._register_options('rgwbench')
+    Module._register_commands('rgwbench')
+
+
+def call(mod: Module, prefix: str, **args: Any) -> HandleCommandResult:
+    result = mod._handle_command('', dict(args, prefix=prefix))
+    return HandleCommandResult(*result)
+
+
+def commands() -> List[Dict[str, Any]]:
+    return [c for c in Module.COMMANDS if c['cmd'].startswith('rgwbench ')]
+
+
+def test_status_command_is_registered_with_format() -> None:
+    (status,) = [c for c in commands() if c['cmd'].startswith('rgwbench status')]
+    assert status['perm'] == 'r'
+    assert 'name=format' in status['cmd']
+    assert status['desc']
+
+
+def test_status_json_without_orchestrator() -> None:
+    mod = ModuleUnderTest({('orchestrator', '_select_orchestrator'): None})
+    res = call(mod, 'rgwbench status', format='json')
+    assert res.retval == 0, res.stderr
+    status = json.loads(res.stdout)
+    assert status['ceph_version'] == '16.2.15'
+    assert status['ceph_release'] == 'pacific'
+    assert status['orchestrator'] == {
+        'backend': None, 'available': False,
+        'message': 'no orchestrator backend set (ceph orch set backend)'}
+    assert [d['name'] for d in status['rgw_daemons']] == ['default.vm.a']
+    assert status['rgw_daemons'][0]['endpoints'][0]['port'] == 25598
+    assert status['run_in_progress'] is False
+
+
+@pytest.mark.parametrize('answer', [(True, '', {}), FakeOrchestratorResult((True, '', {}))])
+def test_status_with_an_available_orchestrator(answer: Any) -> None:
+    mod = ModuleUnderTest({('orchestrator', '_select_orchestrator'): 'cephadm',
+                           ('cephadm', 'available'): answer})
+    status = json.loads(call(mod, 'rgwbench status', format='json').stdout)
+    assert status['orchestrator'] == {'backend': 'cephadm', 'available': True, 'message': ''}
+
+
+def test_status_when_the_backend_fails() -> None:
+    mod = ModuleUnderTest({('orchestrator', '_select_orchestrator'): 'rook',
+                           ('rook', 'available'): RuntimeError('k8s unreachable')})
+    status = json.loads(call(mod, 'rgwbench status', format='json').stdout)
+    assert status['orchestrator']['available'] is False
+    assert 'k8s unreachable' in status['orchestrator']['message']
+
+
+def test_status_shows_the_active_run() -> None:
+    mod = ModuleUnderTest({('orchestrator', '_select_orchestrator'): None})
+    mod.set_store(ACTIVE_RUN_KEY, json.dumps({'run_id': 'sse-20261122-1'}))
+    res = call(mod, 'rgwbench status')
+    assert res.retval == 0
+    assert 'run: sse-20261122-1 in progress' in res.stdout
+    assert json.loads(call(mod, 'rgwbench status', format='json-pretty').stdout)[
+        'run_in_progress'] is True
+
+
+def test_status_plain_and_yaml() -> None:
+    mod = ModuleUnderTest({('orchestrator', '_select_orchestrator'): None})
+    plain = call(mod, 'rgwbench status').stdout
+    assert plain.startswith('rgwbench ')
+    assert 'default.vm.a' in plain and 'http://127.0.0.1:25598' in plain
+    assert 'ceph_release: pacific' in call(mod, 'rgwbench status', format='yaml').stdout
+
+
+def test_unknown_format_is_one_line_einval() -> None:
+    mod = ModuleUnderTest({('orchestrator', '_select_orchestrator'): None})
+    res = call(mod, 'rgwbench status', format='xml')
+    assert res.retval == -errno.EINVAL
+    assert res.stdout == ''
+    assert '\n' not in res.stderr.strip()
+    assert "unsupported output format 'xml'" in res.stderr

@@ -1,0 +1,54 @@
+from typing import List
+
+import pytest
+
+from rgwbench.rgw_daemons import Endpoint, parse_frontend, rgw_daemons
+
+from fixtures import rgw_service_map
+
+
+def urls(config: str, ip: str = '10.1.2.3') -> List[str]:
+    return [e.url for e in parse_frontend(config, ip)]
+
+
+@pytest.mark.parametrize('config, expected', [
+    ('beast port=8000 tcp_nodelay=1', ['http://10.1.2.3:8000']),
+    ('beast port=80 ssl_port=443 ssl_certificate=config://rgw/cert/rgw.foo',
+     ['http://10.1.2.3:80', 'https://10.1.2.3:443']),
+    ('beast ssl_port=8443 ssl_certificate=/etc/cert.pem', ['https://10.1.2.3:8443']),
+    ('beast endpoint=192.168.5.5:8080', ['http://192.168.5.5:8080']),
+    ('beast endpoint=0.0.0.0:8080 ssl_endpoint=[::]:8443',
+     ['http://10.1.2.3:8080', 'https://10.1.2.3:8443']),
+    ('beast ssl_endpoint=[fd00::5]', ['https://[fd00::5]:443']),
+    ('beast endpoint=127.0.0.1', ['http://127.0.0.1:80']),
+    ('beast', ['http://10.1.2.3:80']),
+    ('civetweb port=8080+8443s', ['http://10.1.2.3:8080', 'https://10.1.2.3:8443']),
+    ('civetweb port=127.0.0.1:7480', ['http://127.0.0.1:7480']),
+    ('', []),
+])
+def test_frontend_endpoints(config: str, expected: List[str]) -> None:
+    assert urls(config) == expected
+
+
+def test_endpoint_fields() -> None:
+    assert parse_frontend('beast ssl_port=443', '127.0.0.1') == [
+        Endpoint('https', '127.0.0.1', 443)]
+    assert Endpoint('https', '::1', 443).to_dict() == {
+        'scheme': 'https', 'host': '::1', 'port': 443, 'url': 'https://[::1]:443'}
+
+
+def test_daemons_from_service_map() -> None:
+    smap = rgw_service_map(**{'default.vm.b': 'beast ssl_port=443',
+                              'default.vm.a': 'beast port=25598 tcp_nodelay=1'})
+    found = rgw_daemons(smap)
+    assert [d.name for d in found] == ['default.vm.a', 'default.vm.b']
+    assert found[0].host == 'vm'
+    assert found[0].zone == 'default'
+    assert [e.url for e in found[0].endpoints] == ['http://127.0.0.1:25598']
+    assert [e.url for e in found[1].endpoints] == ['https://127.0.0.1:443']
+    assert found[0].to_dict()['frontends'] == ['beast port=25598 tcp_nodelay=1']
+
+
+def test_no_rgw_in_service_map() -> None:
+    assert rgw_daemons({'services': {'mgr': {'daemons': {}}}}) == []
+    assert rgw_daemons({}) == []

@@ -1,0 +1,40 @@
+from rgwbench.orchestration import OrchestratorState
+from rgwbench.status import build_status, ceph_version_number, status_to_text
+from rgwbench.version import MODULE_VERSION
+
+from fixtures import rgw_service_map
+
+
+def test_version_number() -> None:
+    assert ceph_version_number(
+        'ceph version 16.2.15 (618f440892089921c3e944a991122ddc44e60516) pacific (stable)'
+    ) == '16.2.15'
+    assert ceph_version_number('20.2.4') == '20.2.4'
+    assert ceph_version_number('unknown') == 'unknown'
+
+
+def test_status_fields_and_text() -> None:
+    status = build_status('20.2.4', 'tentacle',
+                          OrchestratorState('cephadm', True, ''),
+                          rgw_service_map(**{'default.vm.a': 'beast port=8000'}),
+                          {'run_id': 'r-1'})
+    assert status['module_version'] == MODULE_VERSION
+    assert status['ceph_release'] == 'tentacle'
+    assert status['run_in_progress'] is True
+    assert status['rgw_daemons'][0]['endpoints'][0]['port'] == 8000
+    text = status_to_text(status)
+    assert 'Ceph 20.2.4 (tentacle)' in text
+    assert 'cephadm (available)' in text
+    assert 'r-1 in progress' in text
+    assert 'http://127.0.0.1:8000' in text
+
+
+def test_status_text_without_daemons_or_orchestrator() -> None:
+    status = build_status('16.2.15', 'pacific',
+                          OrchestratorState(None, False, 'no orchestrator backend set'),
+                          {}, None)
+    assert status['run_in_progress'] is False
+    text = status_to_text(status)
+    assert 'not available: no orchestrator backend set' in text
+    assert 'none found in the service map' in text
+    assert 'none in progress' in text
