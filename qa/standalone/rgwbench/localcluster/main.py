@@ -46,6 +46,8 @@ def _parser() -> argparse.ArgumentParser:
     start.add_argument('--rgws', type=positive, default=1)
     start.add_argument('--mgrs', type=positive, default=1,
                        help='mgr daemons (a second one is a standby for failover tests)')
+    install = sub.add_parser('install', help="install a release's packages (or chroot) only")
+    install.add_argument('--release', default='pacific', choices=sorted(releases.RELEASES))
     with_dir(sub.add_parser('stop', help='end every process the cluster started'))
     with_dir(sub.add_parser('destroy', help='stop the cluster and remove its folder'))
     with_dir(sub.add_parser('s3-endpoints', help='RGW URLs and the test user keys, as JSON'))
@@ -59,11 +61,15 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[List[str]] = None) -> int:
     args = _parser().parse_args(argv)
-    cluster = LocalCluster(args.dir)
     try:
-        if args.command == 'start':
-            if os.geteuid() != 0:
-                raise ClusterError('start needs root (it installs packages and mounts)')
+        cluster = LocalCluster(getattr(args, 'dir', default_dir()))
+        if args.command in ('start', 'install') and os.geteuid() != 0:
+            raise ClusterError('%s needs root (it installs packages)' % args.command)
+        if args.command == 'install':
+            release = releases.get(args.release)
+            release.ensure_installed(releases.stderr_log)
+            print(release.root)
+        elif args.command == 'start':
             cluster.start(args.release, args.hosts, args.osds, args.rgws, args.mgrs)
             print(json.dumps(cluster.s3_endpoints()['endpoints']))
         elif args.command == 'stop':

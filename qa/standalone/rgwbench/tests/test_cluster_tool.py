@@ -1,7 +1,9 @@
 """The `cluster` entry point itself: errors, idempotence, side by side, stop."""
 import os
+import pathlib
 import subprocess
 import urllib.request
+from typing import List
 
 import pytest
 
@@ -19,14 +21,15 @@ def run(*args: str) -> 'subprocess.CompletedProcess[str]':
     (['start', '--osds', '0'], 'must be at least 1'),
     (['launch'], "invalid choice: 'launch'"),
 ])
-def test_bad_input_is_one_line_and_nonzero(args: list, message: str, tmp_path: str) -> None:
+def test_bad_input_is_one_line_and_nonzero(args: List[str], message: str,
+                                           tmp_path: pathlib.Path) -> None:
     proc = run(*args, '--dir', str(tmp_path))
     assert proc.returncode != 0
     assert message in one_line(proc.stderr)
     assert os.listdir(str(tmp_path)) == []
 
 
-def test_commands_on_a_missing_cluster_fail_clearly(tmp_path: str) -> None:
+def test_commands_on_a_missing_cluster_fail_clearly(tmp_path: pathlib.Path) -> None:
     proc = run('s3-endpoints', '--dir', str(tmp_path / 'none'))
     assert proc.returncode == 1
     assert 'no cluster in' in one_line(proc.stderr)

@@ -44,12 +44,16 @@ def _errors_as_results(func: F) -> F:
 
 
 def read_command(prefix: str) -> Callable[[F], F]:
+    """Register a command that only reads; it answers with one-line errors."""
     def register(func: F) -> F:
-        return _read(prefix)(_errors_as_results(func))  # type: ignore[no-any-return]
+        registered: F = _read(prefix)(_errors_as_results(func))
+        return registered
     return register
 
 
 def write_command(prefix: str) -> Callable[[F], F]:
+    """Register a command that changes something; it answers with one-line errors."""
     def register(func: F) -> F:
-        return _write(prefix)(_errors_as_results(func))  # type: ignore[no-any-return]
+        registered: F = _write(prefix)(_errors_as_results(func))
+        return registered
     return register

@@ -36,6 +36,7 @@ class Module(MgrModule):
     def _cmd_status(self, format: str = 'plain') -> HandleCommandResult:
         """Show the module version, the Ceph release, the orchestrator, RGW daemons and runs"""
         fmt = parse_format(format)
-        status = build_status(ceph_version_number(self.version), self.release_name, orchestrator_state(self),
-                              self.get('service_map'), self._active_run())
+        status = build_status(ceph_version_number(self.version), self.release_name,
+                              orchestrator_state(self), self.get('service_map'),
+                              self._active_run())
         return HandleCommandResult(stdout=render(status, fmt, status_to_text))

@@ -15,7 +15,8 @@ def ceph_version_number(version: str) -> str:
 
 
 def build_status(ceph_version: str, release: str, orch: OrchestratorState,
-                 service_map: Dict[str, Any], active_run: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+                 service_map: Dict[str, Any],
+                 active_run: Optional[Dict[str, Any]]) -> Dict[str, Any]:
     return {
         'module_version': MODULE_VERSION,
         'ceph_version': ceph_version,
