@@ -111,8 +111,9 @@ class Signer:
         names = sorted(merged)
         lines = [n + ":" + merged[n] for n in names]
         signed = ";".join(names)
-        return ("%s\n%s\n%s\n%s\n\n%s\n%s" % (method, uri, query, "\n".join(lines),
-                                             signed, payload_hash), signed)
+        creq = "%s\n%s\n%s\n%s\n\n%s\n%s" % (
+            method, uri, query, "\n".join(lines), signed, payload_hash)
+        return creq, signed
 
     def authorization(self, method: str, uri: str, query: str, headers: Pairs,
                       payload_hash: str, date: Optional[str] = None) -> str:
