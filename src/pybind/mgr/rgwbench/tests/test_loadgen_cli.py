@@ -1,0 +1,189 @@
+"""The load engine's command line, run as a separate process."""
+import json
+import os
+import socket
+import subprocess
+import sys
+import types
+from typing import Any, Iterator, List
+
+import pytest
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_MGR = os.path.dirname(os.path.dirname(_HERE))
+if _MGR not in sys.path:
+    sys.path.insert(0, _MGR)
+try:
+    import rgwbench.loadgen  # noqa: F401
+except ImportError:  # rgwbench/__init__ needs Ceph's mgr_module; the engine does not
+    _pkg = types.ModuleType("rgwbench")
+    _pkg.__path__ = [os.path.dirname(_HERE)]
+    sys.modules["rgwbench"] = _pkg
+
+from rgwbench.loadgen import bundle  # noqa: E402
+from rgwbench.loadgen.histogram import Histogram  # noqa: E402
+from rgwbench.loadgen.s3stub import StubS3  # noqa: E402
+
+LOADGEN = os.path.join(os.path.dirname(_HERE), "loadgen")
+
+
+@pytest.fixture
+def stub() -> Iterator[StubS3]:
+    s = StubS3(access_key="AK", secret_key="SK").start()
+    yield s
+    s.stop()
+
+
+def run(args: List[str], target: str = LOADGEN, timeout: float = 60
+        ) -> "subprocess.CompletedProcess[str]":
+    # -I -S: no site-packages, no environment: the engine needs only the stdlib
+    return subprocess.run([sys.executable, "-I", "-S", target] + args, capture_output=True,
+                          text=True, timeout=timeout, cwd="/")
+
+
+def base(url: str, *extra: str) -> List[str]:
+    return ["--endpoint", url, "--access-key", "AK", "--secret-key", "SK",
+            "--no-proc-stats"] + list(extra)
+
+
+def closed_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return int(port)
+
+
+def test_help_needs_only_the_standard_library() -> None:
+    out = run(["--help"])
+    assert out.returncode == 0, out.stderr
+    for flag in ("--endpoint", "--access-key", "--secret-key", "--ca-bundle", "--insecure",
+                 "--op", "--size", "--concurrency", "--duration", "--json", "--rate",
+                 "--warmup", "--start-at", "--processes", "--sse-c-key", "--cleanup"):
+        assert flag in out.stdout
+
+
+@pytest.mark.parametrize("args,fragment", [
+    (["--op", "copy"], "invalid choice"),
+    (["--size", "0"], "at least 1 byte"),
+    (["--size", "4XiB"], "bad size"),
+    (["--op", "mixed", "--mix", "put=0,get=0"], "sum to 0"),
+    (["--op", "mixed", "--mix", "put=1,copy=2"], "unknown op"),
+    (["--concurrency", "2", "--processes", "3"], "--processes"),
+    (["--duration", "abc"], "not a number"),
+    (["--part-size", "1MiB"], "5MiB"),
+])
+def test_usage_errors_are_one_line_exit_2_and_send_nothing(
+        stub: StubS3, args: List[str], fragment: str) -> None:
+    out = run(base(stub.url, "--duration", "1", *args))
+    assert out.returncode == 2
+    assert out.stdout == ""
+    lines = out.stderr.splitlines()
+    assert len(lines) == 1 and fragment in lines[0], out.stderr
+    assert stub.total == 0
+
+
+def test_missing_endpoint_and_bad_url() -> None:
+    out = run(["--access-key", "a", "--secret-key", "b"])
+    assert out.returncode == 2 and "--endpoint is required" in out.stderr
+    out = run(["--endpoint", "ftp://127.0.0.1:1", "--access-key", "a", "--secret-key", "b"])
+    assert out.returncode == 2 and len(out.stderr.splitlines()) == 1
+
+
+def test_unreachable_endpoint_exit_1() -> None:
+    out = run(base("http://127.0.0.1:%d" % closed_port(), "--duration", "1"))
+    assert out.returncode == 1 and out.stdout == ""
+    lines = out.stderr.splitlines()
+    assert len(lines) == 1 and "connection refused" in lines[0]
+
+
+@pytest.mark.parametrize("access,secret,code", [
+    ("WRONG", "SK", "InvalidAccessKeyId"),
+    ("AK", "WRONG", "SignatureDoesNotMatch"),
+])
+def test_wrong_keys_exit_1_before_any_load(stub: StubS3, access: str, secret: str,
+                                           code: str) -> None:
+    out = run(["--endpoint", stub.url, "--access-key", access, "--secret-key", secret,
+               "--op", "get", "--duration", "1"])
+    assert out.returncode == 1 and out.stdout == ""
+    lines = out.stderr.splitlines()
+    assert len(lines) == 1 and code in lines[0] and "credentials" in lines[0]
+    assert dict(stub.counts) == {"list_buckets": 1}  # the preflight, nothing else
+
+
+def test_not_http_endpoint() -> None:
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+
+    import threading
+
+    def garbage() -> None:
+        conn, _ = srv.accept()
+        conn.recv(4096)
+        conn.sendall(b"\x15\x03\x01\x00\x02\x02\x0a" * 4 + b"\r\n\r\n")
+        conn.close()
+
+    threading.Thread(target=garbage, daemon=True).start()
+    out = run(base("http://127.0.0.1:%d" % srv.getsockname()[1], "--duration", "1"))
+    srv.close()
+    assert out.returncode == 1 and len(out.stderr.splitlines()) == 1
+
+
+def test_json_run_with_two_processes(stub: StubS3) -> None:
+    out = run(base(stub.url, "--op", "put", "--size", "2KiB", "--concurrency", "4",
+                   "--processes", "2", "--ops", "400", "--json"))
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == ""
+    res = json.loads(out.stdout)
+    assert res["ops"] == 400 and res["errors"] == 0 and res["bytes"] == 400 * 2048
+    assert stub.counts["put"] == 400
+    assert Histogram.from_dict(res["histogram"]).count == 400
+    assert sum(p["ops"] for p in res["per_second"]) == 400
+    assert res["processes"] == 2 and res["concurrency"] == 4
+    assert res["client_cpu_s"] > 0 and res["client_cpu_ms_per_op"] > 0
+    for key in ("ops", "errors", "errors_by_class", "bytes", "elapsed_s", "client_cpu_s",
+                "ops_per_s", "throughput_mib_s", "latency_ms", "ttfb_ms", "per_second",
+                "histogram", "op", "object_size", "concurrency"):
+        assert key in res
+    assert set(res["latency_ms"]) >= {"mean", "p50", "p90", "p99", "p999", "max"}
+
+
+def test_readable_summary_and_progress(stub: StubS3) -> None:
+    out = run(base(stub.url, "--op", "get", "--objects", "10", "--duration", "2",
+                   "--warmup", "0.5", "--concurrency", "2", "--progress"))
+    assert out.returncode == 0, out.stderr
+    assert "latency ms" in out.stdout and "ops/s" in out.stdout
+    progress = [line for line in out.stderr.splitlines() if "ops/s" in line]
+    assert len(progress) >= 2 and any("measuring" in line for line in progress)
+    assert any("prefill" in line for line in out.stderr.splitlines())
+
+
+def test_zipapp_runs_with_the_standard_library_only(stub: StubS3, tmp_path: Any) -> None:
+    pyz = bundle.build(str(tmp_path / "loadgen.pyz"))
+    out = run(["--help"], target=pyz)
+    assert out.returncode == 0 and "--endpoint" in out.stdout
+    out = run(base(stub.url, "--op", "put", "--ops", "20", "--json"), target=pyz)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["ops"] == 20
+
+
+@pytest.mark.parametrize("processes", ["1", "2"])
+def test_sigterm_stops_reports_and_cleans_up(stub: StubS3, processes: str) -> None:
+    import signal
+    import time
+    proc = subprocess.Popen([sys.executable, "-I", "-S", LOADGEN] + base(
+        stub.url, "--op", "put", "--concurrency", "4", "--processes", processes,
+        "--duration", "30", "--cleanup", "--json"), stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 20
+    while stub.counts["put"] < 100 and time.time() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    res = json.loads(out)
+    assert res["interrupted"] is True and res["errors"] == 0
+    assert 0 < res["ops"] <= stub.counts["put"] and res["elapsed_s"] < 20
+    assert res["cleanup"]["buckets_deleted"] == 1 and stub.buckets == {}
+    assert "interrupted" in err

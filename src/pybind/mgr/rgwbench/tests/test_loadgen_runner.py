@@ -1,0 +1,268 @@
+"""The load engine against a local stub S3 server (real sockets, 127.0.0.1)."""
+import itertools
+import os
+import shutil
+import socket
+import ssl
+import subprocess
+import sys
+import threading
+import time
+import types
+from typing import Any, Dict, Iterator, Optional, Tuple
+
+import pytest
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_MGR = os.path.dirname(os.path.dirname(_HERE))
+if _MGR not in sys.path:
+    sys.path.insert(0, _MGR)
+try:
+    import rgwbench.loadgen  # noqa: F401
+except ImportError:  # rgwbench/__init__ needs Ceph's mgr_module; the engine does not
+    _pkg = types.ModuleType("rgwbench")
+    _pkg.__path__ = [os.path.dirname(_HERE)]
+    sys.modules["rgwbench"] = _pkg
+
+from rgwbench.loadgen import api  # noqa: E402
+from rgwbench.loadgen.errors import EndpointError  # noqa: E402
+from rgwbench.loadgen.histogram import Histogram, bucket_bounds  # noqa: E402
+from rgwbench.loadgen.s3stub import StubS3  # noqa: E402
+from rgwbench.loadgen.workload import Job  # noqa: E402
+
+MS = 1000000
+
+
+@pytest.fixture
+def stub() -> Iterator[StubS3]:
+    s = StubS3(access_key="AK", secret_key="SK").start()
+    yield s
+    s.stop()
+
+
+def job_for(stub: StubS3, **kw: Any) -> Job:
+    settings: Dict[str, Any] = dict(endpoint=stub.url, access_key="AK", secret_key="SK",
+                                    proc_stats=False, duration_s=None, concurrency=4,
+                                    timeout_s=5.0)
+    settings.update(kw)
+    return Job(**settings)
+
+
+def count_above(hist_dict: Dict[str, Any], threshold_ns: int) -> int:
+    hist = Histogram.from_dict(hist_dict)
+    return sum(n for index, n in hist.counts.items() if bucket_bounds(index)[0] > threshold_ns)
+
+
+def test_closed_loop_op_counts(stub: StubS3) -> None:
+    res = api.run_job(job_for(stub, op="put", ops=300, size="4KiB"))
+    assert res["ops"] == 300 and res["errors"] == 0
+    assert stub.counts["put"] == 300
+    assert stub.counts["list_buckets"] == 1 and stub.counts["create_bucket"] == 1
+    assert stub.auth_failures == []
+    assert res["bytes"] == 300 * 4096
+    assert Histogram.from_dict(res["histogram"]).count == 300
+    assert Histogram.from_dict(res["ttfb_histogram"]).count == 300
+    assert sum(p["ops"] for p in res["per_second"]) == 300
+    assert res["by_op"]["put"]["ops"] == 300
+    lat = res["latency_ms"]
+    assert 0 < lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["p999"] <= lat["max"]
+    assert res["ttfb_ms"]["p50"] <= lat["p50"] * 1.01
+    assert res["client_cpu_s"] > 0 and res["elapsed_s"] > 0
+    assert res["ops_per_s"] == pytest.approx(300 / res["elapsed_s"], rel=1e-3)
+    assert res["op"] == "put" and res["object_size"] == "4KiB" and res["concurrency"] == 4
+
+
+def test_get_prefills_spreads_over_buckets_and_verifies(stub: StubS3) -> None:
+    res = api.run_job(job_for(stub, op="get", ops=120, objects=30, buckets=3, verify=True))
+    assert res["prefill"]["objects"] == 30
+    assert stub.counts["put"] == 30 and stub.counts["get"] == 120
+    assert res["ops"] == 120 and res["errors"] == 0 and res["bytes"] == 120 * 4096
+    assert sorted(stub.buckets) == ["rgwbench-0", "rgwbench-1", "rgwbench-2"]
+    assert [len(v) for _, v in sorted(stub.buckets.items())] == [10, 10, 10]
+    # corrupt what the stub holds: a verifying run must notice every GET
+    for objects in stub.buckets.values():
+        for obj in objects.values():
+            assert obj.data is not None
+            obj.data = obj.data[:100] + bytes([obj.data[100] ^ 0xFF]) + obj.data[101:]
+    res = api.run_job(job_for(stub, op="get", ops=40, objects=30, buckets=3, verify=True,
+                              prefill=False))
+    assert res["ops"] == 0 and res["errors_by_class"] == {"verify": 40}
+    assert "does not match" in res["error_samples"][0]
+
+
+def test_errors_are_classified_by_status(stub: StubS3) -> None:
+    counter = itertools.count(1)
+
+    def hook(kind: str, method: str, path: str) -> Optional[Tuple[int, float]]:
+        if kind != "put":
+            return None
+        n = next(counter)
+        if n % 5 == 0:
+            return 503, 0.0
+        if n % 7 == 0:
+            return 500, 0.0
+        return None
+
+    stub.fault = hook
+    res = api.run_job(job_for(stub, op="put", ops=140))
+    assert res["errors_by_class"] == {"http_503": 28, "http_500": 16}
+    assert res["errors"] == 44 and res["ops"] == 96
+    assert res["by_op"]["put"]["errors"] == 44
+    assert sum(p["errors"] for p in res["per_second"]) == 44
+    assert any("InjectedFault" in s for s in res["error_samples"])
+
+
+def test_timeouts_and_dropped_connections(stub: StubS3) -> None:
+    counter = itertools.count(1)
+
+    def hook(kind: str, method: str, path: str) -> Optional[Tuple[int, float]]:
+        if kind != "put":
+            return None
+        n = next(counter)
+        if n == 3:
+            return 0, 1.0  # answer too late
+        if n in (10, 11):
+            return -1, 0.0  # hang up twice: the retry on a new connection fails too
+        return None
+
+    stub.fault = hook
+    res = api.run_job(job_for(stub, op="put", ops=30, concurrency=1, timeout_s=0.4))
+    assert res["errors_by_class"] == {"connection": 1, "timeout": 1}
+    assert res["ops"] == 28
+    assert stub.counts["put"] == 31  # 30 + the one transparent retry
+
+
+def test_open_loop_shows_a_stall_that_closed_loop_hides(stub: StubS3) -> None:
+    def stall_once() -> Any:
+        counter = itertools.count(1)
+
+        def hook(kind: str, method: str, path: str) -> Optional[Tuple[int, float]]:
+            if kind == "put" and next(counter) == 10:
+                return 0, 0.3
+            return None
+        return hook
+
+    stub.fault = stall_once()
+    open_res = api.run_job(job_for(stub, op="put", rate=50.0, duration_s=2.0,
+                                   concurrency=1))
+    assert open_res["mode"] == "open" and open_res["errors"] == 0
+    assert open_res["ops_per_s"] == pytest.approx(50.0, rel=0.1)
+    assert open_res["latency_ms"]["max"] >= 290
+    assert open_res["latency_ms"]["p99"] >= 200
+    # the requests due during the stall waited for it and say so
+    assert count_above(open_res["histogram"], 100 * MS) >= 8
+
+    stub.fault = stall_once()
+    closed = api.run_job(job_for(stub, op="put", ops=100, concurrency=1))
+    assert closed["latency_ms"]["max"] >= 290
+    # the closed loop waited with its requests: only the stalled one is slow
+    # (<= 2 leaves room for one scheduling hiccup on a busy machine)
+    assert 1 <= count_above(closed["histogram"], 100 * MS) <= 2
+
+
+def test_warmup_is_left_out(stub: StubS3) -> None:
+    start_at = time.time() + 0.3
+
+    def hook(kind: str, method: str, path: str) -> Optional[Tuple[int, float]]:
+        if kind == "put" and time.time() < start_at + 0.4:
+            return 503, 0.0
+        return None
+
+    stub.fault = hook
+    res = api.run_job(job_for(stub, op="put", start_at=start_at, warmup_s=0.7,
+                              duration_s=0.6))
+    assert stub.counts["put"] > res["ops"] + res["errors"]  # warm-up requests happened
+    assert res["errors"] == 0  # ... and none of their 503s is counted
+    assert res["ops"] > 0 and res["elapsed_s"] == pytest.approx(0.6)
+    assert [p["t"] for p in res["per_second"]] == [0]
+    assert res["start_at"] == start_at
+
+
+def test_mixed_workload(stub: StubS3) -> None:
+    res = api.run_job(job_for(stub, op="mixed", ops=400, objects=20, verify=True,
+                              mix={"put": 1.0, "get": 1.0, "delete": 1.0, "head": 1.0,
+                                   "list": 1.0}))
+    assert res["errors"] == 0 and res["ops"] == 400
+    assert set(res["by_op"]) == {"put", "get", "delete", "head", "list"}
+    assert all(d["ops"] > 40 for d in res["by_op"].values())
+    assert stub.counts["delete"] == res["by_op"]["delete"]["ops"]
+    assert stub.counts["put"] == 20 + res["by_op"]["put"]["ops"]  # prefill + load
+
+
+def test_delete_stops_when_objects_run_out(stub: StubS3) -> None:
+    res = api.run_job(job_for(stub, op="delete", objects=50, duration_s=10.0))
+    assert res["ops"] == 50 and res["exhausted"] is True
+    assert res["elapsed_s"] < 5
+    assert stub.buckets["rgwbench-0"] == {}
+
+
+def test_multipart_upload_and_verified_read() -> None:
+    with StubS3(keep_limit=32 << 20) as stub:
+        res = api.run_job(job_for(stub, op="get", size="12MiB", objects=2, ops=4,
+                                  verify=True, multipart_threshold="5MiB",
+                                  part_size="5MiB", concurrency=2))
+        assert res["errors"] == 0 and res["ops"] == 4 and res["bytes"] == 4 * (12 << 20)
+        assert stub.counts["initiate"] == 2 and stub.counts["part"] == 6
+        assert stub.counts["complete"] == 2 and stub.counts["abort"] == 0
+
+
+def test_cleanup_lists_pages_and_deletes_buckets(stub: StubS3) -> None:
+    res = api.run_job(job_for(stub, op="put", ops=1100, size="1KiB", concurrency=8,
+                              cleanup=True))
+    assert res["ops"] == 1100
+    assert res["cleanup"] == {"objects_deleted": 1100, "buckets_deleted": 1}
+    assert stub.buckets == {}
+    # two pages of a listing (1000 + 100 keys), two multi-object deletes
+    assert stub.counts["list"] == 2 and stub.counts["multi_delete"] == 2
+
+
+def test_server_process_sampling(stub: StubS3) -> None:
+    with open("/proc/self/comm") as f:
+        me = f.read().strip()
+    res = api.run_job(job_for(stub, op="put", duration_s=1.0, proc_stats=True,
+                              proc_names=(me,), host_label="h1"))
+    mine = res["server"]["h1"][me]
+    assert mine["daemons"] >= 1 and os.getpid() in mine["pids"]
+    assert mine["cpu_cores"] > 0.05 and mine["rss_mib"] > 5
+    assert "rgw" not in res  # radosgw was not asked for
+
+
+def test_wrong_secret_is_refused_before_any_load(stub: StubS3) -> None:
+    with pytest.raises(EndpointError) as err:
+        api.run_job(job_for(stub, op="put", ops=10, secret_key="nope"))
+    assert "SignatureDoesNotMatch" in str(err.value)
+    assert stub.total == 1
+
+
+def _self_signed(tmpdir: str) -> Tuple[str, str]:
+    cert, key = os.path.join(tmpdir, "cert.pem"), os.path.join(tmpdir, "key.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+                    "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=localhost",
+                    "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
+                   check=True, capture_output=True, timeout=60)
+    return cert, key
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl tool")
+def test_https_with_ca_bundle_and_insecure(tmp_path: Any) -> None:
+    cert, key = _self_signed(str(tmp_path))
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert, key)
+    with StubS3(tls=ctx) as stub:
+        assert stub.url.startswith("https://")
+        res = api.run_job(job_for(stub, op="put", ops=20, ca_bundle=cert))
+        assert res["ops"] == 20 and res["errors"] == 0
+        res = api.run_job(job_for(stub, op="get", ops=20, objects=5, insecure=True,
+                                  verify=True))
+        assert res["ops"] == 20 and res["errors"] == 0
+        with pytest.raises(EndpointError) as err:
+            api.run_job(job_for(stub, op="put", ops=5))
+        assert "not trusted" in str(err.value) and "--ca-bundle" in str(err.value)
+
+
+def test_no_engine_thread_outlives_a_run(stub: StubS3) -> None:
+    api.run_job(job_for(stub, op="head", ops=50, objects=5, cleanup=True))
+    left = [t.name for t in threading.enumerate() if t.name.startswith("loadgen")]
+    assert left == []
+    with socket.create_connection(("127.0.0.1", stub.port), timeout=2):
+        pass  # the stub still serves: nothing was left holding it
