@@ -24,7 +24,12 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.dirname(os.path.abspath(__file__))))))
 MODULE_SOURCES = {
     'rgwbench': os.path.join(REPO_ROOT, 'src', 'pybind', 'mgr', 'rgwbench'),
+    # The orchestrator module takes only backends it knows by name; the local
+    # backend stands in for Ceph's own test_orchestrator.
+    'test_orchestrator': os.path.join(REPO_ROOT, 'qa', 'standalone', 'rgwbench', 'localorch'),
 }
+ORCH_BACKEND = 'test_orchestrator'
+RGW_SERVICE = 'rgw.default'
 TEST_USER = 'rgwbench-test'
 MGR_IDS = 'xyzw'
 
@@ -42,7 +47,7 @@ class LocalCluster:
         self.dir = os.path.abspath(directory)
         self.conf = os.path.join(self.dir, 'ceph.conf')
         self.log = log
-        self.procs = ProcessTable(self.dir, self.conf)
+        self.procs = ProcessTable(self.dir)
         self.state: Dict[str, Any] = self._load_state()
 
     # -- state ---------------------------------------------------------------
@@ -120,7 +125,6 @@ class LocalCluster:
             self._create(release, osds, rgws, mgrs)
         self._wait_usable()
         self._ensure_test_user()
-        self._ensure_modules()
         self.log('cluster ready: %s, %s' % (release_name, self.dir))
 
     def _mount(self) -> None:
@@ -134,9 +138,7 @@ class LocalCluster:
             os.makedirs(os.path.join(self.dir, sub), exist_ok=True)
         host = socket.gethostname().split('.')[0]
         mon_port = free_port()
-        rgw_ports: List[int] = []
-        for _ in range(rgws):
-            rgw_ports.append(free_port([mon_port] + rgw_ports))
+        rgw_port = free_port([mon_port], count=rgws)
         self.state = {
             'release': release.name,
             'fsid': str(uuid.uuid4()),
@@ -144,9 +146,10 @@ class LocalCluster:
             'hosts': [{'name': host, 'addr': '127.0.0.1'}],
             'mgrs': list(MGR_IDS[:mgrs]),
             'osds': list(range(osds)),
-            'rgws': [{'name': 'default.%s.%s' % (host, string.ascii_lowercase[i]),
-                      'host': host, 'port': port}
-                     for i, port in enumerate(rgw_ports)],
+            # radosgw runs as the orchestrator's rgw.default service: ports
+            # rgw_port, rgw_port + 1, ... on each host.
+            'rgw_port': rgw_port,
+            'rgws_per_host': rgws,
         }
         self._save_state()
         self._write_conf()
@@ -158,8 +161,6 @@ class LocalCluster:
             self._create_mgr(mgr)
         for osd in self.state['osds']:
             self._create_osd(osd)
-        for rgw in self.state['rgws']:
-            self._create_rgw(rgw)
 
     def _write_conf(self) -> None:
         d = self.dir
@@ -207,15 +208,6 @@ class LocalCluster:
             'osd memory target = 1073741824',
             '',
         ]
-        for rgw in self.state['rgws']:
-            lines += [
-                '[client.rgw.%s]' % rgw['name'],
-                'keyring = %s/rgw/%s.keyring' % (d, rgw['name']),
-                'rgw data = %s/rgw/%s' % (d, rgw['name']),
-                # Without tcp_nodelay every GET waits ~40 ms (Nagle vs delayed ACK).
-                'rgw frontends = beast port=%d tcp_nodelay=1' % rgw['port'],
-                '',
-            ]
         with open(self.conf, 'w') as f:
             f.write('\n'.join(lines))
 
@@ -288,14 +280,6 @@ class LocalCluster:
                         'osd.%d' % osd, '--add-key', secret])
         self._start_osd(osd)
 
-    def _create_rgw(self, rgw: Dict[str, Any]) -> None:
-        os.makedirs(os.path.join(self.dir, 'rgw', rgw['name']), exist_ok=True)
-        keyring = self.ceph(['auth', 'get-or-create', 'client.rgw.' + rgw['name'],
-                             'mon', 'allow rw', 'osd', 'allow rwx', 'mgr', 'allow rw'])
-        with open(os.path.join(self.dir, 'rgw', rgw['name'] + '.keyring'), 'w') as f:
-            f.write(keyring)
-        self._start_rgw(rgw)
-
     # -- daemons ---------------------------------------------------------------
     def _daemon(self, name: str, argv: List[str], env: Optional[Dict[str, str]] = None) -> None:
         if self.procs.running(name):
@@ -313,18 +297,12 @@ class LocalCluster:
     def _start_osd(self, osd: int) -> None:
         self._daemon('osd.%d' % osd, ['ceph-osd', '-f', '-c', self.conf, '-i', str(osd)])
 
-    def _start_rgw(self, rgw: Dict[str, Any]) -> None:
-        self._daemon('rgw.' + rgw['name'], ['radosgw', '-f', '-c', self.conf,
-                                            '-n', 'client.rgw.' + rgw['name']])
-
     def _start_daemons(self) -> None:
         self._start_mon()
         for mgr in self.state['mgrs']:
             self._start_mgr(mgr)
         for osd in self.state['osds']:
             self._start_osd(osd)
-        for rgw in self.state['rgws']:
-            self._start_rgw(rgw)
 
     # -- readiness ---------------------------------------------------------------
     def _try_ceph(self, args: Sequence[str]) -> bool:
@@ -372,7 +350,9 @@ class LocalCluster:
         return total > 0 and active == total
 
     def rgw_urls(self) -> List[str]:
-        return ['http://127.0.0.1:%d' % rgw['port'] for rgw in self.state['rgws']]
+        """The endpoints of the rgw.default service as `cluster start` deploys it."""
+        return ['http://%s:%d' % (host['addr'], self.state['rgw_port'] + i)
+                for host in self.state['hosts'] for i in range(self.state['rgws_per_host'])]
 
     def _s3_answers(self) -> bool:
         for url in self.rgw_urls():
@@ -387,6 +367,8 @@ class LocalCluster:
     def _wait_usable(self) -> None:
         self._wait('an active mgr', self._mgr_available, 180)
         self._wait('all OSDs up', self._osds_up, 180)
+        self._ensure_modules()
+        self._ensure_rgw()
         self._wait('radosgw to answer S3 requests', self._s3_answers, 240)
         self._wait('all PGs active', self._pgs_active, 180)
 
@@ -407,15 +389,33 @@ class LocalCluster:
         self._save_state()
 
     def _ensure_modules(self) -> None:
+        self.ceph(['config', 'set', 'mgr', 'mgr/%s/cluster_dir' % ORCH_BACKEND, self.dir])
         enabled = self.ceph_json(['mgr', 'module', 'ls']).get('enabled_modules', [])
         for name in MODULE_SOURCES:
             if name not in enabled:
                 self.log('enabling mgr module %s' % name)
                 self.ceph(['mgr', 'module', 'enable', name])
         # Enabling a module restarts the mgr on older releases: wait until the
-        # module answers its own commands.
+        # modules answer.
         self._wait('the rgwbench module to answer',
                    lambda: self._try_ceph(['rgwbench', 'status']), 180)
+        self._wait('the %s orchestrator backend' % ORCH_BACKEND,
+                   lambda: self._try_ceph(['orch', 'set', 'backend', ORCH_BACKEND]), 120)
+        self._wait('the orchestrator to answer', lambda: self._try_ceph(['orch', 'status']), 60)
+
+    def rgw_spec(self) -> str:
+        """The spec of the RGW service every local cluster starts with."""
+        hosts = ''.join('\n    - %s' % h['name'] for h in self.state['hosts'])
+        return ('service_type: rgw\nservice_id: default\nplacement:\n'
+                '  count_per_host: %d\n  hosts:%s\nspec:\n  rgw_frontend_port: %d\n'
+                % (self.state['rgws_per_host'], hosts, self.state['rgw_port']))
+
+    def _ensure_rgw(self) -> None:
+        # With no service to list, `orch ls` prints a sentence, not JSON.
+        listed = self.ceph(['orch', 'ls', '--service_name', RGW_SERVICE, '-f', 'json'])
+        if RGW_SERVICE not in listed:
+            self.log('deploying %s through the orchestrator' % RGW_SERVICE)
+            self.ceph(['orch', 'apply', '-i', '-'], stdin=self.rgw_spec())
 
     def s3_endpoints(self) -> Dict[str, Any]:
         self._require()
@@ -431,13 +431,14 @@ class LocalCluster:
     # -- stop --------------------------------------------------------------------
     def stop(self) -> List[str]:
         self._require()
-        order = ([n for n in self.procs.names() if n.startswith('rgw.')] +
-                 [n for n in self.procs.names() if n.startswith('osd.')] +
-                 [n for n in self.procs.names() if n.startswith('mgr.')] +
-                 [n for n in self.procs.names() if n.startswith('mon.')])
-        rest = [n for n in self.procs.names() if n not in order]
-        stopped = self.procs.stop(rest + order[:-1] if order else rest)
-        stopped += self.procs.stop(order[-1:])
+        # The mgrs first, so that the orchestrator restarts nothing; the
+        # monitor last, so that daemons can still say goodbye.
+        names = self.procs.names()
+        mgrs = [n for n in names if n.startswith('mgr.')]
+        mons = [n for n in names if n.startswith('mon.')]
+        stopped = self.procs.stop(mgrs)
+        stopped += self.procs.stop([n for n in names if n not in mgrs + mons])
+        stopped += self.procs.stop(mons)
         # The repository mount may serve other clusters; it goes with the last one.
         self.release.unmount([self.dir])
         return stopped

@@ -5,69 +5,87 @@ import signal
 import socket
 import subprocess
 import time
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 
-def free_port(taken: Sequence[int] = ()) -> int:
-    """A free TCP port on loopback below the kernel's ephemeral range.
+def _bindable(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind(('127.0.0.1', port))
+        except OSError:
+            return False
+    return True
 
-    Ports from the ephemeral range could be taken again by an outgoing
-    connection while a daemon restarts, so they are avoided.
+
+def free_port(taken: Sequence[int] = (), count: int = 1) -> int:
+    """The first of `count` free TCP ports in a row on loopback.
+
+    They are taken below the kernel's ephemeral range: ports from that range
+    could be taken by an outgoing connection while a daemon restarts.
     """
     for _ in range(200):
         port = random.randint(20000, 30000)
-        if port in taken:
+        ports = range(port, port + count)
+        if any(p in taken for p in ports):
             continue
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            try:
-                s.bind(('127.0.0.1', port))
-            except OSError:
-                continue
-        return port
+        if all(_bindable(p) for p in ports):
+            return port
     raise RuntimeError('no free TCP port found on 127.0.0.1')
 
 
-class ProcessTable:
-    """The processes of one cluster: started detached, found again by pid file."""
+def _start_time(pid: int) -> Optional[str]:
+    """The kernel's start time of a live process, None for a dead or zombie one."""
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            fields = f.read().rsplit(')', 1)[1].split()
+    except OSError:
+        return None
+    return None if fields[0] == 'Z' else fields[19]
 
-    def __init__(self, run_dir: str, marker: str) -> None:
+
+class ProcessTable:
+    """The processes of one cluster: started detached, found again by pid file.
+
+    A pid file holds the pid and the process's start time, so that a recycled
+    pid is never taken for one of ours. The mgr-side test orchestrator keeps its
+    daemons in the same table, so `cluster stop` ends those too.
+    """
+
+    def __init__(self, run_dir: str) -> None:
         self.pid_dir = os.path.join(run_dir, 'pids')
         self.out_dir = os.path.join(run_dir, 'out')
-        # A string every command line of ours holds (the cluster's conf path),
-        # so that a recycled pid is never taken for one of ours.
-        self.marker = marker
 
-    def start(self, name: str, argv: List[str], env: Optional[Dict[str, str]] = None) -> int:
+    def start(self, name: str, argv: List[str], env: Optional[Dict[str, str]] = None,
+              cwd: Optional[str] = None) -> int:
         os.makedirs(self.pid_dir, exist_ok=True)
         os.makedirs(self.out_dir, exist_ok=True)
         with open(os.path.join(self.out_dir, name + '.out'), 'ab') as out:
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out,
                                     stderr=subprocess.STDOUT, start_new_session=True,
-                                    env=dict(os.environ, **(env or {})))
-        with open(self._pid_file(name), 'w') as f:
-            f.write('%d\n' % proc.pid)
+                                    env=dict(os.environ, **(env or {})), cwd=cwd)
+        started = _start_time(proc.pid) or ''
+        tmp = self._pid_file(name) + '.tmp'
+        with open(tmp, 'w') as f:
+            f.write('%d %s\n' % (proc.pid, started))
+        os.rename(tmp, self._pid_file(name))
         return proc.pid
 
     def _pid_file(self, name: str) -> str:
         return os.path.join(self.pid_dir, name + '.pid')
 
-    def pid(self, name: str) -> Optional[int]:
+    def _record(self, name: str) -> Optional[Tuple[int, str]]:
         try:
             with open(self._pid_file(name)) as f:
-                pid = int(f.read().strip())
+                pid, started = f.read().split()
+            return int(pid), started
         except (OSError, ValueError):
             return None
-        return pid if self._is_ours(pid) else None
 
-    def _is_ours(self, pid: int) -> bool:
-        try:
-            with open('/proc/%d/cmdline' % pid, 'rb') as f:
-                cmdline = f.read().decode(errors='replace')
-            with open('/proc/%d/stat' % pid) as f:
-                state = f.read().rsplit(')', 1)[1].split()[0]
-        except OSError:
-            return False
-        return self.marker in cmdline and state != 'Z'
+    def pid(self, name: str) -> Optional[int]:
+        record = self._record(name)
+        if record is None or _start_time(record[0]) != record[1]:
+            return None
+        return record[0]
 
     def running(self, name: str) -> bool:
         return self.pid(name) is not None
@@ -86,17 +104,23 @@ class ProcessTable:
 
     def stop(self, names: Sequence[str], timeout: float = 30.0) -> List[str]:
         """SIGTERM, then SIGKILL whatever is left; returns the names stopped."""
-        pids = {n: self.pid(n) for n in names}
-        live = {n: p for n, p in pids.items() if p is not None}
-        for pid in live.values():
+        live: Dict[str, Tuple[int, str]] = {}
+        for name in names:
+            record = self._record(name)
+            if record is not None and self.pid(name) is not None:
+                live[name] = record
+        for pid, _ in live.values():
             _signal(pid, signal.SIGTERM)
+
+        def alive() -> List[int]:
+            return [p for p, started in live.values() if _start_time(p) == started]
+
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and any(self._is_ours(p) for p in live.values()):
-            time.sleep(0.2)
-        for pid in live.values():
-            if self._is_ours(pid):
-                _signal(pid, signal.SIGKILL)
-        for pid in live.values():
+        while time.monotonic() < deadline and alive():
+            time.sleep(0.1)
+        for pid in alive():
+            _signal(pid, signal.SIGKILL)
+        for pid, _ in live.values():
             _reap(pid)
         for n in names:
             try:
@@ -114,8 +138,13 @@ def _signal(pid: int, sig: int) -> None:
 
 
 def _reap(pid: int) -> None:
+    """Wait until the process is gone; collect it if it is our own child."""
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
-        if not os.path.exists('/proc/%d' % pid):
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
+        if _start_time(pid) is None:
             return
         time.sleep(0.05)

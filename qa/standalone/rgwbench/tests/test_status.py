@@ -32,11 +32,24 @@ def test_status_json_matches_the_cluster(cluster: Cluster) -> None:
         assert b'ListAllMyBucketsResult' in resp.read()
 
 
-def test_status_reports_no_orchestrator_backend(cluster: Cluster) -> None:
+def test_status_reports_the_orchestrator_backend(cluster: Cluster) -> None:
     status = cluster.ceph_json('rgwbench', 'status')
-    assert status['orchestrator']['backend'] is None
-    assert status['orchestrator']['available'] is False
-    assert 'ceph orch set backend' in status['orchestrator']['message']
+    assert status['orchestrator'] == {'backend': 'test_orchestrator', 'available': True,
+                                      'message': ''}
+
+
+def test_status_without_an_orchestrator_backend(cluster: Cluster) -> None:
+    # (`config rm` of the option is not seen by a running Pacific mgr.)
+    cluster.ceph('orch', 'set', 'backend', '')
+    try:
+        status = cluster.ceph_json('rgwbench', 'status')
+        assert status['orchestrator']['backend'] is None
+        assert status['orchestrator']['available'] is False
+        assert 'ceph orch set backend' in status['orchestrator']['message']
+        # The RGW daemons come from the service map, not from the orchestrator.
+        assert status['rgw_daemons'][0]['endpoints'][0]['url'] == cluster.s3()['url']
+    finally:
+        cluster.ceph('orch', 'set', 'backend', 'test_orchestrator')
 
 
 def test_status_plain(cluster: Cluster) -> None:

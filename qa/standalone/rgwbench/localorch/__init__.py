@@ -1,0 +1,3 @@
+from .module import LocalOrchestrator
+
+__all__ = ['LocalOrchestrator']

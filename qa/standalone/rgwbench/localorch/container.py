@@ -1,0 +1,75 @@
+"""A custom container service (CustomContainerSpec) run as a plain process.
+
+The command is the spec's entrypoint with its `extra_entrypoint_args`; `files`
+are written into the daemon's folder, which is the process's working
+directory; `volume_mounts` are bind-mounted at their container paths in a
+mount namespace of the process's own; `envs` are its environment. The image,
+uid/gid and the container runtime's own `args` have no process equivalent.
+"""
+import os
+import shlex
+from typing import Any, Dict, List, Tuple
+
+import orchestrator
+
+from .context import DaemonKind, port_free
+from .hosts import Host
+from .state import DaemonRecord
+
+
+def _arg_text(arg: Any) -> List[str]:
+    """A plain string, or an ArgumentSpec of newer releases."""
+    if isinstance(arg, str):
+        return [arg]
+    text = str(getattr(arg, 'argument', arg))
+    return text.split() if getattr(arg, 'split', False) else [text]
+
+
+class ContainerKind(DaemonKind):
+    daemon_type = 'container'
+
+    def ports(self, spec: Any, rank: int) -> List[int]:
+        return [int(p) for p in (spec.ports or [])]
+
+    def validate(self, spec: Any, placed: List[Tuple[Host, int]]) -> None:
+        if not spec.entrypoint:
+            raise orchestrator.OrchestratorValidationError(
+                '%s: this orchestrator runs the entrypoint as a process; set entrypoint'
+                % spec.service_name())
+        own = {(d.host, p) for d in self.ctx.daemons_of(spec.service_name()) for p in d.ports}
+        for host, rank in placed:
+            for port in self.ports(spec, rank):
+                if (host.name, port) not in own and not port_free(host, port):
+                    raise orchestrator.OrchestratorValidationError(
+                        'port %d on host %s is already in use' % (port, host.name))
+
+    def files(self, spec: Any, daemon: DaemonRecord) -> Dict[str, str]:
+        found = {}
+        for name, content in (spec.files or {}).items():
+            found[name] = '\n'.join(content) if isinstance(content, list) else str(content)
+        return found
+
+    def env(self, spec: Any, daemon: DaemonRecord) -> Dict[str, str]:
+        pairs = (e.split('=', 1) for e in (spec.envs or []) if '=' in e)
+        return {k: v for k, v in pairs}
+
+    def argv(self, spec: Any, daemon: DaemonRecord) -> List[str]:
+        command = shlex.split(spec.entrypoint)
+        for arg in getattr(spec, 'extra_entrypoint_args', None) or []:
+            command += _arg_text(arg)
+        mounts = (spec.volume_mounts or {}).items()
+        if not mounts:
+            return command
+        folder = self.ctx.daemon_dir(daemon.name)
+        script = []
+        for source, target in mounts:
+            source = source if os.path.isabs(source) else os.path.join(folder, source)
+            if not os.path.isdir(source):
+                script.append('mkdir -p %s && touch %s' % (
+                    shlex.quote(os.path.dirname(target)), shlex.quote(target)))
+            else:
+                script.append('mkdir -p %s' % shlex.quote(target))
+            script.append('mount --bind %s %s' % (shlex.quote(source), shlex.quote(target)))
+        script.append('exec "$@"')
+        return (['unshare', '--mount', '--propagation', 'private', 'sh', '-ec',
+                 ' && '.join(script), 'container'] + command)

@@ -1,0 +1,133 @@
+"""HAProxy in front of an RGW service, from an IngressSpec, as cephadm sets it up.
+
+keepalived is not run: the virtual IP must already be an address of the host
+(any 127.0.0.0/8 address is, on the loopback host).
+"""
+import errno
+import os
+import socket
+from typing import Any, Dict, List, Tuple
+
+import orchestrator
+
+from .context import DaemonKind
+from .hosts import Host
+from .rgw import check_pem
+from .state import DaemonRecord
+
+
+def virtual_ip(spec: Any) -> str:
+    return str(spec.virtual_ip or '').split('/')[0]
+
+
+def bind_problem(ip: str, port: int) -> str:
+    """Why a port cannot be bound on an address, or '' when it can."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((ip, port))
+        except OSError as e:
+            if e.errno == errno.EADDRINUSE:
+                return '%s:%d is already in use' % (ip, port)
+            return 'cannot bind %s:%d (%s)' % (ip, port, e.strerror)
+    return ''
+
+
+class IngressKind(DaemonKind):
+    daemon_type = 'haproxy'
+
+    def ports(self, spec: Any, rank: int) -> List[int]:
+        return [int(spec.frontend_port), int(spec.monitor_port)]
+
+    def pem(self, spec: Any) -> str:
+        return '\n'.join(p.strip() for p in (spec.ssl_cert, spec.ssl_key) if p) + '\n'
+
+    def validate(self, spec: Any, placed: List[Tuple[Host, int]]) -> None:
+        name = spec.service_name()
+        for field in ('backend_service', 'virtual_ip', 'frontend_port', 'monitor_port'):
+            if not getattr(spec, field, None):
+                raise orchestrator.OrchestratorValidationError(
+                    'Cannot add ingress: No %s specified' % field)
+        backend = self.ctx.spec_of(spec.backend_service)
+        if backend is None or backend.service_type != 'rgw':
+            raise orchestrator.OrchestratorValidationError(
+                '%s: backend_service %s is not an RGW service of this cluster'
+                % (name, spec.backend_service))
+        if spec.ssl:
+            if not spec.ssl_cert:
+                raise orchestrator.OrchestratorValidationError(
+                    '%s: ssl is set but ssl_cert is empty' % name)
+            check_pem(self.pem(spec), 'ssl_cert')
+        own = {(d.host, p) for d in self.ctx.daemons_of(name) for p in d.ports}
+        for host, rank in placed:
+            for port in self.ports(spec, rank):
+                if (host.name, port) in own or host.netns:
+                    continue
+                problem = bind_problem(virtual_ip(spec), port)
+                if problem:
+                    raise orchestrator.OrchestratorValidationError(
+                        '%s: virtual_ip %s' % (name, problem))
+
+    def config(self, spec: Any, daemon: DaemonRecord) -> str:
+        ip = virtual_ip(spec)
+        backend = self.ctx.spec_of(spec.backend_service)
+        backend_ssl = bool(backend is not None and backend.ssl)
+        user = spec.monitor_user or 'admin'
+        password = spec.monitor_password or 'admin'
+        lines = [
+            'global',
+            '    maxconn 8000',
+            '',
+            'defaults',
+            '    mode http',
+            '    option dontlognull',
+            '    option http-server-close',
+            '    option forwardfor except 127.0.0.0/8',
+            '    option redispatch',
+            '    retries 3',
+            '    timeout queue 20s',
+            '    timeout connect 5s',
+            '    timeout http-request 1s',
+            '    timeout http-keep-alive 5s',
+            '    timeout client 30s',
+            '    timeout server 30s',
+            '    timeout check 5s',
+            '    maxconn 8000',
+            '',
+            'frontend stats',
+            '    bind %s:%d' % (ip, spec.monitor_port),
+            '    stats enable',
+            '    stats uri /stats',
+            '    stats refresh 10s',
+            '    stats auth %s:%s' % (user, password),
+            '    monitor-uri /health',
+            '',
+            'frontend frontend',
+            '    bind %s:%d%s' % (ip, spec.frontend_port,
+                                  ' ssl crt %s' % self.pem_path(daemon) if spec.ssl else ''),
+            '    default_backend backend',
+            '',
+            'backend backend',
+            '    option forwardfor',
+            '    balance static-rr',
+            '    option httpchk HEAD / HTTP/1.0',
+        ]
+        for rgw in self.ctx.daemons_of(spec.backend_service):
+            addr = self.ctx.host(rgw.host).addr
+            for port in rgw.ports:
+                lines.append('    server %s %s:%d check weight 100%s' % (
+                    rgw.name, addr, port, ' ssl verify none' if backend_ssl else ''))
+        return '\n'.join(lines) + '\n'
+
+    def pem_path(self, daemon: DaemonRecord) -> str:
+        return os.path.join(self.ctx.daemon_dir(daemon.name), 'haproxy.pem')
+
+    def files(self, spec: Any, daemon: DaemonRecord) -> Dict[str, str]:
+        files = {'haproxy.cfg': self.config(spec, daemon)}
+        if spec.ssl:
+            files['haproxy.pem'] = self.pem(spec)
+        return files
+
+    def argv(self, spec: Any, daemon: DaemonRecord) -> List[str]:
+        return ['haproxy', '-db', '-f',
+                os.path.join(self.ctx.daemon_dir(daemon.name), 'haproxy.cfg')]

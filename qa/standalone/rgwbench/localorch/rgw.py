@@ -1,0 +1,107 @@
+"""radosgw daemons from an RGWSpec, configured the way cephadm configures them."""
+import os
+import ssl
+import tempfile
+from typing import Any, List, Tuple
+
+import orchestrator
+
+from .context import DaemonKind, digest, port_free
+from .hosts import Host
+from .state import DaemonRecord
+
+
+def certificate_text(spec: Any) -> str:
+    cert = spec.rgw_frontend_ssl_certificate
+    if isinstance(cert, list):
+        cert = '\n'.join(cert)
+    return str(cert or '')
+
+
+def check_pem(pem: str, what: str) -> None:
+    """A PEM with a certificate and its matching key, as beast and HAProxy need it."""
+    with tempfile.NamedTemporaryFile('w', suffix='.pem') as f:
+        f.write(pem)
+        f.flush()
+        try:
+            ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER).load_cert_chain(f.name)
+        except (ssl.SSLError, OSError) as e:
+            raise orchestrator.OrchestratorValidationError(
+                '%s is not a certificate with its matching private key: %s' % (what, e))
+
+
+class RGWKind(DaemonKind):
+    daemon_type = 'rgw'
+
+    def __init__(self, ctx: Any, extra_frontend_args: str) -> None:
+        super().__init__(ctx)
+        self.extra_frontend_args = extra_frontend_args
+
+    def base_port(self, spec: Any) -> int:
+        return int(spec.rgw_frontend_port or (443 if spec.ssl else 80))
+
+    def ports(self, spec: Any, rank: int) -> List[int]:
+        return [self.base_port(spec) + rank]
+
+    def validate(self, spec: Any, placed: List[Tuple[Host, int]]) -> None:
+        if spec.ssl:
+            if not certificate_text(spec):
+                raise orchestrator.OrchestratorValidationError(
+                    '%s: ssl is set but rgw_frontend_ssl_certificate is empty'
+                    % spec.service_name())
+            check_pem(certificate_text(spec), 'rgw_frontend_ssl_certificate')
+        own = {(d.host, p) for d in self.ctx.daemons_of(spec.service_name()) for p in d.ports}
+        for host, rank in placed:
+            for port in self.ports(spec, rank):
+                if (host.name, port) not in own and not port_free(host, port):
+                    raise orchestrator.OrchestratorValidationError(
+                        'port %d on host %s is already in use' % (port, host.name))
+
+    def frontend(self, spec: Any, daemon: DaemonRecord) -> str:
+        port = daemon.ports[0]
+        args = [spec.rgw_frontend_type or 'beast']
+        if spec.ssl:
+            args += ['ssl_port=%d' % port,
+                     'ssl_certificate=config://rgw/cert/%s' % spec.service_name()]
+        else:
+            args.append('port=%d' % port)
+        args += list(getattr(spec, 'rgw_frontend_extra_args', None) or [])
+        args += self.extra_frontend_args.split()
+        return ' '.join(args)
+
+    def entity(self, daemon: DaemonRecord) -> str:
+        return 'client.rgw.%s' % daemon.daemon_id
+
+    def keyring_path(self, daemon: DaemonRecord) -> str:
+        return os.path.join(self.ctx.daemon_dir(daemon.name), 'keyring')
+
+    def argv(self, spec: Any, daemon: DaemonRecord) -> List[str]:
+        return ['radosgw', '-f', '-c', self.ctx.conf, '-n', self.entity(daemon),
+                '--keyring', self.keyring_path(daemon),
+                '--rgw-data', self.ctx.daemon_dir(daemon.name)]
+
+    def config_digest(self, spec: Any, daemon: DaemonRecord) -> str:
+        # The frontend lives in the config database, not on the command line.
+        return digest([super().config_digest(spec, daemon), self.frontend(spec, daemon),
+                       certificate_text(spec) if spec.ssl else ''])
+
+    def prepare(self, spec: Any, daemon: DaemonRecord) -> None:
+        keyring = self.ctx.command(prefix='auth get-or-create', entity=self.entity(daemon),
+                                   caps=['mon', 'allow *', 'mgr', 'allow rw',
+                                         'osd', 'allow rwx tag rgw *=*'])
+        with open(self.keyring_path(daemon), 'w') as f:
+            f.write(keyring)
+        if spec.ssl:
+            self.ctx.command(prefix='config-key set', key='rgw/cert/%s' % spec.service_name(),
+                             val=certificate_text(spec))
+        self.ctx.command(prefix='config set', who=self.entity(daemon), name='rgw_frontends',
+                         value=self.frontend(spec, daemon))
+
+    def remove(self, spec: Any, daemon: DaemonRecord) -> None:
+        self.ctx.mon.mon_command({'prefix': 'config rm', 'who': self.entity(daemon),
+                                  'name': 'rgw_frontends'})
+        self.ctx.mon.mon_command({'prefix': 'auth rm', 'entity': self.entity(daemon)})
+
+    def remove_service(self, spec: Any) -> None:
+        self.ctx.mon.mon_command({'prefix': 'config-key rm',
+                                  'key': 'rgw/cert/%s' % spec.service_name()})
