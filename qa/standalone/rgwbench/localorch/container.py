@@ -27,6 +27,9 @@ def _arg_text(arg: Any) -> List[str]:
 
 class ContainerKind(DaemonKind):
     daemon_type = 'container'
+    # A container whose process ends is left ended (cephadm's units restart
+    # only on failure, and a job container ends by design).
+    restart_when_dead = False
 
     def ports(self, spec: Any, rank: int) -> List[int]:
         return [int(p) for p in (spec.ports or [])]
@@ -63,8 +66,12 @@ class ContainerKind(DaemonKind):
         folder = self.ctx.daemon_dir(daemon.name)
         script = []
         for source, target in mounts:
+            # Decided from the spec, not the disk, so the command stays the same
+            # before and after the files are written.
+            is_dir = source.strip('/') in [d.strip('/') for d in (spec.dirs or [])] or any(
+                f.startswith(source.rstrip('/') + '/') for f in (spec.files or {}))
             source = source if os.path.isabs(source) else os.path.join(folder, source)
-            if not os.path.isdir(source):
+            if not is_dir and not os.path.isdir(source):
                 script.append('mkdir -p %s && touch %s' % (
                     shlex.quote(os.path.dirname(target)), shlex.quote(target)))
             else:

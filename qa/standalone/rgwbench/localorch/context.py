@@ -74,6 +74,8 @@ class DaemonKind:
     """How the daemons of one service type are configured, started and removed."""
 
     daemon_type = ''
+    # Whether a daemon found dead is started again, as systemd would.
+    restart_when_dead = True
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx

@@ -211,7 +211,8 @@ class LocalOrchestrator(MgrModule, orchestrator.Orchestrator):
             if digest != current.config_digest or wanted.ports != current.ports:
                 self._deploy(ctx, kind, spec, wanted._replace(config_digest=digest,
                                                               wanted='running'))
-            elif current.wanted == 'running' and not self._procs().running(current.name):
+            elif (current.wanted == 'running' and kind.restart_when_dead and
+                  not self._procs().running(current.name)):
                 self._restart_dead(ctx, kind, spec, wanted)
         for daemon in existing:
             if daemon.name not in kept:
@@ -264,10 +265,11 @@ class LocalOrchestrator(MgrModule, orchestrator.Orchestrator):
         return ([('mon', 'a', host)] + [('mgr', m, host) for m in cluster['mgrs']] +
                 [('osd', str(o), host) for o in cluster['osds']])
 
-    def _daemon_status(self, name: str, wanted: str) -> Tuple[DaemonDescriptionStatus, str]:
+    def _daemon_status(self, name: str, wanted: str,
+                       restarts: bool = True) -> Tuple[DaemonDescriptionStatus, str]:
         if self._procs().running(name):
             return DaemonDescriptionStatus.running, 'running'
-        if wanted == 'stopped':
+        if wanted == 'stopped' or not restarts:
             return DaemonDescriptionStatus.stopped, 'stopped'
         return DaemonDescriptionStatus.error, 'error'
 
@@ -284,8 +286,11 @@ class LocalOrchestrator(MgrModule, orchestrator.Orchestrator):
                 status_desc=desc, last_refresh=refreshed, version=version,
                 is_active=daemon_type == 'mgr' and daemon_id == self.get_mgr_id(),
                 service_name=daemon_type, memory_usage=self._rss(name)))
+        restarts = {k.daemon_type: k.restart_when_dead
+                    for k in self._kinds(self._context()).values()}
         for daemon in self.state.daemons().values():
-            status, desc = self._daemon_status(daemon.name, daemon.wanted)
+            status, desc = self._daemon_status(daemon.name, daemon.wanted,
+                                               restarts.get(daemon.daemon_type, True))
             found.append(DaemonDescription(
                 daemon_type=daemon.daemon_type, daemon_id=daemon.daemon_id,
                 hostname=daemon.host, status=status, status_desc=desc,

@@ -1,26 +1,48 @@
 """The rgwbench mgr module: options, commands and the serve loop; work is delegated."""
 import json
+import socket
 import threading
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
+import orchestrator
 from mgr_module import HandleCommandResult, MgrModule, Option
 
-from .cli import RGWBenchCLICommand, read_command
+from .agents.certificate import self_signed_certificate
+from .agents.channel import AgentChannel
+from .agents.launchers import AgentLauncher, LocalLauncher, OrchestratorLauncher
+from .cli import RGWBenchCLICommand, read_command, write_command
+from .credentials import CredentialStore
+from .errors import InvalidInput
 from .formatting import parse_format, render
+from .loads import LoadRequest, LoadService, load_to_text
 from .orchestration import orchestrator_state
+from .rgw_daemons import rgw_daemons
 from .status import build_status, ceph_version_number, status_to_text
 
 ACTIVE_RUN_KEY = 'run/active'
 
 
-class Module(MgrModule):
+class Module(orchestrator.OrchestratorClientMixin, MgrModule):
     CLICommand = RGWBenchCLICommand
     COMMANDS: List[Any] = []
-    MODULE_OPTIONS: List[Option] = []
+    NOTIFY_TYPES: List[Any] = []
+    MODULE_OPTIONS: List[Option] = [
+        Option('agent_address', type='str', default='',
+               desc='address the agent endpoint listens on (default: the mgr\'s own)'),
+        Option('agent_port', type='int', default=0, min=0, max=65535,
+               desc='TCP port of the agent endpoint while a load runs (0: any free port)'),
+        Option('agent_image', type='str', default='',
+               desc='container image of placed agents (default: the cluster\'s '
+                    'container_image); it needs python3'),
+    ]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._stopping = threading.Event()
+        self._agent_cert: Optional[Tuple[str, str]] = None
+        self.credentials = CredentialStore(self)
+        self.loads = LoadService(self, self.credentials, self._rgw_endpoints,
+                                 self._agent_launcher, self._agent_channel, self.log)
 
     def serve(self) -> None:
         self._stopping.wait()
@@ -28,10 +50,30 @@ class Module(MgrModule):
     def shutdown(self) -> None:
         self._stopping.set()
 
+    # -- collaborators ------------------------------------------------------------
     def _active_run(self) -> Optional[Dict[str, Any]]:
         stored = self.get_store(ACTIVE_RUN_KEY)
         return json.loads(stored) if stored else None
 
+    def _rgw_endpoints(self) -> List[str]:
+        return [e.url for d in rgw_daemons(self.get('service_map')) for e in d.endpoints]
+
+    def _agent_launcher(self, placement: Optional[List[str]]) -> AgentLauncher:
+        if not placement:
+            return LocalLauncher()
+        image = str(self.get_module_option('agent_image') or
+                    self.get_ceph_option('container_image') or '')
+        return OrchestratorLauncher(self, placement, image, orchestrator.raise_if_exception)
+
+    def _agent_channel(self) -> AgentChannel:
+        if self._agent_cert is None:
+            self._agent_cert = self_signed_certificate('rgwbench-agent-endpoint')
+        cert, key = self._agent_cert
+        address = str(self.get_module_option('agent_address') or self.get_mgr_ip() or
+                      socket.gethostbyname(socket.gethostname()))
+        return AgentChannel(address, int(self.get_module_option('agent_port') or 0), cert, key)
+
+    # -- commands -----------------------------------------------------------------
     @read_command('rgwbench status')
     def _cmd_status(self, format: str = 'plain') -> HandleCommandResult:
         """Show the module version, the Ceph release, the orchestrator, RGW daemons and runs"""
@@ -39,4 +81,71 @@ class Module(MgrModule):
         status = build_status(ceph_version_number(self.version), self.release_name,
                               orchestrator_state(self), self.get('service_map'),
                               self._active_run())
+        status['active_load'] = self.loads.active()
         return HandleCommandResult(stdout=render(status, fmt, status_to_text))
+
+    @write_command('rgwbench credentials set')
+    def _cmd_credentials_set(self, inbuf: Optional[str] = None) -> HandleCommandResult:
+        """Store the S3 credentials loads use (-i file: access_key, secret_key, ca_bundle)"""
+        if not inbuf or not inbuf.strip():
+            raise InvalidInput('give the credentials with -i <file> '
+                               '(access_key, secret_key, optional ca_bundle)')
+        creds = self.credentials.set(inbuf)
+        return HandleCommandResult(stdout='credentials for access key %s stored'
+                                   % creds['access_key'])
+
+    @read_command('rgwbench credentials show')
+    def _cmd_credentials_show(self, format: str = 'plain') -> HandleCommandResult:
+        """Show which S3 credentials are stored (never the secret key)"""
+        fmt = parse_format(format)
+        info = self.credentials.describe()
+        return HandleCommandResult(stdout=render(info, fmt, lambda i: (
+            'access key %s%s' % (i['access_key'], ', with a CA bundle' if i['ca_bundle'] else '')
+            if i['configured'] else 'no credentials stored')))
+
+    @write_command('rgwbench credentials rm')
+    def _cmd_credentials_rm(self) -> HandleCommandResult:
+        """Remove the stored S3 credentials"""
+        removed = self.credentials.remove()
+        return HandleCommandResult(stdout='credentials removed' if removed
+                                   else 'no credentials were stored')
+
+    @write_command('rgwbench load')
+    def _cmd_load(self, op: str = 'put', size: str = '4KiB', concurrency: int = 16,
+                  duration: int = 30, warmup: int = 2, processes: int = 1, buckets: int = 1,
+                  placement: Optional[str] = None,
+                  endpoint: Optional[str] = None) -> HandleCommandResult:
+        """Run one workload now on agents, without changing any setting; returns its id"""
+        if duration < 1 or duration > 3600:
+            raise InvalidInput('duration must be 1 to 3600 seconds, got %d' % duration)
+        if warmup < 0 or warmup >= duration + 600:
+            raise InvalidInput('warmup must be 0 or more seconds, got %d' % warmup)
+        hosts = [h.strip() for h in placement.split(',') if h.strip()] if placement else None
+        if hosts is not None:
+            known = {h.hostname for h in orchestrator.raise_if_exception(self.get_hosts())}
+            unknown = sorted(set(hosts) - known)
+            if unknown:
+                raise InvalidInput('placement: unknown host %s (see `ceph orch host ls`)'
+                                   % ', '.join(unknown))
+        load_id = self.loads.start(LoadRequest(
+            op=op, size=size, concurrency=concurrency, processes=processes,
+            duration_s=float(duration), warmup_s=float(warmup), buckets=buckets,
+            placement=hosts, endpoint=endpoint))
+        return HandleCommandResult(stdout=load_id,
+                                   stderr='load %s started; `ceph rgwbench load show %s`'
+                                   % (load_id, load_id))
+
+    @read_command('rgwbench load show')
+    def _cmd_load_show(self, load_id: Optional[str] = None,
+                       format: str = 'plain') -> HandleCommandResult:
+        """Show a load (the latest by default): its agents, figures and state"""
+        fmt = parse_format(format)
+        return HandleCommandResult(stdout=render(self.loads.show(load_id), fmt, load_to_text))
+
+    @read_command('rgwbench load ls')
+    def _cmd_load_ls(self, format: str = 'plain') -> HandleCommandResult:
+        """List the loads kept in the module's store"""
+        fmt = parse_format(format)
+        return HandleCommandResult(stdout=render(self.loads.list(), fmt, lambda loads: '\n'.join(
+            '%s  %s  %s' % (r['load_id'], r['state'], r['endpoint']) for r in loads)
+            or 'no loads'))

@@ -1,0 +1,1 @@
+"""Load agents: the engine run on cluster hosts, controlled by the module."""

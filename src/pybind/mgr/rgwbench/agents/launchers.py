@@ -1,0 +1,173 @@
+"""Where load agents run: a process on the active mgr's host, or a container
+service that the orchestrator places on chosen hosts."""
+import base64
+import io
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tarfile
+import tempfile
+import time
+from typing import Any, Dict, List, Optional, Protocol
+
+from ..loadgen import bundle
+
+AGENT_SERVICE_ID = 'rgwbench-agent'
+AGENT_MOUNT = '/var/lib/rgwbench-agent'
+
+_BOOTSTRAP = '''\
+# rgwbench load agent: unpacks the load engine and runs it as an agent.
+import base64, io, shutil, sys, tarfile, tempfile
+ENGINE = """%s"""
+where = tempfile.mkdtemp(prefix="rgwbench-engine-")
+try:
+    with tarfile.open(fileobj=io.BytesIO(base64.b64decode(ENGINE)), mode="r:xz") as tar:
+        tar.extractall(where)
+    sys.path.insert(0, where)
+    from loadgen.agent import main
+    status = main(sys.argv[1:])
+finally:
+    shutil.rmtree(where, ignore_errors=True)
+sys.exit(status)
+'''
+
+
+def bootstrap_script() -> str:
+    """One Python file carrying the engine, for hosts that have only python3.
+
+    The engine travels as text (xz-compressed, base64) because container
+    service files are text and orchestrator specs are kept in 64 KiB values.
+    """
+    here = os.path.dirname(os.path.abspath(bundle.__file__))
+    packed = io.BytesIO()
+    with tarfile.open(fileobj=packed, mode='w:xz') as tar:
+        for name in bundle.package_files():
+            tar.add(os.path.join(here, name), arcname='loadgen/' + name)
+    return _BOOTSTRAP % base64.b64encode(packed.getvalue()).decode()
+
+
+class AgentLauncher(Protocol):
+    def agent_ids(self) -> List[str]: ...
+
+    def launch(self, config: Dict[str, str]) -> None: ...
+
+    def problem(self, agent: str) -> Optional[str]:
+        """What is known of an agent that did not report, if anything."""
+
+    def remove(self) -> None: ...
+
+
+class LocalLauncher:
+    """One agent, a process on the active mgr's host."""
+
+    def __init__(self, host: Optional[str] = None) -> None:
+        self.host = host or socket.gethostname()
+        self.folder: Optional[str] = None
+        self.proc: Optional[subprocess.Popen] = None
+
+    def agent_ids(self) -> List[str]:
+        return [self.host]
+
+    def launch(self, config: Dict[str, str]) -> None:
+        self.folder = tempfile.mkdtemp(prefix='rgwbench-agent-')
+        with open(os.path.join(self.folder, 'agent.py'), 'w') as f:
+            f.write(bootstrap_script())
+        with open(os.path.join(self.folder, 'agent.json'), 'w') as f:
+            json.dump(config, f)
+        os.chmod(os.path.join(self.folder, 'agent.json'), 0o600)
+        with open(os.path.join(self.folder, 'agent.log'), 'wb') as out:
+            self.proc = subprocess.Popen(
+                ['python3', 'agent.py', '--config', 'agent.json'], cwd=self.folder,
+                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                start_new_session=True, env=dict(os.environ, NODE_NAME=self.host))
+
+    def problem(self, agent: str) -> Optional[str]:
+        if self.proc is None or self.proc.poll() is None or self.folder is None:
+            return None
+        try:
+            with open(os.path.join(self.folder, 'agent.log'), errors='replace') as f:
+                tail = f.read().strip().splitlines()[-1:]
+        except OSError:
+            tail = []
+        return 'agent process exited with status %d%s' % (
+            self.proc.returncode, (': ' + tail[0]) if tail else '')
+
+    def remove(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(10)
+        if self.folder:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class Orchestrator(Protocol):
+    """The orchestrator calls an OrchestratorLauncher makes (OrchestratorClientMixin)."""
+
+    def apply(self, specs: List[Any], no_overwrite: bool = False) -> Any: ...
+
+    def remove_service(self, service_name: str, force: bool = False) -> Any: ...
+
+    def list_daemons(self, service_name: Optional[str] = None, daemon_type: Optional[str] = None,
+                     daemon_id: Optional[str] = None, host: Optional[str] = None,
+                     refresh: bool = False) -> Any: ...
+
+
+class OrchestratorLauncher:
+    """Agents as a custom container service on the given hosts.
+
+    The container runs python3 from the image (the cluster's Ceph image has
+    it) on the engine shipped in the spec's files.
+    """
+
+    def __init__(self, orch: Orchestrator, hosts: List[str], image: str,
+                 raise_if_exception: Any) -> None:
+        self.orch = orch
+        self.hosts = hosts
+        self.image = image
+        self.raise_if_exception = raise_if_exception
+        self.service_name = 'container.' + AGENT_SERVICE_ID
+
+    def agent_ids(self) -> List[str]:
+        return list(self.hosts)
+
+    def spec(self, config: Dict[str, str]) -> Any:
+        from ceph.deployment.service_spec import CustomContainerSpec, PlacementSpec
+        return CustomContainerSpec(
+            service_id=AGENT_SERVICE_ID, placement=PlacementSpec(hosts=self.hosts),
+            image=self.image, entrypoint='python3',
+            extra_entrypoint_args=[AGENT_MOUNT + '/agent.py',
+                                   '--config', AGENT_MOUNT + '/agent.json'],
+            args=['--net=host'], dirs=['agent'],
+            files={'agent/agent.py': bootstrap_script(),
+                   'agent/agent.json': json.dumps(config)},
+            volume_mounts={'agent': AGENT_MOUNT})
+
+    def launch(self, config: Dict[str, str]) -> None:
+        self.raise_if_exception(self.orch.apply([self.spec(config)]))
+
+    def _daemons(self) -> List[Any]:
+        return list(self.raise_if_exception(
+            self.orch.list_daemons(service_name=self.service_name, refresh=True)) or [])
+
+    def problem(self, agent: str) -> Optional[str]:
+        for daemon in self._daemons():
+            if daemon.hostname == agent and daemon.status_desc not in (None, 'running'):
+                return 'agent container on %s is %s' % (agent, daemon.status_desc)
+        return None
+
+    def remove(self, timeout: float = 60) -> None:
+        try:
+            self.raise_if_exception(self.orch.remove_service(self.service_name))
+        except Exception as e:
+            if 'Invalid service name' not in str(e):
+                raise
+        deadline = time.monotonic() + timeout
+        while self._daemons() and time.monotonic() < deadline:
+            time.sleep(1)
