@@ -133,6 +133,7 @@ class LoadService:
 
     def _run(self, record: Dict[str, Any], job: Dict[str, Any], launcher: AgentLauncher,
              creds: Dict[str, str]) -> None:
+        state, error = 'failed', None
         try:
             channel = self.make_channel()
             agent_run = AgentRun(job, launcher, ca_bundle=creds.get('ca_bundle'))
@@ -142,18 +143,18 @@ class LoadService:
             record['result'] = summary['result']
             failed = agents_failed(summary)
             if summary['result'] is None:
-                record['state'] = 'failed'
-                record['error'] = '; '.join(failed) or 'no agent reported a result'
+                error = '; '.join(failed) or 'no agent reported a result'
             else:
-                record['state'] = 'complete'
-                record['error'] = '; '.join(failed) or None
+                state, error = 'complete', '; '.join(failed) or None
         except Exception as e:
             self.log.exception('load %s failed', record['load_id'])
-            record['state'] = 'failed'
-            record['error'] = '%s: %s' % (type(e).__name__, e)
+            error = '%s: %s' % (type(e).__name__, e)
         finally:
             record['cleanup'] = self._cleanup(job)
             record['finished'] = time.time()
+            # Only now is the load over, for anyone who looks.
+            record['error'] = error
+            record['state'] = state
             self._save(record)
             with self._lock:
                 self._active = None
