@@ -18,6 +18,8 @@ READY_MARK = '.rgwbench-ready'
 # Mounted for every cluster that runs in the chroot; removed with the last one.
 SYSTEM_MOUNTS = (('proc', 'proc', '/proc'), ('sysfs', 'sysfs', '/sys'),
                  ('bind', '/dev', '/dev'), ('tmpfs', 'tmpfs', '/dev/shm'))
+# Where `ip netns` keeps named network namespaces (/var/run is a link to /run).
+NETNS_DIR = '/run/netns'
 
 
 class ChrootError(Exception):
@@ -141,6 +143,11 @@ def _is_mounted(path: str) -> bool:
 
 
 def _mount_system(root: str) -> None:
+    # The root a mount point of its own, and private: programs in the chroot
+    # that make mount namespaces (unshare, ip netns) need `/` to be a mount.
+    if not _is_mounted(root):
+        _run(['mount', '--rbind', root, root], 'mount')
+        _run(['mount', '--make-rprivate', root], 'mount')
     for fstype, source, target in SYSTEM_MOUNTS:
         where = os.path.join(root, target.lstrip('/'))
         if _is_mounted(where):
@@ -153,15 +160,47 @@ def _mount_system(root: str) -> None:
 
 
 def _unmount_all_under(root: str) -> None:
+    """Everything mounted at or under `root`, including mounts that an
+    unmount on top of them brings back into view."""
     real = os.path.realpath(root)
-    for point in sorted(_mountpoints(), key=len, reverse=True):
-        if point == real or point.startswith(real + '/'):
+    for _ in range(10):
+        points = [p for p in _mountpoints() if p == real or p.startswith(real + '/')]
+        if not points:
+            return
+        for point in sorted(set(points), key=len, reverse=True):
             subprocess.run(['umount', '-l', point], stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
 
 
-def mount_into(root: str, paths: Sequence[str]) -> None:
+def _mount_netns(root: str) -> None:
+    """The host's named network namespaces at /run/netns (and /var/run/netns).
+
+    A recursive bind brings the namespaces there now; as a slave mount it also
+    gets the ones added or deleted later, and an unmount inside the root never
+    reaches the host's own /run/netns. Unmounted with the system mounts.
+    """
+    if not os.path.isdir(NETNS_DIR):
+        return
+    where = os.path.realpath(os.path.join(root, NETNS_DIR.lstrip('/')))
+    points = set(_mountpoints())
+    if where in points:
+        # Stale if the host's /run/netns was mounted anew since: then
+        # namespaces made there are missing here.
+        missing = [n for n in os.listdir(NETNS_DIR)
+                   if os.path.join(NETNS_DIR, n) in points
+                   and os.path.join(where, n) not in points]
+        if not missing:
+            return
+        _run(['umount', '-l', where], 'umount')
+    os.makedirs(where, exist_ok=True)
+    _run(['mount', '--rbind', NETNS_DIR, where], 'mount')
+    _run(['mount', '--make-rslave', where], 'mount')
+
+
+def mount_into(root: str, paths: Sequence[str], netns: bool = False) -> None:
     _mount_system(root)
+    if netns:
+        _mount_netns(root)
     for path in paths:
         where = os.path.join(root, os.path.realpath(path).lstrip('/'))
         if _is_mounted(where):

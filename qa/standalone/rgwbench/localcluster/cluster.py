@@ -2,6 +2,9 @@
 
 Everything a cluster owns lives in its directory: ceph.conf, keyrings, daemon
 data, logs, pid files and `cluster.json`, the state that later commands read.
+One host is the machine itself on loopback; more hosts are network namespaces
+on a bridge of the cluster's own (see netns.py), with the mon, mgrs and OSDs
+on host 1's bridge address so that daemons on the other hosts reach them.
 """
 import json
 import os
@@ -16,7 +19,7 @@ import urllib.request
 import uuid
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from . import releases
+from . import netns, releases
 from .processes import ProcessTable, free_port
 
 STATE_FILE = 'cluster.json'
@@ -107,30 +110,59 @@ class LocalCluster:
         return json.loads(self.ceph(list(args) + ['-f', 'json'], timeout=timeout))
 
     # -- start ---------------------------------------------------------------
-    def start(self, release_name: str, hosts: int, osds: int, rgws: int, mgrs: int) -> None:
+    def start(self, release_name: str, hosts: Optional[int], osds: int, rgws: int,
+              mgrs: int) -> None:
+        """Create a cluster, or start a stopped one again; `hosts` None keeps its hosts."""
         release = releases.get(release_name)
-        if hosts != 1:
-            raise ClusterError('--hosts %d: only one host (loopback) is supported so far'
-                               % hosts)
+        if hosts is not None and not 1 <= hosts <= netns.MAX_HOSTS:
+            raise ClusterError('--hosts %d: choose 1 to %d hosts' % (hosts, netns.MAX_HOSTS))
         if self.exists:
             if self.state['release'] != release_name:
                 raise ClusterError('%s already holds a %s cluster; stop it and remove the '
                                    'folder, or use another --dir'
                                    % (self.dir, self.state['release']))
+            if hosts is not None and hosts != len(self.state['hosts']):
+                raise ClusterError('%s already holds a cluster of %d host(s); --hosts cannot '
+                                   'change it: destroy it first, or use another --dir'
+                                   % (self.dir, len(self.state['hosts'])))
             release.ensure_installed(self.log)
+            self._network_up()
             self._mount()
             self._start_daemons()
         else:
             release.ensure_installed(self.log)
-            self._create(release, osds, rgws, mgrs)
+            self._create(release, hosts or 1, osds, rgws, mgrs)
         self._wait_usable()
         self._ensure_test_user()
         self.log('cluster ready: %s, %s' % (release_name, self.dir))
 
     def _mount(self) -> None:
-        self.release.mount([self.dir, REPO_ROOT])
+        self.release.mount([self.dir, REPO_ROOT], netns='network' in self.state)
 
-    def _create(self, release: releases.Release, osds: int, rgws: int, mgrs: int) -> None:
+    # -- hosts ---------------------------------------------------------------------
+    @property
+    def public_addr(self) -> str:
+        """Where the mon, mgrs and OSDs listen: host 1's address."""
+        return str(self.state['hosts'][0]['addr'])
+
+    def _network_up(self) -> None:
+        if 'network' in self.state:
+            try:
+                with netns.lock():
+                    netns.up(self.state['network'], self.state['hosts'])
+            except netns.NetworkError as e:
+                raise ClusterError(str(e))
+
+    def _network_down(self) -> List[str]:
+        if 'network' not in self.state:
+            return []
+        try:
+            return netns.down(self.state['network'], self.state['hosts'])
+        except netns.NetworkError as e:
+            raise ClusterError(str(e))
+
+    def _create(self, release: releases.Release, hosts: int, osds: int, rgws: int,
+                mgrs: int) -> None:
         if os.path.exists(self.dir) and os.listdir(self.dir):
             raise ClusterError('%s exists and is not empty; use an empty or new --dir'
                                % self.dir)
@@ -151,6 +183,16 @@ class LocalCluster:
             'rgw_port': rgw_port,
             'rgws_per_host': rgws,
         }
+        if hosts > 1:
+            try:
+                with netns.lock():
+                    self.state.update(netns.plan(hosts, host))
+                    # Recorded before anything is made, so that `stop` can
+                    # remove whatever a failed start left.
+                    self._save_state()
+                    netns.up(self.state['network'], self.state['hosts'])
+            except netns.NetworkError as e:
+                raise ClusterError(str(e))
         self._save_state()
         self._write_conf()
         self._link_modules()
@@ -167,8 +209,8 @@ class LocalCluster:
         lines = [
             '[global]',
             'fsid = %s' % self.state['fsid'],
-            'mon host = v2:127.0.0.1:%d' % self.state['mon_port'],
-            'public addr = 127.0.0.1',
+            'mon host = v2:%s:%d' % (self.public_addr, self.state['mon_port']),
+            'public addr = %s' % self.public_addr,
             'auth cluster required = cephx',
             'auth service required = cephx',
             'auth client required = cephx',
@@ -247,8 +289,8 @@ class LocalCluster:
         monmap = os.path.join(d, 'monmap')
         self._run_checked(self.release.argv(
             ['monmaptool', '--create', '--clobber', '--addv', 'a',
-             '[v2:127.0.0.1:%d]' % self.state['mon_port'], '--fsid', self.state['fsid'],
-             monmap]), 'monmaptool')
+             '[v2:%s:%d]' % (self.public_addr, self.state['mon_port']),
+             '--fsid', self.state['fsid'], monmap]), 'monmaptool')
         os.makedirs(os.path.join(d, 'mon.a'), exist_ok=True)
         self._run_checked(self.release.argv(
             ['ceph-mon', '-c', self.conf, '--mkfs', '-i', 'a', '--monmap', monmap,
@@ -439,6 +481,10 @@ class LocalCluster:
         stopped = self.procs.stop(mgrs)
         stopped += self.procs.stop([n for n in names if n not in mgrs + mons])
         stopped += self.procs.stop(mons)
+        # Namespaces and the bridge go once nothing of the cluster runs on them.
+        removed = self._network_down()
+        if removed:
+            self.log('removed %s' % ', '.join(removed))
         # The repository mount may serve other clusters; it goes with the last one.
         self.release.unmount([self.dir])
         return stopped

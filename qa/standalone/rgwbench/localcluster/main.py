@@ -41,7 +41,9 @@ def _parser() -> argparse.ArgumentParser:
 
     start = with_dir(sub.add_parser('start', help='create or restart a cluster and wait for it'))
     start.add_argument('--release', default='pacific', choices=sorted(releases.RELEASES))
-    start.add_argument('--hosts', type=positive, default=1)
+    start.add_argument('--hosts', type=positive, default=None, help=(
+        'hosts (default 1, or what the cluster has): host 1 is this machine, hosts 2..N '
+        'are network namespaces on a bridge of the cluster, each with its own address'))
     start.add_argument('--osds', type=positive, default=1)
     start.add_argument('--rgws', type=positive, default=1)
     start.add_argument('--mgrs', type=positive, default=1,
@@ -52,7 +54,7 @@ def _parser() -> argparse.ArgumentParser:
     with_dir(sub.add_parser('destroy', help='stop the cluster and remove its folder'))
     with_dir(sub.add_parser('s3-endpoints', help='RGW URLs and the test user keys, as JSON'))
     with_dir(sub.add_parser('info', help='the cluster state, as JSON'))
-    for tool in ('ceph', 'radosgw-admin'):
+    for tool in ('ceph', 'radosgw-admin', 'rados'):
         p = with_dir(sub.add_parser(tool, help='run %s against the cluster' % tool))
         p.add_argument('args', nargs=argparse.REMAINDER,
                        help='arguments for %s, after --' % tool)

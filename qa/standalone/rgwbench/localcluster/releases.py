@@ -77,10 +77,15 @@ class Release:
             if proc.returncode != 0:
                 raise ReleaseError('%s failed:\n%s' % (' '.join(cmd), proc.stdout[-2000:]))
 
-    def mount(self, paths: Sequence[str]) -> None:
-        """Make host paths visible at the same place inside the release's root."""
+    def mount(self, paths: Sequence[str], netns: bool = False) -> None:
+        """Make host paths visible at the same place inside the release's root.
+
+        `netns` adds the host's named network namespaces, for
+        `nsenter --net=/run/netns/...` inside the root (`ip netns exec` and
+        `ip -n` do not work in a chroot: they need `/` to be a mount point).
+        """
         if not self.native:
-            chroot.mount_into(self.root, paths)
+            chroot.mount_into(self.root, paths, netns)
 
     def unmount(self, paths: Sequence[str]) -> None:
         if not self.native:

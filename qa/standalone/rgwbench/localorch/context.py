@@ -55,8 +55,9 @@ class Context:
 def port_free(host: Host, port: int, ip: str = '') -> bool:
     """Whether a TCP port can be bound on a host (its own address, or `ip`)."""
     if host.netns:
-        # Checked by the daemon itself when it starts in its namespace.
-        return True
+        # Checked inside the host's namespace; if that cannot be done, the
+        # daemon reports a taken port when it starts there.
+        return host.can_bind(ip or host.addr, port) is not False
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:

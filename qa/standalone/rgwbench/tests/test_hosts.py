@@ -1,0 +1,312 @@
+"""`cluster start --hosts 3`: hosts as network namespaces on a bridge of the cluster.
+
+One three-host cluster per release for the module (started in a fresh folder,
+destroyed at the end). Every check stays on loopback and on the addresses the
+cluster gave its own hosts: nothing here sends a packet anywhere else.
+"""
+import ipaddress
+import json
+import os
+import subprocess
+import urllib.request
+from typing import Any, Dict, Iterator, List, Set
+
+import pytest
+
+from conftest import RELEASES, Cluster, new_cluster_dir, one_line, processes_of
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(HERE))))
+LOADGEN = os.path.join(REPO, 'src', 'pybind', 'mgr', 'rgwbench', 'loadgen')
+PREFIX = 'rgwb'  # every link and namespace name a cluster makes starts so
+
+
+def ip_json(*args: str) -> List[Dict[str, Any]]:
+    out = subprocess.run(['ip', '-j'] + list(args), stdout=subprocess.PIPE, check=True,
+                         universal_newlines=True).stdout.strip()
+    found: List[Dict[str, Any]] = json.loads(out) if out else []
+    return found
+
+
+def in_netns(netns: str, *argv: str, timeout: float = 120) -> 'subprocess.CompletedProcess[str]':
+    return subprocess.run(['nsenter', '--net=/run/netns/%s' % netns, '--'] + list(argv),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=timeout)
+
+
+def netns_names() -> Set[str]:
+    return {ns['name'] for ns in ip_json('netns', 'list')}
+
+
+def link_names() -> Set[str]:
+    return {link['ifname'] for link in ip_json('link', 'show')}
+
+
+def network_snapshot() -> Dict[str, Any]:
+    """The machine's links, addresses, routes and namespaces, but any cluster's own."""
+    links = {link['ifname']: (link['ifindex'], sorted(
+        '%s/%s' % (a['local'], a['prefixlen']) for a in link.get('addr_info', [])))
+        for link in ip_json('addr', 'show') if not link['ifname'].startswith(PREFIX)}
+    routes = sorted(json.dumps({k: v for k, v in r.items() if k != 'expires'}, sort_keys=True)
+                    for family in ('-4', '-6')
+                    for r in ip_json(family, 'route', 'show', 'table', 'all')
+                    if not str(r.get('dev', '')).startswith(PREFIX))
+    return {'links': links, 'routes': routes,
+            'netns': sorted(n for n in netns_names() if not n.startswith(PREFIX))}
+
+
+def listening_inodes(tcp_tables: str, port: int) -> Set[str]:
+    """Socket inodes in LISTEN state on `port`, from /proc/net/tcp and tcp6 text."""
+    found = set()
+    for line in tcp_tables.splitlines():
+        fields = line.split()
+        if len(fields) < 10 or ':' not in fields[1] or fields[0] == 'sl':
+            continue
+        if int(fields[1].rsplit(':', 1)[1], 16) == port and fields[3] == '0A':
+            found.add(fields[9])
+    return found
+
+
+def socket_inodes(pid: int) -> Set[str]:
+    found = set()
+    for fd in os.listdir('/proc/%d/fd' % pid):
+        try:
+            target = os.readlink('/proc/%d/fd/%s' % (pid, fd))
+        except OSError:
+            continue
+        if target.startswith('socket:['):
+            found.add(target[len('socket:['):-1])
+    return found
+
+
+class HostsCluster(Cluster):
+    """A cluster of several hosts, and what the machine had before it started."""
+
+    def __init__(self, release: str, directory: str) -> None:
+        super().__init__(release, directory)
+        self.before = network_snapshot()
+
+    def info(self) -> Any:
+        return json.loads(self.tool('info').stdout)
+
+    def hosts(self) -> List[Dict[str, Any]]:
+        hosts: List[Dict[str, Any]] = self.info()['hosts']
+        return hosts
+
+    def rgw_daemons(self) -> List[Dict[str, Any]]:
+        daemons: List[Dict[str, Any]] = self.ceph_json('orch', 'ps', '--daemon_type', 'rgw')
+        return daemons
+
+    def pid(self, daemon: str) -> int:
+        with open(os.path.join(self.dir, 'pids', daemon + '.pid')) as f:
+            return int(f.read().split()[0])
+
+
+@pytest.fixture(scope='module', params=RELEASES)
+def hosts3(request: Any) -> Iterator[HostsCluster]:
+    if os.geteuid() != 0:
+        pytest.fail('the integration tests need root (they start a real cluster)')
+    directory = new_cluster_dir('hosts-%s' % request.param)
+    os.rmdir(directory)  # `start` wants a new or empty folder
+    c = HostsCluster(request.param, directory)
+    try:
+        c.start('--hosts', '3')
+        yield c
+    finally:
+        if os.environ.get('RGWBENCH_KEEP_CLUSTERS') != '1':
+            c.destroy()
+
+
+def get_ok(url: str) -> bytes:
+    with urllib.request.urlopen(url + '/', timeout=10) as resp:
+        assert resp.status == 200
+        body: bytes = resp.read()
+        return body
+
+
+def test_three_hosts_with_three_addresses_on_one_bridge(hosts3: HostsCluster) -> None:
+    info = hosts3.info()
+    hosts, network = info['hosts'], info['network']
+    subnet = ipaddress.IPv4Network(network['subnet'])
+    assert subnet.subnet_of(ipaddress.IPv4Network('10.77.0.0/16'))
+    addrs = [h['addr'] for h in hosts]
+    assert len(set(addrs)) == 3 and all(ipaddress.ip_address(a) in subnet for a in addrs)
+    assert len({h['name'] for h in hosts}) == 3
+    # Host 1 is the machine itself, at the bridge's address; the others are namespaces.
+    assert 'netns' not in hosts[0]
+    (bridge,) = ip_json('addr', 'show', 'dev', network['bridge'])
+    assert ['%s/%s' % (a['local'], a['prefixlen']) for a in bridge['addr_info']] == [
+        '%s/%d' % (addrs[0], subnet.prefixlen)]
+    assert {h['netns'] for h in hosts[1:]} <= netns_names()
+    for host in hosts[1:]:
+        (veth,) = ip_json('link', 'show', 'dev', host['veth'])
+        assert veth['master'] == network['bridge']
+        inside = {link['ifname']: link for link in json.loads(
+            in_netns(host['netns'], 'ip', '-j', 'addr', 'show').stdout)}
+        assert sorted(inside) == ['eth0', 'lo']
+        assert [(a['family'], a['local']) for a in inside['eth0']['addr_info']] == [
+            ('inet', host['addr'])]
+
+    listed = hosts3.ceph_json('orch', 'host', 'ls')
+    assert sorted((h['hostname'], h['addr']) for h in listed) == sorted(
+        (h['name'], h['addr']) for h in hosts)
+
+
+def test_mon_mgr_and_osds_listen_on_host_one(hosts3: HostsCluster) -> None:
+    host1 = hosts3.hosts()[0]['addr']
+    mon = hosts3.ceph_json('mon', 'dump')['mons'][0]
+    assert [a['addr'].rsplit(':', 1)[0] for a in mon['public_addrs']['addrvec']] == [host1]
+    osd = hosts3.ceph_json('osd', 'dump')['osds'][0]
+    assert osd['public_addr'].split(':')[0] == host1
+    assert hosts3.ceph_json('mgr', 'dump')['active_addr'].split(':')[0] == host1
+
+
+def test_rgw_daemons_on_three_hosts_listen_on_three_addresses(hosts3: HostsCluster) -> None:
+    hosts = hosts3.hosts()
+    daemons = hosts3.rgw_daemons()
+    assert sorted((d['hostname'], d['ip']) for d in daemons) == sorted(
+        (h['name'], h['addr']) for h in hosts)
+    assert all(d['status_desc'] == 'running' for d in daemons)
+    urls = ['http://%s:%d' % (d['ip'], d['ports'][0]) for d in daemons]
+    assert sorted(urls) == sorted(hosts3.s3()['endpoints'])
+    # S3 answers at each address, from the machine's own namespace.
+    for url in urls:
+        assert b'ListAllMyBucketsResult' in get_ok(url)
+
+
+def test_radosgw_really_listens_inside_its_namespace(hosts3: HostsCluster) -> None:
+    by_host = {d['hostname']: d for d in hosts3.rgw_daemons()}
+    for host in hosts3.hosts()[1:]:
+        daemon = by_host[host['name']]
+        pid = hosts3.pid(daemon['daemon_name'])
+        assert os.readlink('/proc/%d/ns/net' % pid) == 'net:[%d]' % os.stat(
+            '/run/netns/' + host['netns']).st_ino
+        ss = in_netns(host['netns'], 'ss', '-Hltn', 'sport = :%d' % daemon['ports'][0])
+        assert ss.returncode == 0 and 'LISTEN' in ss.stdout, ss.stderr
+        tables = in_netns(host['netns'], 'cat', '/proc/net/tcp', '/proc/net/tcp6').stdout
+        listening = listening_inodes(tables, daemon['ports'][0])
+        assert listening and listening <= socket_inodes(pid)
+
+
+def test_rgwbench_status_sees_three_hosts(hosts3: HostsCluster) -> None:
+    status = hosts3.ceph_json('rgwbench', 'status')
+    # Each radosgw reports the name of its host, as on real hosts.
+    assert sorted((d['host'], d['endpoints'][0]['url']) for d in status['rgw_daemons']) == \
+        sorted((h['name'], 'http://%s:%d' % (h['addr'], hosts3.info()['rgw_port']))
+               for h in hosts3.hosts())
+
+
+def test_s3_between_two_namespaces_crosses_the_bridge(hosts3: HostsCluster) -> None:
+    _, host2, host3 = hosts3.hosts()
+    s3 = hosts3.s3()
+    url3 = 'http://%s:%d' % (host3['addr'], hosts3.info()['rgw_port'])
+    counters = '/sys/class/net/%s/statistics/%s_bytes'
+
+    def moved(host: Dict[str, Any]) -> int:
+        total = 0
+        for way in ('rx', 'tx'):
+            with open(counters % (host['veth'], way)) as f:
+                total += int(f.read())
+        return total
+
+    before = {h['name']: moved(h) for h in (host2, host3)}
+    # The load engine as an agent on host 2, against host 3's radosgw.
+    proc = in_netns(host2['netns'], 'python3', LOADGEN, '--endpoint', url3,
+                    '--access-key', s3['access_key'], '--secret-key', s3['secret_key'],
+                    '--op', 'get', '--size', '64KiB', '--objects', '4', '--ops', '40',
+                    '--concurrency', '2', '--bucket-prefix', 'hosts-test', '--cleanup',
+                    '--no-proc-stats', '--json')
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(proc.stdout)
+    assert result['ops'] >= 40 and result['errors'] == 0
+    assert result['bytes'] >= 40 * 64 * 1024
+    # Host 2's and host 3's links both carried it.
+    for host in (host2, host3):
+        assert moved(host) - before[host['name']] >= 40 * 64 * 1024
+
+
+def test_namespaces_have_no_route_but_their_subnet(hosts3: HostsCluster) -> None:
+    info = hosts3.info()
+    subnet = info['network']['subnet']
+    for host in info['hosts'][1:]:
+        main = json.loads(in_netns(host['netns'], 'ip', '-j', '-4', 'route').stdout)
+        assert [(r['dst'], r['dev']) for r in main] == [(subnet, 'eth0')]
+        assert json.loads(in_netns(host['netns'], 'ip', '-j', '-6', 'route').stdout) == []
+        # Not even an IPv6 link-local address on the way out.
+        addrs = json.loads(in_netns(host['netns'], 'ip', '-j', '-6', 'addr', 'show',
+                                    'dev', 'eth0').stdout)
+        assert all(not link.get('addr_info') for link in addrs)
+    # On the machine, the bridge carries the cluster's subnet and nothing else.
+    on_bridge = ip_json('-4', 'route', 'show', 'dev', info['network']['bridge'])
+    assert [r['dst'] for r in on_bridge] == [subnet]
+
+
+def test_hosts_cannot_change_on_restart(hosts3: HostsCluster) -> None:
+    proc = hosts3.tool('start', '--release', hosts3.release, '--hosts', '2', check=False)
+    assert proc.returncode == 1
+    assert 'cannot change it' in one_line(proc.stderr)
+    assert len(hosts3.hosts()) == 3
+
+
+def test_too_many_hosts_is_refused(tmp_path: Any) -> None:
+    c = Cluster(RELEASES[0], str(tmp_path / 'new'))
+    proc = c.tool('start', '--release', c.release, '--hosts', '99', check=False)
+    assert proc.returncode == 1
+    assert '--hosts 99: choose 1 to 16 hosts' in one_line(proc.stderr)
+    assert not os.path.exists(c.dir)
+
+
+def test_two_multi_host_clusters_side_by_side(hosts3: HostsCluster) -> None:
+    first = hosts3.info()
+    second = HostsCluster(hosts3.release, new_cluster_dir('hosts2'))
+    os.rmdir(second.dir)
+    try:
+        second.start('--hosts', '2')
+        other = second.info()
+        assert other['network']['bridge'] != first['network']['bridge']
+        assert not ipaddress.ip_network(other['network']['subnet']).overlaps(
+            ipaddress.ip_network(first['network']['subnet']))
+        assert not {h.get('netns') for h in other['hosts'][1:]} & {
+            h.get('netns') for h in first['hosts'][1:]}
+        for url in second.s3()['endpoints']:
+            get_ok(url)
+        second.tool('stop')
+        assert processes_of(second.dir) == []
+        made = {other['network']['bridge']} | {h['veth'] for h in other['hosts'][1:]}
+        assert not made & link_names()
+        assert not {h['netns'] for h in other['hosts'][1:]} & netns_names()
+        # The first cluster keeps all of its hosts.
+        for url in hosts3.s3()['endpoints']:
+            get_ok(url)
+        assert {h['netns'] for h in first['hosts'][1:]} <= netns_names()
+    finally:
+        second.destroy()
+
+
+def test_stop_removes_the_network_and_start_makes_it_again(hosts3: HostsCluster) -> None:
+    info = hosts3.info()
+    network, hosts = info['network'], info['hosts']
+    ours_links = {network['bridge']} | {h['veth'] for h in hosts[1:]}
+    ours_netns = {h['netns'] for h in hosts[1:]}
+
+    hosts3.tool('stop')
+    assert processes_of(hosts3.dir) == []
+    assert not ours_links & link_names()
+    assert not ours_netns & netns_names()
+    with open('/proc/self/mountinfo') as f:
+        mounts = f.read()
+    assert not [n for n in ours_netns if n in mounts]  # not in a chroot either
+    subnet = ipaddress.ip_network(network['subnet'])
+    assert not [a for link in ip_json('-4', 'addr', 'show') for a in link['addr_info']
+                if ipaddress.ip_address(a['local']) in subnet]
+    # Everything else on the machine is as it was before the cluster started.
+    assert network_snapshot() == hosts3.before
+
+    hosts3.start()
+    again = hosts3.info()
+    assert again['hosts'] == hosts and again['network'] == network
+    daemons = hosts3.rgw_daemons()
+    assert sorted((d['hostname'], d['ip']) for d in daemons) == sorted(
+        (h['name'], h['addr']) for h in hosts)
+    for url in hosts3.s3()['endpoints']:
+        get_ok(url)
