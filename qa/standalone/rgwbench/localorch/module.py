@@ -238,8 +238,9 @@ class LocalOrchestrator(MgrModule, orchestrator.Orchestrator):
             with open(path, 'w') as f:
                 f.write(content)
         host = ctx.host(daemon.host)
-        procs.start(daemon.name, host.argv(kind.argv(spec, daemon)),
-                    env=kind.env(spec, daemon), cwd=folder)
+        # cephadm gives every container its host's name in NODE_NAME.
+        env = dict(kind.env(spec, daemon), NODE_NAME=host.name)
+        procs.start(daemon.name, host.argv(kind.argv(spec, daemon)), env=env, cwd=folder)
         self.state.set_daemon(daemon._replace(started=now()))
         self.log.info('deployed %s on %s', daemon.name, daemon.host)
 

@@ -8,12 +8,13 @@ import ipaddress
 import json
 import os
 import subprocess
+import time
 import urllib.request
 from typing import Any, Dict, Iterator, List, Set
 
 import pytest
 
-from conftest import RELEASES, Cluster, new_cluster_dir, one_line, processes_of
+from conftest import CLUSTER, RELEASES, Cluster, new_cluster_dir, one_line, processes_of
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(HERE))))
@@ -310,3 +311,39 @@ def test_stop_removes_the_network_and_start_makes_it_again(hosts3: HostsCluster)
         (h['name'], h['addr']) for h in hosts)
     for url in hosts3.s3()['endpoints']:
         get_ok(url)
+
+
+def test_agents_on_two_hosts_run_one_job_and_merge(hosts3: HostsCluster) -> None:
+    _, host2, host3 = hosts3.hosts()
+    s3 = hosts3.s3()
+    creds = json.dumps({'access_key': s3['access_key'], 'secret_key': s3['secret_key']})
+    proc = subprocess.run([CLUSTER, 'ceph', '--dir', hosts3.dir, '--', 'rgwbench',
+                           'credentials', 'set', '-i', '-'], input=creds,
+                          universal_newlines=True, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    try:
+        load_id = hosts3.ceph('rgwbench', 'load', '--op', 'put', '--size', '8KiB',
+                              '--concurrency', '3', '--duration', '3', '--warmup', '1',
+                              '--placement', '%s,%s' % (host2['name'], host3['name'])
+                              ).stdout.strip()
+        deadline = time.monotonic() + 240
+        record = hosts3.ceph_json('rgwbench', 'load', 'show', load_id)
+        while record['state'] == 'running':
+            assert time.monotonic() < deadline, 'load still running'
+            time.sleep(1)
+            record = hosts3.ceph_json('rgwbench', 'load', 'show', load_id)
+    finally:
+        hosts3.ceph('rgwbench', 'credentials', 'rm')
+    assert record['state'] == 'complete', record['error']
+    assert record['agents'] == {host2['name']: {'state': 'done', 'error': None},
+                                host3['name']: {'state': 'done', 'error': None}}
+    merged = record['result']
+    # Two agents of concurrency 3, one start, their counts added.
+    assert merged['concurrency'] == 6
+    assert merged['ops'] > 0 and merged['errors'] == 0
+    assert merged['bytes'] == merged['ops'] * 8192
+    # Both agents are on this one machine: its radosgw figures counted once.
+    assert len(merged['hosts']) == 1
+    assert hosts3.ceph('orch', 'ls', '--service_type', 'container').stdout.strip() in (
+        '', 'No services reported')
