@@ -189,7 +189,14 @@ def check_prefilled(job: Job) -> None:
                                  "with the same --objects/--size/--bucket-prefix/"
                                  "--key-prefix as the run that wrote them)" % (bucket, key))
             if status != 200:
-                raise EndpointError("checking %s/%s: HTTP %d" % (bucket, key, status))
+                hint = ""
+                if status in (400, 403):
+                    # a HEAD answer has no body: S3's error code is not there
+                    hint = ("; is --sse-c-key the key they were written with?"
+                            if job.sse().mode == "sse-c" else
+                            "; objects written with SSE-C need the same --sse-c-key")
+                raise EndpointError("checking %s/%s: HTTP %d %s%s"
+                                    % (bucket, key, status, resp.reason, hint))
     finally:
         client.close()
 
