@@ -70,12 +70,14 @@ def compact(record: Dict[str, Any], limit: int = MAX_STORED) -> Dict[str, Any]:
 class LoadService:
     def __init__(self, store: Store, credentials: CredentialStore,
                  endpoints: Callable[[], List[str]],
+                 rgw_pids: Callable[[], Dict[str, List[int]]],
                  make_launcher: Callable[[Optional[List[str]]], AgentLauncher],
                  make_channel: Callable[[], AgentChannel],
                  log: Any) -> None:
         self.store = store
         self.credentials = credentials
         self.endpoints = endpoints
+        self.rgw_pids = rgw_pids
         self.make_launcher = make_launcher
         self.make_channel = make_channel
         self.log = log
@@ -136,7 +138,8 @@ class LoadService:
         state, error = 'failed', None
         try:
             channel = self.make_channel()
-            agent_run = AgentRun(job, launcher, ca_bundle=creds.get('ca_bundle'))
+            agent_run = AgentRun(job, launcher, ca_bundle=creds.get('ca_bundle'),
+                                 rgw_pids=self.rgw_pids())
             self._agent_run = agent_run
             summary = agent_run.run(channel)
             record['agents'] = summary['agents']

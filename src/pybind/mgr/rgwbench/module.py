@@ -41,7 +41,7 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
         self._stopping = threading.Event()
         self._agent_cert: Optional[Tuple[str, str]] = None
         self.credentials = CredentialStore(self)
-        self.loads = LoadService(self, self.credentials, self._rgw_endpoints,
+        self.loads = LoadService(self, self.credentials, self._rgw_endpoints, self._rgw_pids,
                                  self._agent_launcher, self._agent_channel, self.log)
 
     def serve(self) -> None:
@@ -57,6 +57,13 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
 
     def _rgw_endpoints(self) -> List[str]:
         return [e.url for d in rgw_daemons(self.get('service_map')) for e in d.endpoints]
+
+    def _rgw_pids(self) -> Dict[str, List[int]]:
+        pids: Dict[str, List[int]] = {}
+        for daemon in rgw_daemons(self.get('service_map')):
+            if daemon.pid is not None:
+                pids.setdefault(daemon.host, []).append(daemon.pid)
+        return pids
 
     def _agent_launcher(self, placement: Optional[List[str]]) -> AgentLauncher:
         if not placement:

@@ -28,9 +28,10 @@ class RGWDaemon(NamedTuple):
     version: Optional[str]
     frontends: List[str]
     endpoints: List[Endpoint]
+    pid: Optional[int] = None
 
     def to_dict(self) -> Dict[str, Any]:
-        return {'name': self.name, 'host': self.host, 'zone': self.zone,
+        return {'name': self.name, 'host': self.host, 'zone': self.zone, 'pid': self.pid,
                 'ceph_version': self.version, 'frontends': self.frontends,
                 'endpoints': [e.to_dict() for e in self.endpoints]}
 
@@ -111,7 +112,9 @@ def rgw_daemons(service_map: Dict[str, Any]) -> List[RGWDaemon]:
         endpoints = [e for f in frontends for e in parse_frontend(f, ip)]
         # Since Pacific the map is keyed by gid; the daemon's name is in `id`.
         name = meta.get('id') or key
+        pid = meta.get('pid')
         found.append(RGWDaemon(name=name, host=meta.get('hostname', ''),
                                zone=meta.get('zone_name'), version=meta.get('ceph_version'),
-                               frontends=frontends, endpoints=endpoints))
+                               frontends=frontends, endpoints=endpoints,
+                               pid=int(pid) if str(pid or '').isdigit() else None))
     return sorted(found, key=lambda d: (d.host, d.name))

@@ -22,12 +22,16 @@ class AgentRun:
     """Implements the channel's session for one workload."""
 
     def __init__(self, job: Dict[str, Any], launcher: AgentLauncher,
-                 ca_bundle: Optional[str] = None, ready_timeout_s: float = 180.0,
+                 ca_bundle: Optional[str] = None,
+                 rgw_pids: Optional[Dict[str, List[int]]] = None,
+                 ready_timeout_s: float = 180.0,
                  start_delay_s: float = 2.0, result_grace_s: float = 60.0,
                  check_every_s: float = 3.0,
                  clock: Callable[[], float] = time.time) -> None:
         self.job = job
         self.ca_bundle = ca_bundle
+        # Per host, the cluster's radosgw pids: what an agent there counts.
+        self.rgw_pids = rgw_pids or {}
         self.launcher = launcher
         self.secret = secrets.token_urlsafe(32)
         self.ready_timeout_s = ready_timeout_s
@@ -52,6 +56,7 @@ class AgentRun:
         # Each agent its own key space in the shared buckets.
         job['key_prefix'] = '%s%s/' % (self.job.get('key_prefix', 'rgwbench/'), agent)
         job['cleanup'] = False
+        job['proc_pids'] = {'radosgw': list(self.rgw_pids.get(agent, []))}
         return {'job': job, 'start_timeout_s': self.ready_timeout_s,
                 'ca_bundle_pem': self.ca_bundle}
 

@@ -11,7 +11,7 @@ until its last sample.
 
 import os
 import time
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 DEFAULT_NAMES = ("radosgw", "haproxy")
 
@@ -77,8 +77,14 @@ class ProcSampler:
     """Samples named processes over a measured window."""
 
     def __init__(self, names: Sequence[str] = DEFAULT_NAMES, root: str = "/proc",
-                 clock_ticks: Optional[int] = None) -> None:
+                 clock_ticks: Optional[int] = None,
+                 only: Optional[Mapping[str, Sequence[int]]] = None) -> None:
         self.names = tuple(names)
+        # Per name, the pids of the cluster under test: other processes of
+        # that name on this host (another cluster's) are left out. A name
+        # none of whose pids is found falls back to every process so named.
+        self.only = {name: set(pids) for name, pids in (only or {}).items() if pids}
+        self.by_name_only: List[str] = []
         self.root = root
         self.hz = clock_ticks or os.sysconf("SC_CLK_TCK")
         self._start_wall = 0.0
@@ -93,6 +99,13 @@ class ProcSampler:
     def _scan(self) -> Dict[int, Tuple[str, int]]:
         out: Dict[int, Tuple[str, int]] = {}
         for name, pids in find_pids(self.names, self.root).items():
+            wanted = self.only.get(name)
+            if wanted is not None:
+                chosen = [p for p in pids if p in wanted]
+                if chosen:
+                    pids = chosen
+                elif name not in self.by_name_only:
+                    self.by_name_only.append(name)
             for pid in pids:
                 ticks = cpu_ticks(pid, self.root)
                 if ticks is not None:
@@ -158,6 +171,9 @@ class ProcSampler:
                 "rss_mib": round(sum(samples) / len(samples), 2),
                 "rss_mib_max": round(max(samples), 2),
                 "window_s": round(wall, 3),
+                # "pids": only the given processes; "name": every one so named.
+                "counted_by": ("pids" if name in self.only and name not in self.by_name_only
+                               else "name"),
                 "processes": {str(p): self._one(p, wall) for p in pids},
             }
         self._started = False

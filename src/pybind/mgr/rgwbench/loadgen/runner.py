@@ -640,7 +640,7 @@ def run_load(job: Job, progress: Optional[IO[str]] = None) -> Dict[str, Any]:
         start_at = time.time() + 0.2 + 0.1 * job.processes
     late = max(0.0, time.time() - start_at)
     schedule = Schedule(start_at, job.warmup_s, job.duration_s)
-    sampler = ProcSampler(job.proc_names) if job.proc_stats else None
+    sampler = ProcSampler(job.proc_names, only=job.proc_pids) if job.proc_stats else None
     reporter = Reporter(job, schedule, progress, sampler)
     partials: List[Dict[str, Any]] = []
     if job.processes == 1:

@@ -210,6 +210,8 @@ class Job:
     run_tag: str = ""
     proc_stats: bool = True
     proc_names: Sequence[str] = ("radosgw", "haproxy")
+    # Per process name, the pids to count (the cluster's own daemons).
+    proc_pids: Dict[str, List[int]] = field(default_factory=dict)
     host_label: str = ""
 
     # -- (de)serialisation ----------------------------------------------

@@ -67,6 +67,29 @@ def test_proc_sampler_on_a_fake_proc_tree(tmp_path: Any) -> None:
     assert "bash" not in out
 
 
+def test_proc_sampler_counts_only_the_given_pids(tmp_path: Any) -> None:
+    root = str(tmp_path)
+    _fake_proc(root, 10, "radosgw", 100, 0, 100 * 1024)   # this cluster's
+    _fake_proc(root, 11, "radosgw", 100, 0, 300 * 1024)   # another cluster's
+    _fake_proc(root, 20, "haproxy", 10, 0, 10 * 1024)
+    sampler = proc.ProcSampler(("radosgw", "haproxy"), root=root, clock_ticks=100,
+                               only={"radosgw": [10, 99]})
+    sampler.start(now=0.0)
+    _fake_proc(root, 10, "radosgw", 200, 0, 100 * 1024)
+    _fake_proc(root, 11, "radosgw", 900, 0, 300 * 1024)
+    out = sampler.stop(now=1.0)
+    assert out["radosgw"]["pids"] == [10] and out["radosgw"]["counted_by"] == "pids"
+    assert out["radosgw"]["cpu_cores"] == pytest.approx(1.0)
+    assert out["radosgw"]["rss_mib"] == pytest.approx(100.0)
+    assert out["haproxy"]["counted_by"] == "name"
+    # None of the given pids alive (another pid namespace): every radosgw counts.
+    fallback = proc.ProcSampler(("radosgw",), root=root, clock_ticks=100,
+                                only={"radosgw": [7]})
+    fallback.start(now=0.0)
+    out = fallback.stop(now=1.0)
+    assert out["radosgw"]["pids"] == [10, 11] and out["radosgw"]["counted_by"] == "name"
+
+
 def test_proc_reads_this_process() -> None:
     pid = os.getpid()
     ticks = proc.cpu_ticks(pid)

@@ -59,7 +59,7 @@ def service(store: MemoryStore, endpoints: List[str],
         if gate is not None:
             gate.wait(10)
         raise RuntimeError('no channel in this test')
-    return LoadService(store, CredentialStore(store), lambda: endpoints,
+    return LoadService(store, CredentialStore(store), lambda: endpoints, lambda: {},
                        lambda placement: BlockingLauncher(), no_channel, Log())
 
 
