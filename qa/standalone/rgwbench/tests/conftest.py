@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from typing import Any, Iterator, List, Optional
 
 import pytest
@@ -44,6 +45,24 @@ class Cluster:
 
     def s3(self) -> Any:
         return json.loads(self.tool('s3-endpoints').stdout)
+
+    def wait_rgw_registered(self, timeout: float = 120) -> None:
+        """Until every RGW daemon the orchestrator runs is in the service map.
+
+        A restarted radosgw answers S3 a moment before it is back in the map.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            running = {d['daemon_id']
+                       for d in self.ceph_json('orch', 'ps', '--daemon_type', 'rgw')
+                       if d.get('status_desc') == 'running'}
+            listed = {d['name'] for d in self.ceph_json('rgwbench', 'status')['rgw_daemons']}
+            if running and running == listed:
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError('RGW daemons %s, in the service map %s'
+                                     % (sorted(running), sorted(listed)))
+            time.sleep(1)
 
     def start(self, *extra: str) -> 'subprocess.CompletedProcess[str]':
         return self.tool('start', '--release', self.release, *extra)

@@ -311,6 +311,7 @@ def restart_rgw(cluster: Cluster) -> None:
     wait_for('rgw.default to restart', restarted)
     url = cluster.s3()['url']
     wait_for('%s to answer S3 again' % url, lambda: answers(url))
+    cluster.wait_rgw_registered()
 
 
 def client_rgw_options(cluster: Cluster) -> Dict[str, str]:

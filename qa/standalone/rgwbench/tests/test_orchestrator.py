@@ -140,6 +140,7 @@ def restore_rgw(cluster: Cluster) -> Iterator[Dict[str, Any]]:
     yield original
     apply(cluster, original)
     wait_for('plain HTTP S3 back', lambda: answers(url))
+    cluster.wait_rgw_registered()
 
 
 def test_rgw_tls_through_the_orchestrator(cluster: Cluster, pki: Dict[str, str],
@@ -206,6 +207,7 @@ def test_ingress_terminates_tls_in_front_of_plain_rgw(cluster: Cluster,
         for name in names:
             cluster.ceph('orch', 'daemon', 'start', name)
         wait_for('ingress back with RGW', lambda: answers(ingress, pki['good_cert']))
+        cluster.wait_rgw_registered()
     finally:
         cluster.ceph('orch', 'rm', 'ingress.rgw.default')
     wait_for('HAProxy gone', lambda: orch_ps(cluster, daemon_type='haproxy') == [])
@@ -363,3 +365,4 @@ def test_service_restart_restarts_every_daemon(cluster: Cluster) -> None:
     assert set(after) == set(before)
     assert all(after[n] != before[n] for n in before)
     wait_for('S3 after the restart', lambda: answers(cluster.s3()['url']))
+    cluster.wait_rgw_registered()

@@ -12,6 +12,7 @@ def test_module_is_enabled(cluster: Cluster) -> None:
 
 
 def test_status_json_matches_the_cluster(cluster: Cluster) -> None:
+    cluster.wait_rgw_registered()
     status = cluster.ceph_json('rgwbench', 'status')
     versions = cluster.ceph_json('versions')
     (running,) = versions['overall']
