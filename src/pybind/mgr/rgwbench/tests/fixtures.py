@@ -1,5 +1,5 @@
 """Data as real clusters report it, for tests."""
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 
 def rgw_service_map(**frontends: str) -> Dict[str, Any]:
@@ -19,3 +19,22 @@ def rgw_service_map(**frontends: str) -> Dict[str, Any]:
         'mgr': {'daemons': {'summary': '', 'x': {'gid': 0, 'metadata': {}}}},
         'rgw': {'daemons': daemons},
     }}
+
+
+class MemoryStore:
+    """The module's key/value store (get_store, set_store, get_store_prefix) in memory."""
+
+    def __init__(self) -> None:
+        self.data: Dict[str, str] = {}
+
+    def get_store(self, key: str, default: Optional[str] = None) -> Optional[str]:
+        return self.data.get(key, default)
+
+    def set_store(self, key: str, val: Optional[str]) -> None:
+        if val is None:
+            self.data.pop(key, None)
+        else:
+            self.data[key] = val
+
+    def get_store_prefix(self, key_prefix: str) -> Dict[str, str]:
+        return {k: v for k, v in self.data.items() if k.startswith(key_prefix)}

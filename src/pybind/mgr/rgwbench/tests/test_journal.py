@@ -1,26 +1,10 @@
 import json
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
 
 import pytest
+from fixtures import MemoryStore
 
 from rgwbench.journal import MADE, RECORDED, UNDO_FAILED, UNDONE, Journal, JournalError, Step
-
-
-class MemoryStore:
-    def __init__(self) -> None:
-        self.data: Dict[str, str] = {}
-
-    def get_store(self, key: str, default: Optional[str] = None) -> Optional[str]:
-        return self.data.get(key, default)
-
-    def set_store(self, key: str, val: Optional[str]) -> None:
-        if val is None:
-            self.data.pop(key, None)
-        else:
-            self.data[key] = val
-
-    def get_store_prefix(self, key_prefix: str) -> Dict[str, str]:
-        return {k: v for k, v in self.data.items() if k.startswith(key_prefix)}
 
 
 class FakeConfig:

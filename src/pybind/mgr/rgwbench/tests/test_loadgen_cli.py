@@ -4,26 +4,15 @@ import os
 import socket
 import subprocess
 import sys
-import types
 from typing import Any, Iterator, List
 
 import pytest
 
+from rgwbench.loadgen import bundle
+from rgwbench.loadgen.histogram import Histogram
+from rgwbench.loadgen.s3stub import StubS3
+
 _HERE = os.path.dirname(os.path.abspath(__file__))
-_MGR = os.path.dirname(os.path.dirname(_HERE))
-if _MGR not in sys.path:
-    sys.path.insert(0, _MGR)
-try:
-    import rgwbench.loadgen  # noqa: F401
-except ImportError:  # rgwbench/__init__ needs Ceph's mgr_module; the engine does not
-    _pkg = types.ModuleType("rgwbench")
-    _pkg.__path__ = [os.path.dirname(_HERE)]
-    sys.modules["rgwbench"] = _pkg
-
-from rgwbench.loadgen import bundle  # noqa: E402
-from rgwbench.loadgen.histogram import Histogram  # noqa: E402
-from rgwbench.loadgen.s3stub import StubS3  # noqa: E402
-
 LOADGEN = os.path.join(os.path.dirname(_HERE), "loadgen")
 
 

@@ -1,26 +1,13 @@
 """Log-linear latency histogram of the load engine."""
 import json
 import math
-import os
 import random
-import sys
-import types
 from typing import Callable, List
 
 import pytest
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
-_MGR = os.path.dirname(os.path.dirname(_HERE))
-if _MGR not in sys.path:
-    sys.path.insert(0, _MGR)
-try:
-    import rgwbench.loadgen  # noqa: F401
-except ImportError:  # rgwbench/__init__ needs Ceph's mgr_module; the engine does not
-    _pkg = types.ModuleType("rgwbench")
-    _pkg.__path__ = [os.path.dirname(_HERE)]
-    sys.modules["rgwbench"] = _pkg
 
-from rgwbench.loadgen.histogram import (  # noqa: E402
+from rgwbench.loadgen.histogram import (
     RELATIVE_ERROR, Histogram, bucket_bounds, bucket_index, merged)
 
 QUANTILES = [0.1, 1, 10, 25, 50, 75, 90, 95, 99, 99.5, 99.9, 99.99, 100]

@@ -1,28 +1,15 @@
 """Raw-socket HTTP/1.1 client of the load engine, against scripted servers."""
-import os
 import socket
-import sys
 import threading
 import time
-import types
 from typing import Callable, List, Optional
 
 import pytest
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
-_MGR = os.path.dirname(os.path.dirname(_HERE))
-if _MGR not in sys.path:
-    sys.path.insert(0, _MGR)
-try:
-    import rgwbench.loadgen  # noqa: F401
-except ImportError:  # rgwbench/__init__ needs Ceph's mgr_module; the engine does not
-    _pkg = types.ModuleType("rgwbench")
-    _pkg.__path__ = [os.path.dirname(_HERE)]
-    sys.modules["rgwbench"] = _pkg
 
-from rgwbench.loadgen.errors import ProtocolError  # noqa: E402
-from rgwbench.loadgen.http import Connection, ConnectionClosed  # noqa: E402
-from rgwbench.loadgen.payload import Pattern  # noqa: E402
+from rgwbench.loadgen.errors import ProtocolError
+from rgwbench.loadgen.http import Connection, ConnectionClosed
+from rgwbench.loadgen.payload import Pattern
 
 Script = Callable[[socket.socket, int], bool]
 

@@ -4,29 +4,18 @@ import os
 import subprocess
 import sys
 import tracemalloc
-import types
 from typing import Iterator, List
 
 import pytest
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
-_MGR = os.path.dirname(os.path.dirname(_HERE))
-if _MGR not in sys.path:
-    sys.path.insert(0, _MGR)
-try:
-    import rgwbench.loadgen  # noqa: F401
-except ImportError:  # rgwbench/__init__ needs Ceph's mgr_module; the engine does not
-    _pkg = types.ModuleType("rgwbench")
-    _pkg.__path__ = [os.path.dirname(_HERE)]
-    sys.modules["rgwbench"] = _pkg
-
-from rgwbench.loadgen.payload import Pattern  # noqa: E402
-from rgwbench.loadgen.s3 import Endpoint, S3Client  # noqa: E402
-from rgwbench.loadgen.s3stub import StubS3  # noqa: E402
-from rgwbench.loadgen.sigv4 import Signer  # noqa: E402
+from rgwbench.loadgen.payload import Pattern
+from rgwbench.loadgen.s3 import Endpoint, S3Client
+from rgwbench.loadgen.s3stub import StubS3
+from rgwbench.loadgen.sigv4 import Signer
 
 MIB = 1 << 20
 SIZE = 256 * MIB
+_HERE = os.path.dirname(os.path.abspath(__file__))
 LOADGEN = os.path.join(os.path.dirname(_HERE), "loadgen")
 
 

@@ -1,26 +1,13 @@
 """Set-up checks of the load engine: what --no-prefill says when objects are unreadable."""
-import os
-import sys
-import types
 from typing import Any, List
 
 import pytest
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
-_MGR = os.path.dirname(os.path.dirname(_HERE))
-if _MGR not in sys.path:
-    sys.path.insert(0, _MGR)
-try:
-    import rgwbench.loadgen  # noqa: F401
-except ImportError:  # rgwbench/__init__ needs Ceph's mgr_module; the engine does not
-    _pkg = types.ModuleType("rgwbench")
-    _pkg.__path__ = [os.path.dirname(_HERE)]
-    sys.modules["rgwbench"] = _pkg
 
-from rgwbench.loadgen import prepare  # noqa: E402
-from rgwbench.loadgen.errors import EndpointError, UsageError  # noqa: E402
-from rgwbench.loadgen.http import Response  # noqa: E402
-from rgwbench.loadgen.workload import Job  # noqa: E402
+from rgwbench.loadgen import prepare
+from rgwbench.loadgen.errors import EndpointError, UsageError
+from rgwbench.loadgen.http import Response
+from rgwbench.loadgen.workload import Job
 
 
 class _HeadOnly:

@@ -2,26 +2,14 @@
 import json
 import os
 import random
-import sys
-import types
 from typing import Any, Dict, List
 
 import pytest
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
-_MGR = os.path.dirname(os.path.dirname(_HERE))
-if _MGR not in sys.path:
-    sys.path.insert(0, _MGR)
-try:
-    import rgwbench.loadgen  # noqa: F401
-except ImportError:  # rgwbench/__init__ needs Ceph's mgr_module; the engine does not
-    _pkg = types.ModuleType("rgwbench")
-    _pkg.__path__ = [os.path.dirname(_HERE)]
-    sys.modules["rgwbench"] = _pkg
 
-from rgwbench.loadgen import proc  # noqa: E402
-from rgwbench.loadgen.histogram import Histogram  # noqa: E402
-from rgwbench.loadgen.result import OpStats, Series, finalize, merge_results  # noqa: E402
+from rgwbench.loadgen import proc
+from rgwbench.loadgen.histogram import Histogram
+from rgwbench.loadgen.result import OpStats, Series, finalize, merge_results
 
 
 def _fake_proc(root: str, pid: int, comm: str, utime: int, stime: int, rss_kib: int) -> None:

@@ -5,30 +5,18 @@ import shutil
 import socket
 import ssl
 import subprocess
-import sys
 import threading
 import time
-import types
 from typing import Any, Dict, Iterator, Optional, Tuple
 
 import pytest
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
-_MGR = os.path.dirname(os.path.dirname(_HERE))
-if _MGR not in sys.path:
-    sys.path.insert(0, _MGR)
-try:
-    import rgwbench.loadgen  # noqa: F401
-except ImportError:  # rgwbench/__init__ needs Ceph's mgr_module; the engine does not
-    _pkg = types.ModuleType("rgwbench")
-    _pkg.__path__ = [os.path.dirname(_HERE)]
-    sys.modules["rgwbench"] = _pkg
 
-from rgwbench.loadgen import api  # noqa: E402
-from rgwbench.loadgen.errors import EndpointError  # noqa: E402
-from rgwbench.loadgen.histogram import Histogram, bucket_bounds  # noqa: E402
-from rgwbench.loadgen.s3stub import StubS3  # noqa: E402
-from rgwbench.loadgen.workload import Job  # noqa: E402
+from rgwbench.loadgen import api
+from rgwbench.loadgen.errors import EndpointError
+from rgwbench.loadgen.histogram import Histogram, bucket_bounds
+from rgwbench.loadgen.s3stub import StubS3
+from rgwbench.loadgen.workload import Job
 
 MS = 1000000
 

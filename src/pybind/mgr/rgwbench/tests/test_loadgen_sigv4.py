@@ -1,30 +1,16 @@
 """SigV4 signer of the load engine, checked against botocore."""
 import datetime
-import os
 import socket
-import sys
 import threading
-import types
 from typing import Any, Dict, List, Tuple
 from unittest import mock
 
 import pytest
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
-_MGR = os.path.dirname(os.path.dirname(_HERE))
-if _MGR not in sys.path:
-    sys.path.insert(0, _MGR)
-try:
-    import rgwbench.loadgen  # noqa: F401
-except ImportError:  # rgwbench/__init__ needs Ceph's mgr_module; the engine does not
-    _pkg = types.ModuleType("rgwbench")
-    _pkg.__path__ = [os.path.dirname(_HERE)]
-    sys.modules["rgwbench"] = _pkg
-
-from rgwbench.loadgen import sigv4  # noqa: E402
-from rgwbench.loadgen.payload import Pattern  # noqa: E402
-from rgwbench.loadgen.s3 import Endpoint, S3Client  # noqa: E402
-from rgwbench.loadgen.sse import SSE  # noqa: E402
+from rgwbench.loadgen import sigv4
+from rgwbench.loadgen.payload import Pattern
+from rgwbench.loadgen.s3 import Endpoint, S3Client
+from rgwbench.loadgen.sse import SSE
 
 botocore = pytest.importorskip("botocore")
 from botocore.auth import S3SigV4Auth  # noqa: E402

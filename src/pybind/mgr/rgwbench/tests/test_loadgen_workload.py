@@ -2,30 +2,17 @@
 import base64
 import hashlib
 import json
-import os
 import random
-import sys
-import types
 from collections import Counter
 from typing import Dict
 
 import pytest
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
-_MGR = os.path.dirname(os.path.dirname(_HERE))
-if _MGR not in sys.path:
-    sys.path.insert(0, _MGR)
-try:
-    import rgwbench.loadgen  # noqa: F401
-except ImportError:  # rgwbench/__init__ needs Ceph's mgr_module; the engine does not
-    _pkg = types.ModuleType("rgwbench")
-    _pkg.__path__ = [os.path.dirname(_HERE)]
-    sys.modules["rgwbench"] = _pkg
 
-from rgwbench.loadgen.errors import UsageError  # noqa: E402
-from rgwbench.loadgen.payload import Pattern, Verifier  # noqa: E402
-from rgwbench.loadgen.sse import SSE, parse_customer_key  # noqa: E402
-from rgwbench.loadgen.workload import (  # noqa: E402
+from rgwbench.loadgen.errors import UsageError
+from rgwbench.loadgen.payload import Pattern, Verifier
+from rgwbench.loadgen.sse import SSE, parse_customer_key
+from rgwbench.loadgen.workload import (
     Job, OpChooser, SizeSpec, format_size, parse_mix, parse_size)
 
 

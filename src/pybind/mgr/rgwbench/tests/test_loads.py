@@ -3,27 +3,11 @@ import threading
 from typing import Any, Dict, List, Optional
 
 import pytest
+from fixtures import MemoryStore
 
 from rgwbench.credentials import CredentialStore, parse_credentials
 from rgwbench.errors import Busy, InvalidInput, NotFound
 from rgwbench.loads import LoadRequest, LoadService, compact, load_to_text
-
-
-class MemoryStore:
-    def __init__(self) -> None:
-        self.data: Dict[str, str] = {}
-
-    def get_store(self, key: str, default: Optional[str] = None) -> Optional[str]:
-        return self.data.get(key, default)
-
-    def set_store(self, key: str, val: Optional[str]) -> None:
-        if val is None:
-            self.data.pop(key, None)
-        else:
-            self.data[key] = val
-
-    def get_store_prefix(self, key_prefix: str) -> Dict[str, str]:
-        return {k: v for k, v in self.data.items() if k.startswith(key_prefix)}
 
 
 class Log:
