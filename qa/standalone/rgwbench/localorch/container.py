@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Tuple
 
 import orchestrator
 
-from .context import DaemonKind, port_free
+from .context import DaemonKind
 from .hosts import Host
 from .state import DaemonRecord
 
@@ -39,12 +39,7 @@ class ContainerKind(DaemonKind):
             raise orchestrator.OrchestratorValidationError(
                 '%s: this orchestrator runs the entrypoint as a process; set entrypoint'
                 % spec.service_name())
-        own = {(d.host, p) for d in self.ctx.daemons_of(spec.service_name()) for p in d.ports}
-        for host, rank in placed:
-            for port in self.ports(spec, rank):
-                if (host.name, port) not in own and not port_free(host, port):
-                    raise orchestrator.OrchestratorValidationError(
-                        'port %d on host %s is already in use' % (port, host.name))
+        self.check_ports(spec, placed)
 
     def files(self, spec: Any, daemon: DaemonRecord) -> Dict[str, str]:
         found = {}

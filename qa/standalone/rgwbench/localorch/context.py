@@ -87,6 +87,15 @@ class DaemonKind:
     def ports(self, spec: Any, rank: int) -> List[int]:
         return []
 
+    def check_ports(self, spec: Any, placed: List[Tuple[Host, int]]) -> None:
+        """Refuse ports taken on their hosts, except by this service's own daemons."""
+        own = {(d.host, p) for d in self.ctx.daemons_of(spec.service_name()) for p in d.ports}
+        for host, rank in placed:
+            for port in self.ports(spec, rank):
+                if (host.name, port) not in own and not port_free(host, port):
+                    raise orchestrator.OrchestratorValidationError(
+                        'port %d on host %s is already in use' % (port, host.name))
+
     def files(self, spec: Any, daemon: DaemonRecord) -> Dict[str, str]:
         """Files written into the daemon's folder before it starts."""
         return {}

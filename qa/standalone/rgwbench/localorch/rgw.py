@@ -6,7 +6,7 @@ from typing import Any, List, Tuple
 
 import orchestrator
 
-from .context import DaemonKind, digest, port_free
+from .context import DaemonKind, digest
 from .hosts import Host
 from .state import DaemonRecord
 
@@ -50,12 +50,7 @@ class RGWKind(DaemonKind):
                     '%s: ssl is set but rgw_frontend_ssl_certificate is empty'
                     % spec.service_name())
             check_pem(certificate_text(spec), 'rgw_frontend_ssl_certificate')
-        own = {(d.host, p) for d in self.ctx.daemons_of(spec.service_name()) for p in d.ports}
-        for host, rank in placed:
-            for port in self.ports(spec, rank):
-                if (host.name, port) not in own and not port_free(host, port):
-                    raise orchestrator.OrchestratorValidationError(
-                        'port %d on host %s is already in use' % (port, host.name))
+        self.check_ports(spec, placed)
 
     def frontend(self, spec: Any, daemon: DaemonRecord) -> str:
         port = daemon.ports[0]
