@@ -200,7 +200,7 @@ class Bench:
 
     def engine_argv(self, op: str, size: str, concurrency: int, extra: List[str]) -> List[str]:
         return [sys.executable, LOADGEN, "--endpoint", self.endpoint,
-                "--access-key", self.access, "--secret-key", self.secret,
+                "--access-key=" + self.access, "--secret-key=" + self.secret,
                 "--op", op, "--size", size, "--concurrency", str(concurrency),
                 "--bucket-prefix", self.bucket_prefix(op, size), "--key-prefix", KEY_PREFIX,
                 "--no-proc-stats", "--json"] + extra

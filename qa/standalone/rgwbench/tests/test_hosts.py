@@ -213,7 +213,7 @@ def test_s3_between_two_namespaces_crosses_the_bridge(hosts3: HostsCluster) -> N
     before = {h['name']: moved(h) for h in (host2, host3)}
     # The load engine as an agent on host 2, against host 3's radosgw.
     proc = in_netns(host2['netns'], 'python3', LOADGEN, '--endpoint', url3,
-                    '--access-key', s3['access_key'], '--secret-key', s3['secret_key'],
+                    '--access-key=' + s3['access_key'], '--secret-key=' + s3['secret_key'],
                     '--op', 'get', '--size', '64KiB', '--objects', '4', '--ops', '40',
                     '--concurrency', '2', '--bucket-prefix', 'hosts-test', '--cleanup',
                     '--no-proc-stats', '--json')

@@ -56,8 +56,8 @@ def engine_module(sub: str) -> Any:
 
 def loadgen(endpoint: str, s3: Dict[str, Any], *args: str,
             timeout: float = 240) -> 'subprocess.CompletedProcess[str]':
-    argv = [sys.executable, LOADGEN, '--endpoint', endpoint, '--access-key', s3['access_key'],
-            '--secret-key', s3['secret_key']] + list(args)
+    argv = [sys.executable, LOADGEN, '--endpoint', endpoint, '--access-key=' + s3['access_key'],
+            '--secret-key=' + s3['secret_key']] + list(args)
     return subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           universal_newlines=True, timeout=timeout)
 

@@ -176,3 +176,17 @@ def test_sigterm_stops_reports_and_cleans_up(stub: StubS3, processes: str) -> No
     assert 0 < res["ops"] <= stub.counts["put"] and res["elapsed_s"] < 20
     assert res["cleanup"]["buckets_deleted"] == 1 and stub.buckets == {}
     assert "interrupted" in err
+
+
+def test_keys_that_begin_with_a_dash_are_taken_with_equals() -> None:
+    # radosgw-admin makes secret keys like "-ajJ57GA...": "--secret-key -aj..." would
+    # read as an option, "--secret-key=-aj..." and the environment both work.
+    dashed = StubS3(access_key="-AK", secret_key="-SK").start()
+    try:
+        out = run(["--endpoint", dashed.url, "--access-key=-AK", "--secret-key=-SK",
+                   "--no-proc-stats", "--op", "put", "--ops", "2", "--concurrency", "1",
+                   "--json"])
+        assert out.returncode == 0, out.stderr
+        assert json.loads(out.stdout)["ops"] == 2
+    finally:
+        dashed.stop()
