@@ -6,9 +6,9 @@ import subprocess
 import sys
 from typing import List, NoReturn, Optional
 
-from . import releases
+from . import kmip, releases
 from .chroot import ChrootError
-from .cluster import ClusterError, LocalCluster, default_dir
+from .cluster import OBJECTSTORES, ClusterError, LocalCluster, default_dir
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -48,12 +48,18 @@ def _parser() -> argparse.ArgumentParser:
     start.add_argument('--rgws', type=positive, default=1)
     start.add_argument('--mgrs', type=positive, default=1,
                        help='mgr daemons (a second one is a standby for failover tests)')
+    start.add_argument('--objectstore', choices=OBJECTSTORES, default=None, help=(
+        "the OSDs' object store (default bluestore, or what the cluster has): bluestore "
+        'on a file keeps data across any stop; memstore keeps it in RAM, costs far less '
+        'CPU per write (for benchmarks of clients) and keeps data only across a clean '
+        '`stop`'))
     install = sub.add_parser('install', help="install a release's packages (or chroot) only")
     install.add_argument('--release', default='pacific', choices=sorted(releases.RELEASES))
     with_dir(sub.add_parser('stop', help='end every process the cluster started'))
     with_dir(sub.add_parser('destroy', help='stop the cluster and remove its folder'))
     with_dir(sub.add_parser('s3-endpoints', help='RGW URLs and the test user keys, as JSON'))
     with_dir(sub.add_parser('info', help='the cluster state, as JSON'))
+    kmip.add_parser(sub, with_dir)
     for tool in ('ceph', 'radosgw-admin', 'rados'):
         p = with_dir(sub.add_parser(tool, help='run %s against the cluster' % tool))
         p.add_argument('args', nargs=argparse.REMAINDER,
@@ -72,7 +78,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             release.ensure_installed(releases.stderr_log)
             print(release.root)
         elif args.command == 'start':
-            cluster.start(args.release, args.hosts, args.osds, args.rgws, args.mgrs)
+            cluster.start(args.release, args.hosts, args.osds, args.rgws, args.mgrs,
+                          args.objectstore)
             print(json.dumps(cluster.s3_endpoints()['endpoints']))
         elif args.command == 'stop':
             for name in cluster.stop():
@@ -83,6 +90,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             print(json.dumps(cluster.s3_endpoints(), indent=2))
         elif args.command == 'info':
             print(json.dumps(dict(cluster.state, dir=cluster.dir, conf=cluster.conf), indent=2))
+        elif args.command == 'kmip':
+            kmip.command(cluster, args)
         else:
             tool_args = args.args[1:] if args.args[:1] == ['--'] else args.args
             return subprocess.call(cluster.tool_argv(args.command, tool_args))

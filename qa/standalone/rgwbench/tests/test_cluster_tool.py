@@ -7,7 +7,7 @@ from typing import List
 
 import pytest
 
-from conftest import CLUSTER, Cluster, new_cluster_dir, one_line, processes_of
+from conftest import CLUSTER, RELEASES, Cluster, new_cluster_dir, one_line, processes_of
 
 
 def run(*args: str) -> 'subprocess.CompletedProcess[str]':
@@ -72,3 +72,23 @@ def test_two_clusters_side_by_side_and_stop_ends_only_its_own(cluster: Cluster) 
         assert cluster.ceph_json('fsid')['fsid'] == fsid
     finally:
         second.destroy()
+
+
+@pytest.mark.parametrize('release', RELEASES)
+def test_memstore_cluster_serves_s3_and_stops(release: str) -> None:
+    c = Cluster(release, new_cluster_dir('memstore'))
+    os.rmdir(c.dir)  # `start` wants a new or empty folder
+    try:
+        c.start('--objectstore', 'memstore')
+        assert c.ceph_json('osd', 'metadata', '0')['osd_objectstore'] == 'memstore'
+        with urllib.request.urlopen(c.s3()['url'] + '/', timeout=10) as resp:
+            assert resp.status == 200
+        # The store is the cluster's: another one is refused, not mixed in.
+        proc = c.tool('start', '--release', release, '--objectstore', 'bluestore',
+                      check=False)
+        assert proc.returncode == 1
+        assert 'already holds a cluster on memstore' in one_line(proc.stderr)
+        assert 'stopped osd.0' in c.tool('stop').stdout.split('\n')
+        assert processes_of(c.dir) == []
+    finally:
+        c.destroy()
