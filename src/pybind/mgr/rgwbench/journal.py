@@ -11,7 +11,7 @@ recorded state whether or not its change was ever made, so a crash between
 """
 import json
 import time
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Protocol
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Protocol, Sequence
 
 PREFIX = 'journal/'
 ACTIVE = PREFIX + 'active'
@@ -61,15 +61,25 @@ class Journal:
         return '%s%s/step/%06d' % (PREFIX, self.run_id, number)
 
     @classmethod
-    def open(cls, store: Store, run_id: str, clock: Callable[[], float] = time.time
-             ) -> 'Journal':
-        """Start the journal of a new run; refused while another one is unfinished."""
+    def open(cls, store: Store, run_id: str, clock: Callable[[], float] = time.time,
+             about: Optional[Dict[str, Any]] = None) -> 'Journal':
+        """Start the journal of a new run; refused while another one is unfinished.
+
+        `about` says what the changes are for (shown while they are in place).
+        """
         active = store.get_store(ACTIVE)
         if active:
             raise JournalError('run %s has changes that are not undone yet'
                                % json.loads(active)['run_id'])
-        store.set_store(ACTIVE, json.dumps({'run_id': run_id, 'opened': clock()}))
+        store.set_store(ACTIVE, json.dumps({'run_id': run_id, 'opened': clock(),
+                                            'about': about or {}}))
         return cls(store, run_id)
+
+    def info(self) -> Dict[str, Any]:
+        """When the journal was opened and what for."""
+        active = self.store.get_store(ACTIVE)
+        found: Dict[str, Any] = json.loads(active) if active else {}
+        return found if found.get('run_id') == self.run_id else {}
 
     @classmethod
     def unfinished(cls, store: Store) -> Optional['Journal']:
@@ -92,14 +102,20 @@ class Journal:
         return done
 
     def undo(self, undoers: Dict[str, Undoer],
-             log: Optional[Callable[[str], None]] = None) -> List[Step]:
+             log: Optional[Callable[[str], None]] = None,
+             last: Sequence[str] = ()) -> List[Step]:
         """Set every recorded change back, newest first; returns the steps as they end.
 
-        A step whose undo fails is kept as failed and the others still run;
-        the journal stays open (and is tried again at the next start) while
-        any step is not undone.
+        Steps of the kinds in `last` are undone after all the others (daemon
+        restarts, which must see the settings already put back). A step whose
+        undo fails is kept as failed and the others still run; the journal
+        stays open (and is tried again at the next start) while any step is
+        not undone.
         """
-        for step in reversed(self.steps()):
+        newest_first = list(reversed(self.steps()))
+        ordered = ([s for s in newest_first if s.kind not in last] +
+                   [s for s in newest_first if s.kind in last])
+        for step in ordered:
             if step.state == UNDONE:
                 continue
             try:

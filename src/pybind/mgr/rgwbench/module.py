@@ -5,6 +5,7 @@ import threading
 from typing import Any, Dict, List, Optional, Tuple
 
 import orchestrator
+from ceph.deployment.service_spec import ServiceSpec
 from mgr_module import HandleCommandResult, MgrModule, Option
 
 from .agents.certificate import self_signed_certificate
@@ -12,11 +13,16 @@ from .agents.channel import AgentChannel
 from .agents.launchers import AgentLauncher, LocalLauncher, OrchestratorLauncher
 from .cli import RGWBenchCLICommand, read_command, write_command
 from .credentials import CredentialStore
-from .errors import InvalidInput
+from .errors import InvalidInput, NotFound
 from .formatting import parse_format, render
 from .loads import LoadRequest, LoadService, load_to_text
 from .orchestration import orchestrator_state
 from .rgw_daemons import rgw_daemons
+from .settings.applier import SettingsApplier
+from .settings.base import SettingContext
+from .settings.cluster import ClusterAccess
+from .settings.registry import all_settings, describe, parse_assignments
+from .settings.session import SettingsSession, settings_to_text
 from .status import build_status, ceph_version_number, status_to_text
 
 ACTIVE_RUN_KEY = 'run/active'
@@ -34,6 +40,11 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
         Option('agent_image', type='str', default='',
                desc='container image of placed agents (default: the cluster\'s '
                     'container_image); it needs python3'),
+        Option('rgw_service', type='str', default='',
+               desc='the RGW service settings change (default: the only one the '
+                    'orchestrator manages)'),
+        Option('ready_timeout', type='secs', default=600, min=10,
+               desc='how long to wait for daemons to be back after a change'),
     ]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -43,8 +54,11 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
         self.credentials = CredentialStore(self)
         self.loads = LoadService(self, self.credentials, self._rgw_endpoints, self._rgw_pids,
                                  self._agent_launcher, self._agent_channel, self.log)
+        self.settings = SettingsSession(self, self._settings_applier, self.log)
 
     def serve(self) -> None:
+        # Whatever a run or settings changed before a failover or crash is put back first.
+        self.settings.recover(self._stopping)
         self._stopping.wait()
 
     def shutdown(self) -> None:
@@ -71,6 +85,32 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
         image = str(self.get_module_option('agent_image') or
                     self.get_ceph_option('container_image') or '')
         return OrchestratorLauncher(self, placement, image, orchestrator.raise_if_exception)
+
+    def _cluster_access(self) -> ClusterAccess:
+        return ClusterAccess(self, orchestrator.raise_if_exception, ServiceSpec.from_json,
+                             timeout_s=float(self.get_module_option('ready_timeout') or 600),
+                             log=self.log.info)
+
+    def _rgw_service(self, cluster: ClusterAccess) -> str:
+        chosen = str(self.get_module_option('rgw_service') or '')
+        names = [ServiceSpec.from_json(s).service_name() for s in cluster.services('rgw')]
+        if chosen:
+            if chosen not in names:
+                raise NotFound('rgw_service %s is not a service of the orchestrator (it has: '
+                               '%s)' % (chosen, ', '.join(names) or 'no RGW service'))
+            return chosen
+        if len(names) != 1:
+            raise InvalidInput('%s; set mgr/rgwbench/rgw_service' % (
+                'the orchestrator manages no RGW service' if not names else
+                'the orchestrator manages several RGW services (%s)' % ', '.join(names)))
+        return names[0]
+
+    def _settings_applier(self) -> SettingsApplier:
+        cluster = self._cluster_access()
+        ctx = SettingContext(cluster=cluster, rgw_service=lambda: self._rgw_service(cluster),
+                             option=self.get_module_option, secrets=self,
+                             release=int(ceph_version_number(self.version).split('.')[0]))
+        return SettingsApplier(ctx, all_settings(), log=self.log.info)
 
     def _agent_channel(self) -> AgentChannel:
         if self._agent_cert is None:
@@ -156,3 +196,56 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
         return HandleCommandResult(stdout=render(self.loads.list(), fmt, lambda loads: '\n'.join(
             '%s  %s  %s' % (r['load_id'], r['state'], r['endpoint']) for r in loads)
             or 'no loads'))
+
+    # -- settings under test ------------------------------------------------------
+    @read_command('rgwbench settings ls')
+    def _cmd_settings_ls(self, format: str = 'plain') -> HandleCommandResult:
+        """List the settings rgwbench can apply and put back"""
+        fmt = parse_format(format)
+        return HandleCommandResult(stdout=render(
+            describe(all_settings()), fmt, lambda found: '\n'.join(
+                '%-14s %s (%s)' % (s['setting'], s['summary'], s['values']) for s in found)))
+
+    @read_command('rgwbench settings plan')
+    def _cmd_settings_plan(self, settings: List[str],
+                           format: str = 'plain') -> HandleCommandResult:
+        """Show every change applying settings (name=value ...) would make; changes nothing"""
+        fmt = parse_format(format)
+        plans = self.settings.plan(parse_assignments(settings))
+        return HandleCommandResult(stdout=render([p.to_dict() for p in plans], fmt,
+                                                 plan_to_text))
+
+    @write_command('rgwbench settings apply')
+    def _cmd_settings_apply(self, settings: List[str], force: bool = False,
+                            yes_i_really_mean_it: bool = False) -> HandleCommandResult:
+        """Apply settings (name=value ...) and keep them until `settings revert`"""
+        if not yes_i_really_mean_it:
+            raise InvalidInput('this restarts daemons and changes the cluster until '
+                               '`ceph rgwbench settings revert`; see `ceph rgwbench settings '
+                               'plan` and add --yes-i-really-mean-it')
+        journal_id = self.settings.apply(parse_assignments(settings), force=force)
+        return HandleCommandResult(stdout=journal_id, stderr='applying; see `ceph rgwbench '
+                                   'settings show`, put back with `ceph rgwbench settings '
+                                   'revert`')
+
+    @write_command('rgwbench settings revert')
+    def _cmd_settings_revert(self) -> HandleCommandResult:
+        """Put back everything `settings apply` changed"""
+        journal_id = self.settings.revert()
+        return HandleCommandResult(stdout=journal_id,
+                                   stderr='putting back; see `ceph rgwbench settings show`')
+
+    @read_command('rgwbench settings show')
+    def _cmd_settings_show(self, format: str = 'plain') -> HandleCommandResult:
+        """Show the settings in place (or last put back) and every change made"""
+        fmt = parse_format(format)
+        return HandleCommandResult(stdout=render(self.settings.show(), fmt, settings_to_text))
+
+
+def plan_to_text(plans: List[Dict[str, Any]]) -> str:
+    lines = []
+    for plan in plans:
+        lines.append('%s = %s' % (plan['setting'], plan['value']))
+        lines += ['  - %s' % c['summary'] for c in plan['changes']] or ['  (already in place)']
+        lines += ['  note: %s' % n for n in plan['notes']]
+    return '\n'.join(lines)

@@ -29,9 +29,13 @@ class RGWDaemon(NamedTuple):
     frontends: List[str]
     endpoints: List[Endpoint]
     pid: Optional[int] = None
+    # The service map's key: the gid since Pacific, and the name the mgr knows the
+    # daemon by (`ceph config show rgw.<gid>`).
+    key: Optional[str] = None
 
     def to_dict(self) -> Dict[str, Any]:
         return {'name': self.name, 'host': self.host, 'zone': self.zone, 'pid': self.pid,
+                'key': self.key,
                 'ceph_version': self.version, 'frontends': self.frontends,
                 'endpoints': [e.to_dict() for e in self.endpoints]}
 
@@ -116,5 +120,6 @@ def rgw_daemons(service_map: Dict[str, Any]) -> List[RGWDaemon]:
         found.append(RGWDaemon(name=name, host=meta.get('hostname', ''),
                                zone=meta.get('zone_name'), version=meta.get('ceph_version'),
                                frontends=frontends, endpoints=endpoints,
-                               pid=int(pid) if str(pid or '').isdigit() else None))
+                               pid=int(pid) if str(pid or '').isdigit() else None,
+                               key=str(key)))
     return sorted(found, key=lambda d: (d.host, d.name))

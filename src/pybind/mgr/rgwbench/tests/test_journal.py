@@ -102,3 +102,18 @@ def test_each_step_is_a_value_of_its_own() -> None:
     change(journal, config, 'rgw/cert/b', big)
     assert max(len(v) for v in store.data.values()) < 64 * 1024
     assert json.loads(store.data['journal/active'])['run_id'] == 'run-6'
+
+
+def test_kinds_undone_last_come_after_every_other_step() -> None:
+    store = MemoryStore()
+    journal = Journal.open(store, 'run-3', about={'what': 'settings'})
+    assert journal.info()['about'] == {'what': 'settings'}
+    order: List[str] = []
+    journal.made(journal.record('config', 'osd/ms_cluster_mode', None, 'secure'))
+    journal.made(journal.record('restart', 'osd', None, None))
+    journal.made(journal.record('config', 'osd/ms_service_mode', None, 'secure'))
+    journal.undo({'config': lambda s: order.append(s.target),
+                  'restart': lambda s: order.append(s.target)}, last=('restart',))
+    assert order == ['osd/ms_service_mode', 'osd/ms_cluster_mode', 'osd']
+    journal.close()
+    assert Journal.unfinished(store) is None and journal.info() == {}

@@ -1,0 +1,1 @@
+"""Settings under test: toggles rgwbench reads, plans, applies, verifies and puts back."""

@@ -1,0 +1,125 @@
+"""Plan, apply, verify and revert settings, every change journaled before it is made."""
+from typing import Any, Callable, Dict, List, NamedTuple, Optional
+
+from ..errors import Busy, InvalidInput, RGWBenchError
+from ..journal import UNDONE, Journal, JournalError, Step
+from .base import ClientSide, PlanView, Setting, SettingContext
+from .changes import RESTART, UNDO_LAST, Change, current_state, put_state
+
+Log = Callable[[str], None]
+
+
+class SettingPlan(NamedTuple):
+    setting: str
+    value: Any
+    changes: List[Change]
+    notes: List[str]
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {'setting': self.setting, 'value': self.value, 'notes': self.notes,
+                'changes': [c.to_dict() for c in self.changes]}
+
+
+class HealthRefusal(RGWBenchError):
+    pass
+
+
+class SettingsApplier:
+    """Turns settings into journaled changes on the cluster, and puts them back."""
+
+    def __init__(self, ctx: SettingContext, settings: List[Setting],
+                 log: Optional[Log] = None) -> None:
+        self.ctx = ctx
+        self.settings = {s.name: s for s in settings}
+        self.order = [s.name for s in settings]
+        self.log = log or (lambda msg: None)
+
+    # -- reading and planning ---------------------------------------------------------
+    def parse(self, settings: Dict[str, Any]) -> Dict[str, Any]:
+        unknown = sorted(set(settings) - set(self.settings))
+        if unknown:
+            raise InvalidInput('unknown setting %s (known: %s)' % (
+                ', '.join(unknown), ', '.join(self.order)))
+        return {name: self.settings[name].parse(settings[name])
+                for name in self.order if name in settings}
+
+    def plan(self, settings: Dict[str, Any]) -> List[SettingPlan]:
+        """Every change the settings would make, in the order they would be made."""
+        parsed = self.parse(settings)
+        view = PlanView(self.ctx.cluster)
+        plans = []
+        for name, value in parsed.items():
+            setting = self.settings[name]
+            changes = setting.plan(self.ctx, view, value)
+            view.add(changes)
+            plans.append(SettingPlan(name, value, changes, setting.notes(self.ctx, value)))
+        return without_early_restarts(plans)
+
+    def precheck(self, force: bool = False) -> List[str]:
+        """Why the cluster is not fit to be changed now (empty: it is)."""
+        problems = []
+        status, checks = self.ctx.cluster.health()
+        if status == 'HEALTH_ERR' and not force:
+            problems.append('the cluster is HEALTH_ERR (%s); --force to go on anyway'
+                            % ', '.join(checks))
+        unclean = self.ctx.cluster.pgs_not_clean()
+        if unclean and not force:
+            problems.append('not every PG is active+clean (%s); --force to go on anyway'
+                            % unclean)
+        if not self.ctx.cluster.rgw_daemons():
+            problems.append('no RGW daemon is in the service map')
+        return problems
+
+    # -- changing -----------------------------------------------------------------------
+    def apply(self, journal: Journal, plans: List[SettingPlan],
+              progress: Optional[Log] = None) -> ClientSide:
+        """Make every change (journaled first), then check each setting is in effect."""
+        for plan in plans:
+            for change in plan.changes:
+                if progress:
+                    progress(change.summary)
+                before = current_state(self.ctx.cluster, change)
+                step = journal.record(change.kind, change.target, before, change.after)
+                put_state(self.ctx.cluster, change.kind, change.target, change.after)
+                journal.made(step)
+        for plan in plans:
+            if progress:
+                progress('checking that %s is in effect' % plan.setting)
+            self.settings[plan.setting].verify(self.ctx, plan.value)
+        return self.client(plans)
+
+    def client(self, plans: List[SettingPlan]) -> ClientSide:
+        client = ClientSide()
+        for plan in plans:
+            client = self.settings[plan.setting].client(self.ctx, plan.value, client)
+        return client
+
+    def revert(self, journal: Journal) -> List[Step]:
+        """Put back everything the journal recorded; closes it when all is undone."""
+        def undo(step: Step) -> None:
+            self.log('putting back %s %s' % (step.kind, step.target))
+            put_state(self.ctx.cluster, step.kind, step.target, step.before)
+        kinds = {step.kind for step in journal.steps()}
+        steps = journal.undo({kind: undo for kind in kinds}, log=self.log, last=UNDO_LAST)
+        if all(s.state == UNDONE for s in steps):
+            journal.close()
+        return steps
+
+
+def without_early_restarts(plans: List[SettingPlan]) -> List[SettingPlan]:
+    """Each restart once, where it is last asked for: after every change before it."""
+    last: Dict[str, int] = {}
+    for index, plan in enumerate(plans):
+        for change in plan.changes:
+            if change.kind == RESTART:
+                last[change.target] = index
+    return [plan._replace(changes=[c for c in plan.changes
+                                   if c.kind != RESTART or last[c.target] == index])
+            for index, plan in enumerate(plans)]
+
+
+def open_journal(store: Any, journal_id: str, about: Dict[str, Any]) -> Journal:
+    try:
+        return Journal.open(store, journal_id, about=about)
+    except JournalError as e:
+        raise Busy(str(e))

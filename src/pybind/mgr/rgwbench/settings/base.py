@@ -1,0 +1,106 @@
+"""What every setting under test provides, and the view plans are made against."""
+import abc
+import copy
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Protocol
+
+from ..errors import InvalidInput
+from .changes import CONFIG, SERVICE, Change
+from .cluster import ClusterAccess
+
+
+class Secrets(Protocol):
+    def get_store(self, key: str, default: Optional[str] = None) -> Optional[str]: ...
+
+    def set_store(self, key: str, val: Optional[str]) -> None: ...
+
+
+class PlanView:
+    """The cluster as it will be once the changes planned so far are made.
+
+    Settings plan one after another against this view, so that two settings
+    that both change the RGW spec (TLS and daemons per host, say) compose.
+    """
+
+    def __init__(self, cluster: ClusterAccess) -> None:
+        self.cluster = cluster
+        self.planned: List[Change] = []
+
+    def config_value(self, who: str, option: str) -> Optional[str]:
+        for change in reversed(self.planned):
+            if change.kind == CONFIG and change.target == '%s/%s' % (who, option):
+                return None if change.after is None else str(change.after)
+        return self.cluster.config_value(who, option)
+
+    def service_spec(self, service_name: str) -> Optional[Dict[str, Any]]:
+        for change in reversed(self.planned):
+            if change.kind == SERVICE and change.target == service_name:
+                return copy.deepcopy(change.after)
+        return self.cluster.service_spec(service_name)
+
+    def add(self, changes: List[Change]) -> None:
+        self.planned.extend(changes)
+
+
+class ClientSide(NamedTuple):
+    """How workloads reach and use the cluster under a variant."""
+    endpoint: Optional[str] = None        # None: the RGW daemons' own plain endpoint
+    ca_bundle: Optional[str] = None       # PEM the agents trust for HTTPS
+    sse: Dict[str, Any] = {}              # Job fields: sse_c_key, sse_kms_key_id, sse_s3
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {'endpoint': self.endpoint, 'ca_bundle': bool(self.ca_bundle),
+                'sse': sorted(self.sse)}
+
+
+class SettingContext(NamedTuple):
+    """What settings need besides the cluster: the module's options and stored secrets."""
+    cluster: ClusterAccess
+    rgw_service: Callable[[], str]          # the RGW service under test
+    option: Callable[[str], Any]            # a module option's value
+    secrets: Secrets
+    release: int                            # Ceph's major version
+
+
+class Setting(abc.ABC):
+    """One setting under test: parsed, planned, verified, and how clients use it."""
+
+    name: str = ''
+    values: str = ''           # what `parse` takes, for help texts and errors
+    summary: str = ''
+
+    @abc.abstractmethod
+    def parse(self, raw: Any) -> Any:
+        """The value in its normal form; InvalidInput naming the setting when it is wrong."""
+
+    @abc.abstractmethod
+    def plan(self, ctx: SettingContext, view: PlanView, value: Any) -> List[Change]:
+        """The changes that put the value in place (none when it already is)."""
+
+    def notes(self, ctx: SettingContext, value: Any) -> List[str]:
+        """What an operator should know before it is applied."""
+        return []
+
+    def verify(self, ctx: SettingContext, value: Any) -> None:
+        """Raise SettingNotInEffect when the cluster does not really run with the value."""
+
+    def client(self, ctx: SettingContext, value: Any, client: ClientSide) -> ClientSide:
+        """How workloads reach the cluster with this value in place."""
+        return client
+
+    def bad(self, raw: Any, why: str = '') -> InvalidInput:
+        return InvalidInput('%s: %r is not valid%s (expected %s)' % (
+            self.name, raw, ': ' + why if why else '', self.values))
+
+
+class SettingNotInEffect(InvalidInput):
+    """A setting was applied but the running daemons do not show it."""
+
+
+def on_off(setting: Setting, raw: Any) -> bool:
+    """Booleans as operators write them: on/off, true/false, yes/no, 1/0."""
+    text = str(raw).strip().lower()
+    if text in ('on', 'true', 'yes', '1', 'enabled'):
+        return True
+    if text in ('off', 'false', 'no', '0', 'disabled'):
+        return False
+    raise setting.bad(raw)

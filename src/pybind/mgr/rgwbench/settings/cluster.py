@@ -1,0 +1,309 @@
+"""The cluster as settings see it: config values, service specs, restarts, readiness.
+
+Every wait polls with a deadline and fails with a message that says what
+was still missing; nothing sleeps a fixed time in the hope it is enough.
+"""
+import json
+import socket
+import ssl
+import time
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Protocol, Tuple
+
+from ..errors import RGWBenchError
+from ..rgw_daemons import RGWDaemon, rgw_daemons
+
+POLL_S = 1.0
+
+
+class NotReady(RGWBenchError):
+    """The cluster did not reach a state in time."""
+
+
+class Mgr(Protocol):
+    """The parts of the mgr (and its orchestrator client) settings use."""
+
+    def mon_command(self, cmd: Dict[str, Any], inbuf: str = '') -> Tuple[int, str, str]: ...
+
+    def get(self, data_name: str) -> Any: ...
+
+    def describe_service(self, service_type: Optional[str] = None,
+                         service_name: Optional[str] = None, refresh: bool = False) -> Any: ...
+
+    def list_daemons(self, service_name: Optional[str] = None,
+                     daemon_type: Optional[str] = None, daemon_id: Optional[str] = None,
+                     host: Optional[str] = None, refresh: bool = False) -> Any: ...
+
+    def apply(self, specs: Any, no_overwrite: bool = False) -> Any: ...
+
+    def remove_service(self, service_name: str, force: bool = False) -> Any: ...
+
+    def service_action(self, action: str, service_name: str) -> Any: ...
+
+    def daemon_action(self, action: str, daemon_name: str, image: Optional[str] = None) -> Any: ...
+
+
+class Daemon(NamedTuple):
+    name: str           # e.g. rgw.default.host1.abcdef
+    daemon_type: str
+    daemon_id: str
+    host: str
+    running: bool
+    ports: List[int]
+    ip: Optional[str]
+
+
+class ClusterAccess:
+    """Reads and changes the cluster through `ceph config` and the orchestrator."""
+
+    def __init__(self, mgr: Mgr, raise_if_exception: Callable[[Any], Any],
+                 spec_from_json: Callable[[Dict[str, Any]], Any],
+                 timeout_s: float = 600.0,
+                 clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep,
+                 log: Optional[Callable[[str], None]] = None) -> None:
+        self.mgr = mgr
+        self.orch = raise_if_exception
+        self.spec_from_json = spec_from_json
+        self.timeout_s = timeout_s
+        self.clock = clock
+        self.sleep = sleep
+        self.log = log or (lambda msg: None)
+
+    # -- commands ---------------------------------------------------------------------
+    def command(self, **cmd: Any) -> str:
+        ret, out, err = self.mgr.mon_command(dict(cmd, format='json'))
+        if ret != 0:
+            raise RGWBenchError('`%s` failed: %s' % (cmd['prefix'], err.strip() or ret), ret)
+        return out
+
+    def command_json(self, **cmd: Any) -> Any:
+        out = self.command(**cmd)
+        return json.loads(out) if out.strip() else None
+
+    def wait_for(self, what: str, check: Callable[[], Optional[str]],
+                 timeout_s: Optional[float] = None) -> None:
+        """Poll `check` (None: done; else what is still missing) until done or time-out."""
+        deadline = self.clock() + (timeout_s or self.timeout_s)
+        while True:
+            try:
+                missing = check()
+            except RGWBenchError as e:
+                missing = str(e)
+            if missing is None:
+                return
+            if self.clock() >= deadline:
+                raise NotReady('timed out waiting for %s: %s' % (what, missing))
+            self.sleep(POLL_S)
+
+    # -- config ---------------------------------------------------------------------
+    def config_dump(self) -> List[Dict[str, Any]]:
+        return list(self.command_json(prefix='config dump') or [])
+
+    def config_value(self, who: str, option: str) -> Optional[str]:
+        """The value set for exactly this section (None when it is not set there)."""
+        for entry in self.config_dump():
+            if entry.get('section') == who and entry.get('name') == option \
+                    and not entry.get('location_type'):
+                return str(entry.get('value'))
+        return None
+
+    def put_config(self, who: str, option: str, value: Optional[str]) -> None:
+        if value is None:
+            self.command(prefix='config rm', who=who, name=option)
+        else:
+            self.command(prefix='config set', who=who, name=option, value=str(value))
+        self.log('config %s %s = %s' % (who, option, value))
+
+    def running_config(self, daemon: str, option: str) -> Optional[str]:
+        """The value a running daemon reports for an option (`ceph config show`)."""
+        # With a key, the answer is the bare value whatever the format asked for.
+        out = self.command(prefix='config show', who=daemon, key=option).strip()
+        try:
+            found = json.loads(out)
+        except ValueError:
+            return out
+        if isinstance(found, dict):
+            found = found.get('value')
+        return None if found is None else str(found).strip()
+
+    # -- services -------------------------------------------------------------------
+    def services(self, service_type: Optional[str] = None) -> List[Dict[str, Any]]:
+        """Specs of the services the orchestrator manages, as `ceph orch ls --export`."""
+        found = self.orch(self.mgr.describe_service(service_type=service_type))
+        return [s.spec.to_json() for s in found]
+
+    def service_spec(self, service_name: str) -> Optional[Dict[str, Any]]:
+        for spec in self.services():
+            if self.spec_from_json(spec).service_name() == service_name:
+                return spec
+        return None
+
+    def daemons(self, service_name: Optional[str] = None,
+                daemon_type: Optional[str] = None) -> List[Daemon]:
+        found = self.orch(self.mgr.list_daemons(service_name=service_name,
+                                                daemon_type=daemon_type, refresh=True))
+        return [Daemon(name=d.name(), daemon_type=d.daemon_type, daemon_id=d.daemon_id,
+                       host=d.hostname, running=str(d.status_desc) == 'running' or
+                       int(getattr(d.status, 'value', d.status) or 0) == 1,
+                       ports=list(d.ports or []), ip=d.ip)
+                for d in found]
+
+    def put_service(self, service_name: str, spec: Optional[Dict[str, Any]]) -> None:
+        """Apply a spec (or remove the service) and wait until its daemons match."""
+        if spec is None:
+            if self.service_spec(service_name) is not None:
+                self.orch(self.mgr.remove_service(service_name))
+                self.log('removed service %s' % service_name)
+            self.wait_for('the daemons of %s to go' % service_name,
+                          lambda: self._gone(service_name))
+            return
+        self.orch(self.mgr.apply([self.spec_from_json(spec)]))
+        self.log('applied service %s' % service_name)
+        self.wait_service(service_name)
+
+    def _gone(self, service_name: str) -> Optional[str]:
+        left = [d.name for d in self.daemons(service_name)]
+        return 'still running: %s' % ', '.join(left) if left else None
+
+    def wait_service(self, service_name: str, since: Optional[Dict[str, int]] = None) -> None:
+        """Until the service runs every daemon it should, and RGWs serve what it says."""
+        self.wait_for('service %s' % service_name, lambda: self._service_missing(service_name))
+
+    def _service_missing(self, service_name: str) -> Optional[str]:
+        described = self.orch(self.mgr.describe_service(service_name=service_name))
+        if not described:
+            return 'the orchestrator does not know %s' % service_name
+        size = int(getattr(described[0], 'size', 0) or 0)
+        daemons = self.daemons(service_name)
+        running = [d for d in daemons if d.running]
+        if len(running) < max(size, 1) or len(running) != len(daemons):
+            return '%d of %d daemons running' % (len(running), max(size, len(daemons)))
+        if described[0].spec.service_type == 'rgw':
+            return self._rgw_missing(described[0].spec, running)
+        return None
+
+    def rgw_daemons(self) -> List[RGWDaemon]:
+        return rgw_daemons(self.mgr.get('service_map'))
+
+    def _rgw_missing(self, spec: Any, running: List[Daemon]) -> Optional[str]:
+        """Every daemon is in the service map with the frontend its spec asks for, and answers."""
+        listed = {d.name: d for d in self.rgw_daemons()}
+        scheme = 'https' if getattr(spec, 'ssl', False) else 'http'
+        for daemon in running:
+            found = listed.get(daemon.daemon_id)
+            if found is None:
+                return '%s is not in the service map yet' % daemon.name
+            urls = [e for e in found.endpoints if e.scheme == scheme]
+            if not urls:
+                return '%s serves %s, not %s yet' % (
+                    daemon.name, ', '.join(found.frontends), scheme)
+            if daemon.ports and urls[0].port not in daemon.ports:
+                return '%s still serves port %d' % (daemon.name, urls[0].port)
+            problem = answers(urls[0].url)
+            if problem:
+                return '%s: %s' % (urls[0].url, problem)
+        return None
+
+    # -- restarts -------------------------------------------------------------------
+    def restart(self, daemons: str) -> None:
+        """Restart OSDs (`osd`: one at a time, safely) or every daemon of a service."""
+        if daemons == 'osd':
+            self.restart_osds()
+            return
+        self.orch(self.mgr.service_action('restart', daemons))
+        self.log('restarted %s' % daemons)
+        if daemons.startswith('rgw.'):
+            before = {d.name: d.pid for d in self.rgw_daemons()}
+            self.wait_for('%s to restart' % daemons,
+                          lambda: self._restarted_rgw(daemons, before))
+        self.wait_service(daemons)
+
+    def _restarted_rgw(self, service_name: str, before: Dict[str, Optional[int]]
+                       ) -> Optional[str]:
+        now = {d.name: d.pid for d in self.rgw_daemons()}
+        for daemon in self.daemons(service_name):
+            if daemon.daemon_id in before and now.get(daemon.daemon_id) == \
+                    before[daemon.daemon_id]:
+                return '%s has not restarted yet' % daemon.name
+        return None
+
+    def osd_ids(self) -> List[int]:
+        dump = self.command_json(prefix='osd dump')
+        return sorted(int(o['osd']) for o in dump['osds'])
+
+    def restart_osds(self) -> None:
+        for osd in self.osd_ids():
+            self.wait_for('osd.%d to be ok to stop' % osd, lambda: self._not_ok_to_stop(osd))
+            up_from = self._osd_up_from(osd)
+            self.orch(self.mgr.daemon_action('restart', 'osd.%d' % osd))
+            self.log('restarting osd.%d' % osd)
+            self.wait_for('osd.%d to be up again' % osd,
+                          lambda: self._osd_not_back(osd, up_from))
+            self.wait_for('PGs to be active+clean after osd.%d' % osd, self.pgs_not_clean)
+
+    def _not_ok_to_stop(self, osd: int) -> Optional[str]:
+        ret, out, err = self.mgr.mon_command({'prefix': 'osd ok-to-stop', 'ids': [str(osd)],
+                                              'format': 'json'})
+        return None if ret == 0 else (err.strip() or 'not ok to stop (%d)' % ret)
+
+    def _osd_up_from(self, osd: int) -> int:
+        for info in self.command_json(prefix='osd dump')['osds']:
+            if int(info['osd']) == osd:
+                return int(info.get('up_from', 0))
+        raise RGWBenchError('osd.%d is not in the OSD map' % osd)
+
+    def _osd_not_back(self, osd: int, up_from: int) -> Optional[str]:
+        for info in self.command_json(prefix='osd dump')['osds']:
+            if int(info['osd']) == osd:
+                if not info.get('up') or int(info.get('up_from', 0)) <= up_from:
+                    return 'osd.%d is not up again yet' % osd
+                return None
+        return 'osd.%d is not in the OSD map' % osd
+
+    # -- health ---------------------------------------------------------------------
+    def pgs_not_clean(self) -> Optional[str]:
+        states = pg_states(self.mgr.get('pg_summary'))
+        unclean = {s: n for s, n in states.items() if s != 'active+clean'}
+        if unclean:
+            return 'PGs %s' % ', '.join('%d %s' % (n, s) for s, n in sorted(unclean.items()))
+        return None
+
+    def health(self) -> Tuple[str, List[str]]:
+        """The health status and the names of its checks."""
+        report = json.loads(self.mgr.get('health')['json'])
+        return str(report.get('status', 'HEALTH_OK')), sorted(report.get('checks', {}))
+
+
+def pg_states(pg_summary: Dict[str, Any]) -> Dict[str, int]:
+    """PG counts by state, summed over pools."""
+    found: Dict[str, int] = {}
+    for pool in (pg_summary or {}).get('by_pool', {}).values():
+        for state, count in pool.items():
+            found[state] = found.get(state, 0) + int(count)
+    return found
+
+
+def answers(url: str, timeout_s: float = 5.0) -> Optional[str]:
+    """None when an HTTP(S) endpoint answers a request at all, else why not.
+
+    This asks only whether the daemon serves; whether its certificate is the
+    right one is checked by the setting that put it there.
+    """
+    scheme, _, rest = url.partition('://')
+    hostport = rest.split('/')[0]
+    host, _, port = hostport.rpartition(':')
+    host = host.strip('[]')
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout_s) as raw:
+            sock: socket.socket = raw
+            if scheme == 'https':
+                context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+                context.check_hostname = False
+                context.verify_mode = ssl.CERT_NONE
+                sock = context.wrap_socket(raw, server_hostname=host)
+            sock.sendall(b'HEAD / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n'
+                         % hostport.encode())
+            head = sock.recv(16)
+            return None if head.startswith(b'HTTP/') else 'answered %r' % head
+    except (OSError, ValueError) as e:
+        return '%s' % e

@@ -1,0 +1,203 @@
+"""Settings of the daemons themselves: any config option, RGWs per host, msgr2 secure mode."""
+import re
+from typing import Any, Dict, List, Optional, Tuple
+
+from ..errors import RGWBenchError
+from .base import PlanView, Setting, SettingContext, SettingNotInEffect, on_off
+from .changes import Change, config_change, restart_change, service_change
+
+# Daemon types whose options a variant may set, and what restarts them.
+WHO = re.compile(r'^(global|mon|mgr|osd|client|client\.rgw(\.[A-Za-z0-9_.-]+)?|osd\.\d+)$')
+OPTION = re.compile(r'^[a-z][a-z0-9_]*$')
+
+MSGR2_SECURE: List[Tuple[str, str]] = [
+    # OSDs talk to each other and serve clients in secure mode, RGW asks for it.
+    ('osd', 'ms_cluster_mode'), ('osd', 'ms_service_mode'), ('client.rgw', 'ms_client_mode')]
+MSGR2_DEFAULT = 'crc secure'
+
+
+def rgw_restart(ctx: SettingContext) -> Change:
+    service = ctx.rgw_service()
+    return restart_change(service, 'ceph orch restart %s' % service)
+
+
+def osd_restart() -> Change:
+    return restart_change('osd', 'restart every OSD, one at a time, each after '
+                          '`osd ok-to-stop` and with PGs active+clean before the next')
+
+
+def restart_for(ctx: SettingContext, who: str) -> Optional[Change]:
+    if who == 'global':
+        return None
+    if who.startswith('client.rgw'):
+        return rgw_restart(ctx)
+    if who.startswith('osd'):
+        return osd_restart()
+    return None
+
+
+class ConfigOption(Setting):
+    """`config`: options of a daemon type, e.g. {"client.rgw/rgw_thread_pool_size": 512}."""
+
+    name = 'config'
+    values = 'a mapping of "<who>/<option>" to a value, e.g. client.rgw/rgw_thread_pool_size'
+    summary = 'set `ceph config` options; daemons restart when an option needs it'
+
+    def parse(self, raw: Any) -> Dict[str, str]:
+        if isinstance(raw, str):
+            pairs: Dict[str, Any] = {}
+            for item in raw.split(','):
+                key, eq, value = item.partition(':')
+                if not eq:
+                    raise self.bad(raw, 'write <who>/<option>:<value>')
+                pairs[key.strip()] = value.strip()
+            raw = pairs
+        if not isinstance(raw, dict) or not raw:
+            raise self.bad(raw)
+        parsed = {}
+        for key, value in raw.items():
+            who, slash, option = str(key).partition('/')
+            if not slash or not WHO.match(who) or not OPTION.match(option):
+                raise self.bad(key, 'write <who>/<option> with who one of global, mon, mgr, '
+                                    'osd, osd.N, client, client.rgw[.name]')
+            if value is None or isinstance(value, (dict, list)) or str(value) == '':
+                raise self.bad(value, 'the value of %s must be a number or a word' % key)
+            parsed['%s/%s' % (who, option)] = str(value).lower() \
+                if isinstance(value, bool) else str(value)
+        return parsed
+
+    def _runtime(self, ctx: SettingContext, option: str) -> bool:
+        try:
+            described = ctx.cluster.command_json(prefix='config help', key=option)
+        except RGWBenchError:
+            described = None
+        if not isinstance(described, dict):
+            raise self.bad(option, 'Ceph does not know this option')
+        return bool(described.get('can_update_at_runtime', False))
+
+    def plan(self, ctx: SettingContext, view: PlanView, value: Dict[str, str]) -> List[Change]:
+        changes: List[Change] = []
+        restarts: Dict[str, Change] = {}
+        for key, wanted in sorted(value.items()):
+            who, option = key.split('/', 1)
+            runtime = self._runtime(ctx, option)  # also refuses unknown options
+            if view.config_value(who, option) == wanted:
+                continue
+            changes.append(config_change(who, option, wanted))
+            # RGW reads most of its options once, at start (thread pool, frontends,
+            # crypto), whatever `config help` says of updating them at runtime.
+            restart = restart_for(ctx, who) \
+                if who.startswith('client.rgw') or not runtime else None
+            if restart is not None:
+                restarts[restart.target] = restart
+        return changes + list(restarts.values())
+
+    def verify(self, ctx: SettingContext, value: Dict[str, str]) -> None:
+        for key, wanted in value.items():
+            who, option = key.split('/', 1)
+            for daemon in running_daemons(ctx, who):
+                running = ctx.cluster.running_config(daemon, option)
+                if running is not None and not same_value(running, wanted):
+                    raise SettingNotInEffect('%s runs with %s = %s, not %s'
+                                             % (daemon, option, running, wanted))
+
+
+def same_value(running: str, wanted: str) -> bool:
+    if running == wanted:
+        return True
+    try:
+        return float(running) == float(wanted)
+    except ValueError:
+        return running.lower() in ('true', 'false') and running.lower() == wanted.lower()
+
+
+def running_daemons(ctx: SettingContext, who: str) -> List[str]:
+    """The daemons (as `ceph config show` names them) a section applies to."""
+    if who.startswith('client.rgw'):
+        return ['rgw.%s' % d.key for d in ctx.cluster.rgw_daemons()
+                if who == 'client.rgw' or who == 'client.rgw.%s' % d.name]
+    if who == 'osd':
+        return ['osd.%d' % i for i in ctx.cluster.osd_ids()]
+    if who.startswith('osd.'):
+        return [who]
+    return []
+
+
+class RGWPerHost(Setting):
+    """`rgw-per-host`: RGW daemons per host, the RGW spec's `count_per_host`."""
+
+    name = 'rgw-per-host'
+    values = 'a number of daemons, 1 to 16'
+    summary = 'run N RGW daemons on each RGW host'
+
+    def parse(self, raw: Any) -> int:
+        try:
+            count = int(str(raw))
+        except ValueError:
+            raise self.bad(raw)
+        if not 1 <= count <= 16:
+            raise self.bad(raw)
+        return count
+
+    def plan(self, ctx: SettingContext, view: PlanView, value: int) -> List[Change]:
+        service = ctx.rgw_service()
+        spec = view.service_spec(service)
+        if spec is None:
+            raise self.bad(value, 'no service %s' % service)
+        placement = dict(spec.get('placement') or {})
+        if int(placement.get('count_per_host') or 1) == value:
+            return []
+        placement['count_per_host'] = value
+        if value > 1 and placement.get('count') and not placement.get('hosts'):
+            # cephadm takes count_per_host only with explicit hosts or a label
+            raise self.bad(value, 'the spec of %s places its daemons by count; give it '
+                                  'hosts or a label first' % service)
+        spec['placement'] = placement
+        return [service_change(service, spec, 'ceph orch apply %s with count_per_host %d'
+                               % (service, value))]
+
+    def verify(self, ctx: SettingContext, value: int) -> None:
+        per_host: Dict[str, int] = {}
+        for daemon in ctx.cluster.daemons(ctx.rgw_service()):
+            if daemon.running:
+                per_host[daemon.host] = per_host.get(daemon.host, 0) + 1
+        wrong = {h: n for h, n in per_host.items() if n != value}
+        if not per_host or wrong:
+            raise SettingNotInEffect('RGW daemons per host are %s, not %d' % (
+                ', '.join('%s: %d' % hn for hn in sorted(per_host.items())) or 'none', value))
+
+
+class Msgr2Secure(Setting):
+    """`msgr2-secure`: messenger v2 secure mode between RGW and OSDs and among OSDs."""
+
+    name = 'msgr2-secure'
+    values = 'on or off'
+    summary = ('ms_cluster_mode and ms_service_mode of OSDs and ms_client_mode of RGW set to '
+               'secure; OSDs (one at a time) and RGWs restarted')
+
+    def parse(self, raw: Any) -> bool:
+        return on_off(self, raw)
+
+    def _wanted(self, value: bool, current: Optional[str]) -> Optional[str]:
+        if value:
+            return 'secure'
+        # off: only a secure mode is taken away; anything else already is off
+        return MSGR2_DEFAULT if current == 'secure' else current
+
+    def plan(self, ctx: SettingContext, view: PlanView, value: bool) -> List[Change]:
+        changes = []
+        for who, option in MSGR2_SECURE:
+            current = view.config_value(who, option)
+            wanted = self._wanted(value, current)
+            if wanted != current:
+                changes.append(config_change(who, option, wanted))
+        if not changes:
+            return []
+        return changes + [osd_restart(), rgw_restart(ctx)]
+
+    def verify(self, ctx: SettingContext, value: bool) -> None:
+        for who, option in MSGR2_SECURE:
+            for daemon in running_daemons(ctx, who):
+                running = ctx.cluster.running_config(daemon, option)
+                if (running == 'secure') != value:
+                    raise SettingNotInEffect('%s runs with %s = %s' % (daemon, option, running))

@@ -1,0 +1,27 @@
+"""The settings rgwbench knows, in the order their changes are made."""
+from typing import Any, Dict, List
+
+from ..errors import InvalidInput
+from .base import Setting
+from .daemons import ConfigOption, Msgr2Secure, RGWPerHost
+
+
+def all_settings() -> List[Setting]:
+    return [ConfigOption(), RGWPerHost(), Msgr2Secure()]
+
+
+def parse_assignments(items: List[str]) -> Dict[str, Any]:
+    """`name=value` words from the command line into a mapping."""
+    found: Dict[str, Any] = {}
+    for item in items:
+        name, eq, value = item.partition('=')
+        if not eq or not name.strip() or not value.strip():
+            raise InvalidInput('write settings as name=value, got %r' % item)
+        if name.strip() in found:
+            raise InvalidInput('%s is given twice' % name.strip())
+        found[name.strip()] = value.strip()
+    return found
+
+
+def describe(settings: List[Setting]) -> List[Dict[str, str]]:
+    return [{'setting': s.name, 'values': s.values, 'summary': s.summary} for s in settings]

@@ -1,0 +1,186 @@
+"""`ceph rgwbench settings`: settings applied on request, held, and put back.
+
+One set of settings is in place at a time. Applying runs in a thread of its
+own; the state (and the journal of every change) is in the module's store,
+so a new active mgr finds it, and puts the cluster back on its own.
+"""
+import json
+import threading
+import time
+import uuid
+from typing import Any, Callable, Dict, List, Optional
+
+from ..errors import Busy, InvalidInput, NotFound
+from ..journal import Journal, Step, Store
+from .applier import SettingPlan, SettingsApplier, open_journal
+
+STATE_KEY = 'settings/state'
+APPLYING, APPLIED, FAILED, REVERTING, REVERTED = (
+    'applying', 'applied', 'failed', 'reverting', 'reverted')
+
+
+class SettingsSession:
+    def __init__(self, store: Store, make_applier: Callable[[], SettingsApplier],
+                 log: Any, clock: Callable[[], float] = time.time) -> None:
+        self.store = store
+        self.make_applier = make_applier
+        self.log = log
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._thread: Optional[threading.Thread] = None
+
+    # -- state ----------------------------------------------------------------------
+    def state(self) -> Optional[Dict[str, Any]]:
+        stored = self.store.get_store(STATE_KEY)
+        return json.loads(stored) if stored else None
+
+    def _save(self, state: Dict[str, Any]) -> None:
+        self.store.set_store(STATE_KEY, json.dumps(state))
+
+    def _update(self, **fields: Any) -> Dict[str, Any]:
+        state = self.state() or {}
+        state.update(fields)
+        self._save(state)
+        return state
+
+    def show(self) -> Dict[str, Any]:
+        state = self.state()
+        if state is None:
+            raise NotFound('no settings have been applied (see `ceph rgwbench settings plan`)')
+        journal = Journal.unfinished(self.store)
+        if journal is not None and journal.run_id == state['journal_id']:
+            state['changes'] = steps_to_dicts(journal.steps())
+        return state
+
+    # -- commands -------------------------------------------------------------------
+    def plan(self, settings: Dict[str, Any]) -> List[SettingPlan]:
+        return self.make_applier().plan(settings)
+
+    def apply(self, settings: Dict[str, Any], force: bool = False) -> str:
+        """Check, journal, then apply in a thread; returns the id of the journal."""
+        with self._lock:
+            if self._thread is not None and self._thread.is_alive():
+                raise Busy('settings are being applied or put back; see '
+                           '`ceph rgwbench settings show`')
+            applier = self.make_applier()
+            plans = applier.plan(settings)
+            if not any(p.changes for p in plans):
+                raise InvalidInput('nothing to change: the cluster already runs with %s'
+                                   % ', '.join('%s=%s' % (p.setting, p.value) for p in plans))
+            problems = applier.precheck(force)
+            if problems:
+                raise Busy('refusing to change the cluster: %s' % '; '.join(problems))
+            journal_id = 'settings-%s-%s' % (time.strftime('%Y%m%d-%H%M%S'),
+                                             uuid.uuid4().hex[:6])
+            journal = open_journal(self.store, journal_id, {'what': 'settings',
+                                                            'settings': settings})
+            self._save({'journal_id': journal_id, 'state': APPLYING, 'settings': settings,
+                        'plan': [p.to_dict() for p in plans], 'started': self.clock(),
+                        'finished': None, 'progress': 'starting', 'client': None,
+                        'error': None})
+            self._thread = threading.Thread(target=self._apply, args=(applier, journal, plans),
+                                            name='rgwbench-settings', daemon=True)
+            self._thread.start()
+            return journal_id
+
+    def _apply(self, applier: SettingsApplier, journal: Journal,
+               plans: List[SettingPlan]) -> None:
+        try:
+            def progress(line: str) -> None:
+                self._update(progress=line)
+            client = applier.apply(journal, plans, progress=progress)
+            self._update(state=APPLIED, progress='in place', client=client.to_dict())
+        except Exception as e:
+            self.log.exception('applying settings failed; putting everything back')
+            self._update(state=FAILED, error='%s: %s' % (type(e).__name__, e),
+                         progress='putting back what was changed')
+            self._revert(applier, journal, FAILED)
+
+    def revert(self) -> str:
+        with self._lock:
+            if self._thread is not None and self._thread.is_alive():
+                raise Busy('settings are being applied or put back; wait, or see '
+                           '`ceph rgwbench settings show`')
+            journal = Journal.unfinished(self.store)
+            state = self.state()
+            if journal is None or journal.info().get('about', {}).get('what') != 'settings':
+                raise NotFound('no settings are in place')
+            self._update(state=REVERTING, progress='putting back')
+            self._thread = threading.Thread(target=self._revert,
+                                            args=(self.make_applier(), journal, REVERTED),
+                                            name='rgwbench-settings', daemon=True)
+            self._thread.start()
+            return str((state or {}).get('journal_id', journal.run_id))
+
+    def _revert(self, applier: SettingsApplier, journal: Journal, ended: str) -> None:
+        try:
+            steps = applier.revert(journal)
+            self._update(changes=steps_to_dicts(steps))
+            failed = ['%s %s: %s' % (s.kind, s.target, s.error) for s in steps if s.error]
+            if failed:
+                self._update(progress='not everything could be put back; it is tried again '
+                             'when the module starts', error='; '.join(failed))
+            else:
+                state = self.state() or {}
+                self._update(state=ended if state.get('state') != FAILED else FAILED,
+                             progress='put back', finished=self.clock())
+        except Exception as e:
+            self.log.exception('putting settings back failed')
+            self._update(error='putting back failed: %s: %s' % (type(e).__name__, e))
+
+    def wait(self, timeout: Optional[float] = None) -> None:
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
+
+    def recover(self, stopping: threading.Event, retry_s: float = 15.0) -> None:
+        """At module start: put back what an unfinished journal holds.
+
+        A journal is unfinished after a mgr failover, restart or crash: its
+        changes are put back without anyone asking, retried until they all are.
+        """
+        while not stopping.is_set():
+            journal = Journal.unfinished(self.store)
+            if journal is None:
+                return
+            self.log.warning('journal %s is unfinished (the mgr restarted); putting back '
+                             'its changes', journal.run_id)
+            state = self.state()
+            mine = state is not None and state.get('journal_id') == journal.run_id
+            if mine and state is not None and state['state'] in (APPLYING, APPLIED, REVERTING):
+                self._update(state=FAILED if state['state'] == APPLYING else REVERTING,
+                             error=state.get('error') or 'the mgr restarted while the '
+                             'settings were %s' % state['state'],
+                             progress='the mgr restarted; putting back')
+            try:
+                steps = self.make_applier().revert(journal)
+            except Exception:
+                self.log.exception('putting back journal %s failed; trying again',
+                                   journal.run_id)
+                steps = []
+            if mine and steps:
+                self._update(changes=steps_to_dicts(steps))
+            if steps and all(not s.error for s in steps) and mine:
+                ended = self.state() or {}
+                self._update(state=FAILED if ended.get('state') == FAILED else REVERTED,
+                             progress='put back after a mgr restart', finished=self.clock())
+            if Journal.unfinished(self.store) is None:
+                return
+            stopping.wait(retry_s)
+
+
+def steps_to_dicts(steps: List[Step]) -> List[Dict[str, Any]]:
+    return [{'kind': s.kind, 'target': s.target, 'state': s.state, 'error': s.error}
+            for s in steps]
+
+
+def settings_to_text(state: Dict[str, Any]) -> str:
+    lines = ['settings %s: %s (%s)' % (state['journal_id'], state['state'], state['progress'])]
+    lines += ['  %s = %s' % kv for kv in sorted(state['settings'].items())]
+    for change in state.get('changes', []):
+        lines.append('  %-8s %-40s %s%s' % (
+            change['kind'], change['target'], change['state'],
+            ' (%s)' % change['error'] if change['error'] else ''))
+    if state.get('error'):
+        lines.append('error: %s' % state['error'])
+    return '\n'.join(lines)
