@@ -1,8 +1,23 @@
 #!/usr/bin/env python3
 """The load engine against a plain boto3 client: same workload, same RGW, one run.
 
-    bench/loadgen_vs_boto3.py --cluster-dir /tmp/bench-p
+    bench/loadgen_vs_boto3.py --cluster-dir /tmp/bench-mem
     bench/loadgen_vs_boto3.py --endpoint http://127.0.0.1:8000 --access-key K --secret-key S
+
+With ``--cluster-dir DIR`` and no cluster in DIR yet, the bench starts one
+there itself (as root) and leaves it running for the next runs:
+
+    qa/standalone/rgwbench/cluster start --objectstore memstore --dir DIR
+
+then sets the options of ``BENCH_CLUSTER_CONFIG`` below in its configuration
+database (less debug logging, a smaller PG log, fewer RGW and OSD worker
+threads) and restarts it (``cluster stop`` and ``cluster start``; memstore
+keeps its data across a clean stop).  The bench measures the clients' cost,
+and on a small machine whose cores the cluster shares with both clients, a
+cluster that spends less CPU per request lets the faster client show its
+rate: on bluestore, 4 KiB PUTs are bound by the OSD's CPU, not by the
+client.  A cluster that already exists in DIR is used as it is; end the
+bench's cluster with ``qa/standalone/rgwbench/cluster stop --dir DIR``.
 
 For 4 KiB PUT and GET at one concurrency (default 16), and for 64 MiB PUT
 and GET at a lower one (default 4), it runs each client in a process of its
@@ -58,6 +73,19 @@ CLUSTER = os.path.join(REPO, "qa", "standalone", "rgwbench", "cluster")
 MIB = float(1 << 20)
 KEY_PREFIX = "rgwbench/"
 SIZES = {"4KiB": 4 << 10, "64MiB": 64 << 20}
+# What the bench sets on a cluster it starts itself: less CPU per request on
+# the cluster's side, nothing that changes what a client sends or receives.
+BENCH_CLUSTER_CONFIG = [("global", "debug_" + sub, "0/0") for sub in (
+    "ms", "auth", "monc", "mgrc", "osd", "objclass", "filestore", "bluestore", "bluefs",
+    "bdev", "rocksdb", "objecter", "rados", "rgw", "rgw_sync", "finisher", "throttle",
+    "optracker", "asok", "tp", "crypto", "heartbeatmap", "perfcounter")] + [
+    ("osd", "osd_min_pg_log_entries", "100"),
+    ("osd", "osd_max_pg_log_entries", "200"),
+    ("osd", "osd_pg_log_dups_tracked", "200"),
+    ("osd", "osd_op_num_shards", "2"),
+    ("osd", "osd_op_num_threads_per_shard", "1"),
+    ("client", "rgw_thread_pool_size", "32"),
+]
 
 
 # -- the boto3 client, run as a worker process ---------------------------------
@@ -323,8 +351,33 @@ def report(title: str, runs: Dict[str, List[Dict[str, Any]]], small: bool,
     return out
 
 
+def cluster_tool(command: str, directory: str, *args: str, timeout: float = 900) -> str:
+    proc = subprocess.run([CLUSTER, command, "--dir", directory] + list(args),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise SystemExit("bench: cluster %s: %s" % (command, proc.stderr.strip()))
+    return proc.stdout
+
+
+def start_bench_cluster(directory: str) -> None:
+    """A memstore cluster in an empty DIR, tuned with BENCH_CLUSTER_CONFIG."""
+    if os.geteuid() != 0:
+        raise SystemExit("bench: no cluster in %s, and starting one needs root" % directory)
+    print("starting a memstore cluster in %s ..." % directory)
+    cluster_tool("start", directory, "--objectstore", "memstore")
+    for who, name, value in BENCH_CLUSTER_CONFIG:
+        cluster_tool("ceph", directory, "--", "config", "set", who, name, value, timeout=120)
+    # Thread counts are read at start-up.
+    cluster_tool("stop", directory)
+    cluster_tool("start", directory)
+    print("started; end it with: %s stop --dir %s" % (os.path.relpath(CLUSTER), directory))
+
+
 def resolve(args: argparse.Namespace) -> Tuple[str, str, str]:
     if args.cluster_dir:
+        if not os.path.exists(os.path.join(args.cluster_dir, "cluster.json")):
+            start_bench_cluster(args.cluster_dir)
         proc = subprocess.run([CLUSTER, "s3-endpoints", "--dir", args.cluster_dir],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               universal_newlines=True, timeout=60)
@@ -343,7 +396,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--endpoint")
     p.add_argument("--access-key")
     p.add_argument("--secret-key")
-    p.add_argument("--cluster-dir", help="a local cluster (reads `cluster s3-endpoints`)")
+    p.add_argument("--cluster-dir", help="a local cluster (reads `cluster s3-endpoints`); "
+                   "with no cluster there yet, the bench starts a tuned memstore one and leaves "
+                   "it running")
     p.add_argument("--duration", type=float, help="measured seconds per run (default 10, "
                    "--quick 4)")
     p.add_argument("--warmup", type=float, default=1.0, help="seconds left out (default 1)")
@@ -379,6 +434,10 @@ def main(argv: Optional[List[str]] = None) -> int:
           "of each client per case, alternating which goes first; client CPU over the "
           "measured window" % (getattr(__import__("boto3"), "__version__", "?"), endpoint,
                                duration, args.warmup, repeats))
+    if args.cluster_dir:
+        info = json.loads(cluster_tool("info", args.cluster_dir, timeout=60))
+        print("cluster %s: %s, %s OSD(s)" % (
+            args.cluster_dir, info.get("release"), info.get("objectstore", "bluestore")))
     sizes = sorted({size for _, size, _ in cases}, key=lambda s: SIZES[s])
     results = []
     try:
