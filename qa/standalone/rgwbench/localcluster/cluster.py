@@ -236,7 +236,9 @@ class LocalCluster:
             'log file = %s/log/$name.log' % d,
             'admin socket = %s/asok/$name.asok' % d,
             'run dir = %s' % d,
-            'osd pool default size = 1',
+            # Two copies when there are two OSDs, so that one at a time can be
+            # stopped (`osd ok-to-stop`) without a PG going inactive.
+            'osd pool default size = %d' % min(2, len(self.state['osds'])),
             'osd pool default min size = 1',
             'osd pool default pg num = 8',
             'osd pool default pgp num = 8',

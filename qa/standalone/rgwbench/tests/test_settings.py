@@ -1,0 +1,199 @@
+"""Settings applied, verified on the running daemons, and put back exactly.
+
+A cluster of its own (two OSDs, so that one can restart at a time, and two
+mgrs, for failovers), so that restarts and failovers disturb no other test.
+"""
+import json
+import os
+import time
+from typing import Any, Dict, Iterator, List
+
+import pytest
+from conftest import RELEASES, Cluster, new_cluster_dir, one_line
+
+
+@pytest.fixture(scope='module', params=RELEASES)
+def two_osds(request: Any) -> Iterator[Cluster]:
+    directory = new_cluster_dir('settings-%s' % request.param)
+    os.rmdir(directory)
+    c = Cluster(request.param, directory)
+    try:
+        c.start('--osds', '2', '--mgrs', '2')
+        yield c
+    finally:
+        if os.environ.get('RGWBENCH_KEEP_CLUSTERS') != '1':
+            c.destroy()
+
+
+def snapshot(c: Cluster) -> Dict[str, Any]:
+    """What a setting may change: the config database, the specs, the daemons."""
+    daemons = sorted((d['daemon_type'], d['daemon_id'], d.get('status_desc'))
+                     for d in c.ceph_json('orch', 'ps'))
+    return {'config': c.ceph_json('config', 'dump'),
+            'specs': c.ceph_json('orch', 'ls', '--export'),
+            'daemons': daemons,
+            'osd_modes': running_modes(c)}
+
+
+def running_modes(c: Cluster) -> Dict[str, str]:
+    modes = {}
+    for osd in c.ceph_json('osd', 'ls'):
+        for option in ('ms_cluster_mode', 'ms_service_mode'):
+            modes['osd.%d/%s' % (osd, option)] = c.ceph(
+                'config', 'show', 'osd.%d' % osd, option).stdout.strip()
+    return modes
+
+
+def rgw_keys(c: Cluster) -> List[str]:
+    return [d['key'] for d in c.ceph_json('rgwbench', 'status')['rgw_daemons']]
+
+
+def wait_state(c: Cluster, wanted: List[str], timeout: float = 600) -> Dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while True:
+        shown: Dict[str, Any] = c.ceph_json('rgwbench', 'settings', 'show')
+        if shown['state'] in wanted and (shown['state'] != 'failed' or shown['finished']):
+            return shown
+        if time.monotonic() > deadline:
+            raise AssertionError('settings stayed %s: %s' % (shown['state'], shown))
+        time.sleep(2)
+
+
+def wait_settled(c: Cluster, before: Dict[str, Any], timeout: float = 180) -> None:
+    """Until the cluster is as it was (RGW back in the service map, daemons running)."""
+    c.wait_rgw_registered()
+    deadline = time.monotonic() + timeout
+    while snapshot(c)['daemons'] != before['daemons'] and time.monotonic() < deadline:
+        time.sleep(2)
+
+
+def pg_states(c: Cluster) -> Dict[str, int]:
+    summary = c.ceph_json('pg', 'stat')['pg_summary']
+    return {s['name']: s['num'] for s in summary['num_pg_by_state']}
+
+
+def wait_clean(c: Cluster, timeout: float = 180) -> None:
+    deadline = time.monotonic() + timeout
+    while set(pg_states(c)) != {'active+clean'}:
+        assert time.monotonic() < deadline, pg_states(c)
+        time.sleep(1)
+
+
+def test_plan_shows_the_changes_and_changes_nothing(two_osds: Cluster) -> None:
+    before = snapshot(two_osds)
+    plan = two_osds.ceph_json('rgwbench', 'settings', 'plan', 'msgr2-secure=on',
+                              'config=client.rgw/rgw_thread_pool_size:128')
+    changes = [c['summary'] for p in plan for c in p['changes']]
+    assert 'ceph config set osd ms_cluster_mode secure' in changes
+    assert 'ceph config set client.rgw rgw_thread_pool_size 128' in changes
+    # RGW is restarted once, after every change that needs it
+    assert sum(1 for c in changes if c.startswith('ceph orch restart rgw.')) == 1
+    assert changes[-1].startswith('ceph orch restart rgw.')
+    text = two_osds.ceph('rgwbench', 'settings', 'plan', 'msgr2-secure=on').stdout
+    assert 'restart every OSD, one at a time' in text
+    assert snapshot(two_osds) == before
+
+
+@pytest.mark.parametrize('words, message', [
+    (['bogus=1'], 'unknown setting bogus'),
+    (['msgr2-secure=maybe'], "msgr2-secure: 'maybe' is not valid"),
+    (['rgw-per-host=0'], "rgw-per-host: '0' is not valid"),
+    (['config=client.rgw/no_such_option:1'], 'Ceph does not know this option'),
+    (['config=nobody/rgw_thread_pool_size:1'], "config: 'nobody/rgw_thread_pool_size'"),
+    (['msgr2-secure'], 'write settings as name=value'),
+])
+def test_bad_settings_are_refused_with_one_line_and_nothing_changes(
+        two_osds: Cluster, words: List[str], message: str) -> None:
+    before = snapshot(two_osds)
+    for verb in (['plan'], ['apply', '--yes-i-really-mean-it']):
+        proc = two_osds.ceph('rgwbench', 'settings', *verb, *words, check=False)
+        assert proc.returncode == 22, proc.stderr
+        assert message in one_line(proc.stderr)
+    assert snapshot(two_osds) == before
+
+
+def test_apply_asks_for_confirmation(two_osds: Cluster) -> None:
+    before = snapshot(two_osds)
+    proc = two_osds.ceph('rgwbench', 'settings', 'apply', 'msgr2-secure=on', check=False)
+    assert proc.returncode == 22 and '--yes-i-really-mean-it' in one_line(proc.stderr)
+    proc = two_osds.ceph('rgwbench', 'settings', 'revert', check=False)
+    assert proc.returncode == 2 and 'no settings are in place' in one_line(proc.stderr)
+    assert snapshot(two_osds) == before
+
+
+def test_msgr2_secure_and_an_rgw_option_run_on_the_daemons_and_are_put_back(
+        two_osds: Cluster) -> None:
+    before = snapshot(two_osds)
+    assert set(before['osd_modes'].values()) == {'crc secure'}
+    two_osds.ceph('rgwbench', 'settings', 'apply', 'msgr2-secure=on',
+                  'config=client.rgw/rgw_thread_pool_size:128', '--yes-i-really-mean-it')
+    applied = wait_state(two_osds, ['applied', 'failed'])
+    assert applied['state'] == 'applied', applied
+    assert [c['state'] for c in applied['changes']] == ['made'] * len(applied['changes'])
+    # seen on the running daemons, not only in the config database
+    assert set(running_modes(two_osds).values()) == {'secure'}
+    for key in rgw_keys(two_osds):
+        assert two_osds.ceph('config', 'show', 'rgw.%s' % key,
+                             'ms_client_mode').stdout.strip() == 'secure'
+        assert two_osds.ceph('config', 'show', 'rgw.%s' % key,
+                             'rgw_thread_pool_size').stdout.strip() == '128'
+    two_osds.ceph('rgwbench', 'settings', 'revert')
+    reverted = wait_state(two_osds, ['reverted'])
+    assert [c['state'] for c in reverted['changes']] == ['undone'] * len(reverted['changes'])
+    wait_settled(two_osds, before)
+    assert snapshot(two_osds) == before
+
+
+def test_rgw_daemons_per_host_are_changed_and_put_back(two_osds: Cluster) -> None:
+    before = snapshot(two_osds)
+    two_osds.ceph('rgwbench', 'settings', 'apply', 'rgw-per-host=2', '--yes-i-really-mean-it')
+    applied = wait_state(two_osds, ['applied', 'failed'])
+    assert applied['state'] == 'applied', applied
+    rgws = [d for d in two_osds.ceph_json('orch', 'ps', '--daemon_type', 'rgw')
+            if d.get('status_desc') == 'running']
+    assert len(rgws) == 2
+    two_osds.ceph('rgwbench', 'settings', 'revert')
+    wait_state(two_osds, ['reverted'])
+    wait_settled(two_osds, before)
+    assert snapshot(two_osds) == before
+
+
+def test_an_unclean_cluster_is_refused(two_osds: Cluster) -> None:
+    pool = two_osds.ceph_json('osd', 'pool', 'ls')[0]
+    two_osds.ceph('osd', 'pool', 'set', pool, 'size', '3')
+    try:
+        deadline = time.monotonic() + 60
+        while 'undersized' not in json.dumps(pg_states(two_osds)) and \
+                time.monotonic() < deadline:
+            time.sleep(1)
+        proc = two_osds.ceph('rgwbench', 'settings', 'apply', 'msgr2-secure=on',
+                             '--yes-i-really-mean-it', check=False)
+        assert proc.returncode == 16, proc.stderr
+        assert 'not every PG is active+clean' in one_line(proc.stderr)
+        assert '--force' in proc.stderr
+    finally:
+        two_osds.ceph('osd', 'pool', 'set', pool, 'size', '2')
+        wait_clean(two_osds)
+
+
+def test_a_mgr_failover_in_the_middle_of_an_apply_puts_everything_back(
+        two_osds: Cluster) -> None:
+    wait_clean(two_osds)
+    before = snapshot(two_osds)
+    two_osds.ceph('rgwbench', 'settings', 'apply', 'msgr2-secure=on', '--yes-i-really-mean-it')
+    deadline = time.monotonic() + 300
+    while True:  # fail the mgr once the OSDs are being restarted
+        shown = two_osds.ceph_json('rgwbench', 'settings', 'show')
+        if shown['progress'].startswith('restart every OSD') or shown['state'] != 'applying':
+            break
+        assert time.monotonic() < deadline, shown
+        time.sleep(0.5)
+    assert shown['state'] == 'applying', shown
+    active = two_osds.ceph_json('mgr', 'stat')['active_name']
+    two_osds.ceph('mgr', 'fail', active)
+    # nobody runs a command: the new active mgr puts the cluster back by itself
+    ended = wait_state(two_osds, ['failed'])
+    assert 'mgr restarted' in ended['error'], ended
+    assert two_osds.ceph_json('mgr', 'stat')['active_name'] != active
+    wait_settled(two_osds, before)
+    assert snapshot(two_osds) == before
