@@ -1,0 +1,332 @@
+import copy
+import logging
+import threading
+from typing import Any, Dict, List, Optional, Tuple
+
+import pytest
+from fixtures import MemoryStore
+
+from rgwbench.errors import Busy, InvalidInput, NotFound
+from rgwbench.journal import Journal
+from rgwbench.rgw_daemons import RGWDaemon
+from rgwbench.settings.applier import SettingsApplier
+from rgwbench.settings.base import SettingContext
+from rgwbench.settings.cluster import Daemon, pg_states
+from rgwbench.settings.daemons import ConfigOption, Msgr2Secure, RGWPerHost
+from rgwbench.settings.registry import parse_assignments
+from rgwbench.settings.session import SettingsSession
+
+RGW_SPEC = {'service_type': 'rgw', 'service_id': 'default', 'service_name': 'rgw.default',
+            'placement': {'hosts': ['h1'], 'count_per_host': 1},
+            'spec': {'rgw_frontend_port': 8000}}
+RUNTIME = {'rgw_thread_pool_size': True, 'ms_cluster_mode': False, 'osd_op_num_shards': False}
+
+
+class FakeCluster:
+    """A cluster with a config database, specs and daemons that report their config."""
+
+    def __init__(self) -> None:
+        self.config: Dict[Tuple[str, str], str] = {('global', 'fsid_like'): 'x'}
+        self.specs: Dict[str, Dict[str, Any]] = {'rgw.default': copy.deepcopy(RGW_SPEC)}
+        self.running: Dict[Tuple[str, str], str] = {}
+        self.calls: List[str] = []
+        self.fail_on: Optional[str] = None
+        self.health_status = 'HEALTH_OK'
+        self.unclean: Optional[str] = None
+        self.rgws = [RGWDaemon('default.h1.a', 'h1', 'default', None, [], [], 7, '4100')]
+
+    def _call(self, what: str) -> None:
+        self.calls.append(what)
+        if self.fail_on and what.startswith(self.fail_on):
+            raise RuntimeError('%s failed' % what)
+
+    # ChangeTarget
+    def config_value(self, who: str, option: str) -> Optional[str]:
+        return self.config.get((who, option))
+
+    def put_config(self, who: str, option: str, value: Optional[str]) -> None:
+        self._call('config %s/%s=%s' % (who, option, value))
+        if value is None:
+            self.config.pop((who, option), None)
+        else:
+            self.config[(who, option)] = value
+
+    def service_spec(self, service_name: str) -> Optional[Dict[str, Any]]:
+        return copy.deepcopy(self.specs.get(service_name))
+
+    def put_service(self, service_name: str, spec: Optional[Dict[str, Any]]) -> None:
+        self._call('service %s' % service_name)
+        if spec is None:
+            self.specs.pop(service_name, None)
+        else:
+            self.specs[service_name] = copy.deepcopy(spec)
+
+    def restart(self, daemons: str) -> None:
+        self._call('restart %s' % daemons)
+        # daemons that restart take what the config database says
+        for (who, option), value in self.config.items():
+            if daemons == 'osd' and who == 'osd':
+                for osd in self.osd_ids():
+                    self.running[('osd.%d' % osd, option)] = value
+            if daemons.startswith('rgw.') and who == 'client.rgw':
+                self.running[('rgw.4100', option)] = value
+        if daemons == 'osd':
+            for osd in self.osd_ids():
+                for option in ('ms_cluster_mode', 'ms_service_mode'):
+                    if ('osd', option) not in self.config:
+                        self.running.pop(('osd.%d' % osd, option), None)
+
+    # what settings read
+    def command_json(self, **cmd: Any) -> Any:
+        assert cmd['prefix'] == 'config help'
+        if cmd['key'] not in RUNTIME:
+            raise NotFound('`config help` failed: -2')
+        return {'name': cmd['key'], 'can_update_at_runtime': RUNTIME[cmd['key']]}
+
+    def running_config(self, daemon: str, option: str) -> Optional[str]:
+        return self.running.get((daemon, option), 'crc secure' if option.startswith('ms_')
+                                else '512')
+
+    def rgw_daemons(self) -> List[RGWDaemon]:
+        return self.rgws
+
+    def osd_ids(self) -> List[int]:
+        return [0, 1]
+
+    def daemons(self, service_name: Optional[str] = None,
+                daemon_type: Optional[str] = None) -> List[Daemon]:
+        per_host = int(self.specs['rgw.default']['placement'].get('count_per_host') or 1)
+        return [Daemon('rgw.default.h1.%d' % i, 'rgw', 'default.h1.%d' % i, 'h1', True, [], None)
+                for i in range(per_host)]
+
+    def health(self) -> Tuple[str, List[str]]:
+        return self.health_status, ['OSD_FULL'] if self.health_status == 'HEALTH_ERR' else []
+
+    def pgs_not_clean(self) -> Optional[str]:
+        return self.unclean
+
+
+def applier(cluster: FakeCluster) -> SettingsApplier:
+    ctx = SettingContext(cluster=cluster, rgw_service=lambda: 'rgw.default',  # type: ignore
+                         option=lambda name: None, secrets=MemoryStore(), release=16)
+    return SettingsApplier(ctx, [ConfigOption(), RGWPerHost(), Msgr2Secure()])
+
+
+def summaries(plans: Any) -> List[str]:
+    return [c.summary for p in plans for c in p.changes]
+
+
+def test_settings_plan_in_order_and_restart_rgw_once_after_every_change() -> None:
+    cluster = FakeCluster()
+    plans = applier(cluster).plan(parse_assignments(
+        ['msgr2-secure=on', 'config=client.rgw/rgw_thread_pool_size:128', 'rgw-per-host=2']))
+    assert [p.setting for p in plans] == ['config', 'rgw-per-host', 'msgr2-secure']
+    assert summaries(plans) == [
+        'ceph config set client.rgw rgw_thread_pool_size 128',
+        'ceph orch apply rgw.default with count_per_host 2',
+        'ceph config set osd ms_cluster_mode secure',
+        'ceph config set osd ms_service_mode secure',
+        'ceph config set client.rgw ms_client_mode secure',
+        'restart every OSD, one at a time, each after `osd ok-to-stop` and with PGs '
+        'active+clean before the next',
+        'ceph orch restart rgw.default']
+    assert cluster.calls == []  # planning changes nothing
+
+
+def test_settings_already_in_place_plan_nothing() -> None:
+    cluster = FakeCluster()
+    cluster.config[('client.rgw', 'rgw_thread_pool_size')] = '128'
+    plans = applier(cluster).plan({'config': {'client.rgw/rgw_thread_pool_size': 128},
+                                   'rgw-per-host': '1', 'msgr2-secure': 'off'})
+    assert summaries(plans) == []
+
+
+def test_an_osd_option_that_updates_at_runtime_restarts_nothing() -> None:
+    cluster = FakeCluster()
+    RUNTIME['osd_max_backfills'] = True
+    try:
+        plans = applier(cluster).plan({'config': 'osd/osd_max_backfills:4'})
+    finally:
+        del RUNTIME['osd_max_backfills']
+    assert summaries(plans) == ['ceph config set osd osd_max_backfills 4']
+    plans = applier(cluster).plan({'config': 'osd/osd_op_num_shards:4'})
+    assert summaries(plans)[-1].startswith('restart every OSD')
+
+
+@pytest.mark.parametrize('settings, message', [
+    ({'tls': 'on'}, 'unknown setting tls'),
+    ({'msgr2-secure': 'maybe'}, "msgr2-secure: 'maybe' is not valid"),
+    ({'rgw-per-host': '17'}, "rgw-per-host: '17' is not valid"),
+    ({'rgw-per-host': 'two'}, "rgw-per-host: 'two' is not valid"),
+    ({'config': 'client.rgw/rgw_thread_pool_size'}, 'write <who>/<option>:<value>'),
+    ({'config': {'client.rgw/nope': 1}}, 'Ceph does not know this option'),
+    ({'config': {'mds/x': 1}}, "config: 'mds/x' is not valid"),
+    ({'config': {'osd/ms_cluster_mode': ''}}, 'must be a number or a word'),
+])
+def test_bad_settings_are_refused_naming_the_setting(settings: Dict[str, Any],
+                                                     message: str) -> None:
+    cluster = FakeCluster()
+    with pytest.raises(InvalidInput) as e:
+        applier(cluster).plan(settings)
+    assert message in str(e.value)
+    assert cluster.calls == []
+
+
+@pytest.mark.parametrize('words', [['a'], ['=1'], ['a='], ['a=1', 'a=2']])
+def test_assignments_must_be_name_equals_value_once(words: List[str]) -> None:
+    with pytest.raises(InvalidInput):
+        parse_assignments(words)
+
+
+def test_apply_verifies_on_the_daemons_and_revert_puts_back_restarting_last() -> None:
+    cluster = FakeCluster()
+    original = dict(cluster.config)
+    store = MemoryStore()
+    a = applier(cluster)
+    plans = a.plan({'msgr2-secure': 'on', 'config': 'client.rgw/rgw_thread_pool_size:128'})
+    journal = Journal.open(store, 'j1')
+    a.apply(journal, plans)
+    assert cluster.running[('osd.1', 'ms_cluster_mode')] == 'secure'
+    assert cluster.running[('rgw.4100', 'rgw_thread_pool_size')] == '128'
+    cluster.calls.clear()
+    a.revert(journal)
+    assert cluster.config == original
+    assert cluster.calls[-2:] == ['restart rgw.default', 'restart osd']
+    assert all(c.startswith('config') for c in cluster.calls[:-2])
+    assert Journal.unfinished(store) is None
+
+
+def test_a_setting_not_in_effect_on_the_daemons_fails_the_apply() -> None:
+    cluster = FakeCluster()
+    cluster.restart = lambda daemons: cluster.calls.append('restart %s' % daemons)  # type: ignore
+    a = applier(cluster)
+    journal = Journal.open(MemoryStore(), 'j2')
+    with pytest.raises(InvalidInput, match='osd.0 runs with ms_cluster_mode = crc secure'):
+        a.apply(journal, a.plan({'msgr2-secure': 'on'}))
+
+
+def test_every_change_is_journaled_before_it_is_made() -> None:
+    cluster = FakeCluster()
+    cluster.fail_on = 'config osd/ms_service_mode'
+    store = MemoryStore()
+    a = applier(cluster)
+    journal = Journal.open(store, 'j3')
+    with pytest.raises(RuntimeError):
+        a.apply(journal, a.plan({'msgr2-secure': 'on'}))
+    steps = journal.steps()
+    assert [(s.target, s.state) for s in steps] == [('osd/ms_cluster_mode', 'made'),
+                                                    ('osd/ms_service_mode', 'recorded')]
+    cluster.fail_on = None
+    a.revert(journal)
+    assert ('osd', 'ms_cluster_mode') not in cluster.config
+    assert ('osd', 'ms_service_mode') not in cluster.config
+
+
+def test_health_is_checked_before_anything_changes() -> None:
+    cluster = FakeCluster()
+    a = applier(cluster)
+    assert a.precheck() == []
+    cluster.health_status, cluster.unclean = 'HEALTH_ERR', '1 peering'
+    problems = a.precheck()
+    assert 'HEALTH_ERR (OSD_FULL)' in problems[0] and 'active+clean' in problems[1]
+    assert a.precheck(force=True) == []
+    cluster.rgws = []
+    assert a.precheck(force=True) == ['no RGW daemon is in the service map']
+
+
+def session(cluster: FakeCluster, store: MemoryStore) -> SettingsSession:
+    return SettingsSession(store, lambda: applier(cluster), logging.getLogger('test'),
+                           clock=lambda: 1000.0)
+
+
+def test_session_applies_in_a_thread_and_reverts_on_request() -> None:
+    cluster, store = FakeCluster(), MemoryStore()
+    s = session(cluster, store)
+    with pytest.raises(NotFound):
+        s.show()
+    journal_id = s.apply({'rgw-per-host': '2'})
+    s.wait(10)
+    shown = s.show()
+    assert shown['journal_id'] == journal_id and shown['state'] == 'applied'
+    assert [c['state'] for c in shown['changes']] == ['made']
+    assert cluster.specs['rgw.default']['placement']['count_per_host'] == 2
+    with pytest.raises(InvalidInput, match='nothing to change'):
+        session(cluster, store).apply({'rgw-per-host': '2'})
+    s.revert()
+    s.wait(10)
+    shown = s.show()
+    assert shown['state'] == 'reverted' and shown['changes'][0]['state'] == 'undone'
+    assert cluster.specs['rgw.default'] == RGW_SPEC
+    with pytest.raises(NotFound, match='no settings are in place'):
+        s.revert()
+
+
+def test_session_refuses_while_settings_are_in_place_or_the_cluster_is_unhealthy() -> None:
+    cluster, store = FakeCluster(), MemoryStore()
+    s = session(cluster, store)
+    cluster.unclean = '2 undersized'
+    with pytest.raises(Busy, match='not every PG is active[+]clean'):
+        s.apply({'rgw-per-host': '2'})
+    assert cluster.calls == [] and Journal.unfinished(store) is None
+    cluster.unclean = None
+    s.apply({'rgw-per-host': '2'})
+    s.wait(10)
+    with pytest.raises(Busy, match='not undone yet'):
+        session(cluster, store).apply({'msgr2-secure': 'on'})
+
+
+def test_a_failed_apply_puts_everything_back_and_says_why() -> None:
+    cluster, store = FakeCluster(), MemoryStore()
+    cluster.fail_on = 'restart osd'
+    s = session(cluster, store)
+    s.apply({'msgr2-secure': 'on'})
+    s.wait(10)
+    shown = s.show()
+    assert shown['state'] == 'failed' and 'restart osd failed' in shown['error']
+    assert shown['progress'] == 'not everything could be put back; it is tried again when ' \
+        'the module starts'  # the restart is also what undoing does
+    cluster.fail_on = None
+    s.recover(threading.Event())
+    assert s.show()['state'] == 'failed' and s.show()['progress'] == \
+        'put back after a mgr restart'
+    assert not any(who == 'osd' for who, _ in cluster.config)
+    assert Journal.unfinished(store) is None
+
+
+def test_a_new_mgr_puts_back_what_the_old_one_left() -> None:
+    cluster, store = FakeCluster(), MemoryStore()
+    old = session(cluster, store)
+    old.apply({'msgr2-secure': 'on'})
+    old.wait(10)
+    assert old.show()['state'] == 'applied'
+    new = session(cluster, store)  # the module of the new active mgr
+    new.recover(threading.Event())
+    shown = new.show()
+    assert shown['state'] == 'reverted' and 'mgr restarted' in shown['error']
+    assert set(cluster.config) == {('global', 'fsid_like')}
+    assert cluster.calls[-2:] == ['restart rgw.default', 'restart osd']
+
+
+def test_recovery_is_retried_until_everything_is_put_back() -> None:
+    cluster, store = FakeCluster(), MemoryStore()
+    s = session(cluster, store)
+    s.apply({'msgr2-secure': 'on'})
+    s.wait(10)
+    cluster.fail_on = 'config'
+    stopping = threading.Event()
+    attempts: List[float] = []
+
+    def wait(seconds: float) -> bool:
+        attempts.append(seconds)
+        cluster.fail_on = None  # the mon answers again
+        return False
+    stopping.wait = wait  # type: ignore
+    s.recover(stopping, retry_s=3)
+    assert attempts == [3] and Journal.unfinished(store) is None
+    assert s.show()['state'] == 'reverted'
+
+
+def test_pg_states_sum_over_pools() -> None:
+    assert pg_states({'by_pool': {'1': {'active+clean': 8},
+                                  '2': {'active+clean': 7, 'peering': 1}}}) == {
+        'active+clean': 15, 'peering': 1}
