@@ -130,6 +130,9 @@ def test_msgr2_secure_and_an_rgw_option_run_on_the_daemons_and_are_put_back(
     applied = wait_state(two_osds, ['applied', 'failed'])
     assert applied['state'] == 'applied', applied
     assert [c['state'] for c in applied['changes']] == ['made'] * len(applied['changes'])
+    in_place = two_osds.ceph_json('rgwbench', 'status')['settings_in_place']
+    assert in_place['state'] == 'applied' and in_place['settings']['msgr2-secure'] == 'on'
+    assert 'settings: ' in two_osds.ceph('rgwbench', 'status').stdout
     # seen on the running daemons, not only in the config database
     assert set(running_modes(two_osds).values()) == {'secure'}
     for key in rgw_keys(two_osds):
@@ -139,6 +142,7 @@ def test_msgr2_secure_and_an_rgw_option_run_on_the_daemons_and_are_put_back(
                              'rgw_thread_pool_size').stdout.strip() == '128'
     two_osds.ceph('rgwbench', 'settings', 'revert')
     reverted = wait_state(two_osds, ['reverted'])
+    assert two_osds.ceph_json('rgwbench', 'status')['settings_in_place'] is None
     assert [c['state'] for c in reverted['changes']] == ['undone'] * len(reverted['changes'])
     wait_settled(two_osds, before)
     assert snapshot(two_osds) == before

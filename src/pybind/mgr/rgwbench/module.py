@@ -13,7 +13,7 @@ from .agents.channel import AgentChannel
 from .agents.launchers import AgentLauncher, LocalLauncher, OrchestratorLauncher
 from .cli import RGWBenchCLICommand, read_command, write_command
 from .credentials import CredentialStore
-from .errors import InvalidInput, NotFound
+from .errors import Busy, InvalidInput, NotFound
 from .formatting import parse_format, render
 from .loads import LoadRequest, LoadService, load_to_text
 from .orchestration import orchestrator_state
@@ -129,6 +129,7 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
                               orchestrator_state(self), self.get('service_map'),
                               self._active_run())
         status['active_load'] = self.loads.active()
+        status['settings_in_place'] = self.settings.in_place()
         return HandleCommandResult(stdout=render(status, fmt, status_to_text))
 
     @write_command('rgwbench credentials set')
@@ -167,6 +168,9 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
             raise InvalidInput('duration must be 1 to 3600 seconds, got %d' % duration)
         if warmup < 0 or warmup >= duration + 600:
             raise InvalidInput('warmup must be 0 or more seconds, got %d' % warmup)
+        if self.settings.changing():
+            raise Busy('settings are being applied or put back; see `ceph rgwbench settings '
+                       'show`')
         hosts = [h.strip() for h in placement.split(',') if h.strip()] if placement else None
         if hosts is not None:
             known = {h.hostname for h in orchestrator.raise_if_exception(self.get_hosts())}

@@ -41,6 +41,11 @@ def status_to_text(status: Dict[str, Any]) -> str:
         'orchestrator: %s' % orch_line,
         'run: %s' % ('%s in progress' % run.get('run_id') if run else 'none in progress'),
     ]
+    settings = status.get('settings_in_place')
+    if settings:
+        lines.append('settings: %s %s (%s)' % (
+            ', '.join('%s=%s' % kv for kv in sorted(settings['settings'].items())),
+            settings['state'], settings['journal_id']))
     daemons = status['rgw_daemons']
     if not daemons:
         lines.append('RGW daemons: none found in the service map')

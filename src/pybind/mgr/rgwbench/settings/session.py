@@ -43,6 +43,19 @@ class SettingsSession:
         self._save(state)
         return state
 
+    def in_place(self) -> Optional[Dict[str, Any]]:
+        """The settings being applied, in place or being put back (None: nothing is)."""
+        state = self.state()
+        if state is None or state['state'] == REVERTED or \
+                (state['state'] == FAILED and state.get('finished')):
+            return None
+        return {k: state[k] for k in ('journal_id', 'state', 'settings', 'progress')}
+
+    def changing(self) -> bool:
+        """Whether settings are being applied or put back right now."""
+        state = self.in_place()
+        return state is not None and state['state'] != APPLIED
+
     def show(self) -> Dict[str, Any]:
         state = self.state()
         if state is None:

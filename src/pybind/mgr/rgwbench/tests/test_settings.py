@@ -244,8 +244,12 @@ def test_session_applies_in_a_thread_and_reverts_on_request() -> None:
     s = session(cluster, store)
     with pytest.raises(NotFound):
         s.show()
+    assert s.in_place() is None
     journal_id = s.apply({'rgw-per-host': '2'})
     s.wait(10)
+    assert s.in_place() == {'journal_id': journal_id, 'state': 'applied', 'progress': 'in place',
+                            'settings': {'rgw-per-host': '2'}}
+    assert not s.changing()
     shown = s.show()
     assert shown['journal_id'] == journal_id and shown['state'] == 'applied'
     assert [c['state'] for c in shown['changes']] == ['made']
@@ -256,6 +260,7 @@ def test_session_applies_in_a_thread_and_reverts_on_request() -> None:
     s.wait(10)
     shown = s.show()
     assert shown['state'] == 'reverted' and shown['changes'][0]['state'] == 'undone'
+    assert s.in_place() is None
     assert cluster.specs['rgw.default'] == RGW_SPEC
     with pytest.raises(NotFound, match='no settings are in place'):
         s.revert()
