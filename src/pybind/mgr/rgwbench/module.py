@@ -23,6 +23,7 @@ from .settings.base import SettingContext
 from .settings.cluster import ClusterAccess
 from .settings.registry import all_settings, describe, parse_assignments
 from .settings.session import SettingsSession, settings_to_text
+from .settings.tls import Certificates, certificate_to_text
 from .status import build_status, ceph_version_number, status_to_text
 
 ACTIVE_RUN_KEY = 'run/active'
@@ -45,6 +46,18 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
                     'orchestrator manages)'),
         Option('ready_timeout', type='secs', default=600, min=10,
                desc='how long to wait for daemons to be back after a change'),
+        Option('rgw_ssl_port', type='int', default=0, min=0, max=65535,
+               desc='port RGW serves HTTPS on under tls@rgw=on (0: the port its spec '
+                    'serves now)'),
+        Option('ingress_virtual_ip', type='str', default='',
+               desc='virtual IP (with /prefix) of the ingress tls@ingress puts in front of '
+                    'RGW (default: that of an existing ingress of the RGW service)'),
+        Option('ingress_frontend_port', type='int', default=0, min=0, max=65535,
+               desc='port the ingress of tls@ingress serves S3 on (0: an existing '
+                    'ingress\'s)'),
+        Option('ingress_monitor_port', type='int', default=0, min=0, max=65535,
+               desc='HAProxy monitor port of the ingress of tls@ingress (0: an existing '
+                    'ingress\'s)'),
     ]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -200,6 +213,31 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
         return HandleCommandResult(stdout=render(self.loads.list(), fmt, lambda loads: '\n'.join(
             '%s  %s  %s' % (r['load_id'], r['state'], r['endpoint']) for r in loads)
             or 'no loads'))
+
+    # -- the certificate of TLS settings -------------------------------------------
+    @write_command('rgwbench certificate set')
+    def _cmd_certificate_set(self, inbuf: Optional[str] = None) -> HandleCommandResult:
+        """Store the certificate TLS settings serve (-i PEM: certificate, key, CA chain)"""
+        if not inbuf or not inbuf.strip():
+            raise InvalidInput('give the certificate with -i <pem> (certificate, private key '
+                               'and optional CA chain in one PEM file)')
+        info = Certificates(self).set(inbuf)
+        return HandleCommandResult(stdout='certificate %s stored (sha256 %s)' % (
+            info['subject'], info['fingerprint_sha256']))
+
+    @read_command('rgwbench certificate show')
+    def _cmd_certificate_show(self, format: str = 'plain') -> HandleCommandResult:
+        """Show the certificate TLS settings serve and its CA bundle (never the key)"""
+        fmt = parse_format(format)
+        return HandleCommandResult(stdout=render(Certificates(self).show(), fmt,
+                                                 certificate_to_text))
+
+    @write_command('rgwbench certificate rm')
+    def _cmd_certificate_rm(self) -> HandleCommandResult:
+        """Remove the operator's certificate; TLS settings then use a self-signed one"""
+        removed = Certificates(self).remove()
+        return HandleCommandResult(stdout='certificate removed' if removed
+                                   else 'no certificate was set')
 
     # -- settings under test ------------------------------------------------------
     @read_command('rgwbench settings ls')
