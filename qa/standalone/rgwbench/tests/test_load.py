@@ -149,3 +149,37 @@ def test_load_with_agents_placed_by_the_orchestrator(cluster: Cluster,
     # The agents' container service is gone, and so are its buckets.
     assert cluster.ceph('orch', 'ls', '--export').stdout == services
     assert not [b for b in buckets(cluster) if b.startswith('rgwbench-')]
+
+
+def test_a_mgr_restart_during_a_load_leaves_nothing_behind(
+        cluster: Cluster, credentials: Dict[str, Any]) -> None:
+    before, folders = buckets(cluster), agent_folders()
+    load_id = cluster.ceph('rgwbench', 'load', '--op', 'put', '--size', '4KiB',
+                           '--concurrency', '2', '--duration', '300').stdout.strip()
+    deadline = time.monotonic() + 120
+    while not [b for b in buckets(cluster) if b.startswith('rgwbench-%s' % load_id)]:
+        assert time.monotonic() < deadline, 'the load never created its bucket'
+        time.sleep(1)
+    started = [f for f in agent_folders() if f not in folders]
+    assert started, 'no agent folder'
+    cluster.ceph('mgr', 'fail', cluster.ceph_json('mgr', 'stat')['active_name'])
+    # nobody runs a command: the module cleans up when it starts again
+    deadline = time.monotonic() + 240
+    while True:
+        proc = cluster.ceph('rgwbench', 'load', 'show', load_id, '-f', 'json', check=False)
+        if proc.returncode == 0 and json.loads(proc.stdout)['state'] != 'running':
+            record = json.loads(proc.stdout)
+            break
+        assert time.monotonic() < deadline, 'load %s never ended' % load_id
+        time.sleep(2)
+    assert record['state'] == 'failed' and 'mgr restarted' in record['error'], record
+    assert buckets(cluster) == before
+    assert agent_folders() == folders
+    assert not [p for p in os.listdir('/proc') if p.isdigit() and working_in(p, started)]
+
+
+def working_in(pid: str, folders: List[str]) -> bool:
+    try:
+        return any(f in os.readlink('/proc/%s/cwd' % pid) for f in folders)
+    except OSError:
+        return False

@@ -11,7 +11,7 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Protocol
 
 from .agents.channel import AgentChannel
 from .agents.coordinator import AgentRun, agents_failed
-from .agents.launchers import AgentLauncher
+from .agents.launchers import AgentLauncher, remove_leftovers
 from .credentials import CredentialStore
 from .errors import Busy, InvalidInput, NotFound
 from .loadgen import prepare
@@ -19,6 +19,7 @@ from .loadgen.errors import LoadgenError
 from .loadgen.workload import Job
 
 PREFIX = 'load/'
+LEFTOVERS_KEY = 'loading/leftovers'
 KEEP = 10
 # Values in the config-key store are limited to 64 KiB.
 MAX_STORED = 60000
@@ -128,6 +129,11 @@ class LoadService:
                                                    for a in launcher.agent_ids()},
                       'result': None, 'error': None}
             self._active = record
+            # Written down before anything is made: what a vanished mgr leaves behind.
+            self.store.set_store(LEFTOVERS_KEY, json.dumps({
+                'record': record, 'agents': launcher.leftovers(), 'endpoint': endpoint,
+                'bucket_prefix': job['bucket_prefix'], 'buckets': job['buckets'],
+                'key_prefix': job['key_prefix']}))
         thread = threading.Thread(target=self._run, args=(record, job, launcher, creds),
                                   name='rgwbench-load', daemon=True)
         thread.start()
@@ -159,6 +165,7 @@ class LoadService:
             record['error'] = error
             record['state'] = state
             self._save(record)
+            self.store.set_store(LEFTOVERS_KEY, None)
             with self._lock:
                 self._active = None
                 self._agent_run = None
@@ -169,6 +176,38 @@ class LoadService:
         except Exception as e:
             self.log.warning('clean-up of %s failed: %s', job['bucket_prefix'], e)
             return {'error': str(e)}
+
+    def recover(self, remove_service: Callable[[str], Any]) -> Optional[str]:
+        """At module start: remove what a load left when the mgr vanished during it.
+
+        Its agents (a local process or the agents' service), its buckets and
+        objects; the load is kept as failed. Returns its id, if there was one.
+        """
+        stored = self.store.get_store(LEFTOVERS_KEY)
+        if not stored:
+            return None
+        left = json.loads(stored)
+        record = left['record']
+        self.log.warning('load %s was cut off by a mgr restart; removing what it left',
+                         record['load_id'])
+        errors = []
+        try:
+            remove_leftovers(left['agents'], remove_service)
+        except Exception as e:
+            errors.append('agents: %s' % e)
+        creds = self.credentials.get()
+        if creds:
+            job = Job(endpoint=left['endpoint'], access_key=creds['access_key'],
+                      secret_key=creds['secret_key'], ca_bundle=creds.get('ca_bundle'),
+                      bucket_prefix=left['bucket_prefix'], buckets=left['buckets'],
+                      key_prefix=left['key_prefix'])
+            record['cleanup'] = self._cleanup(job.to_dict())
+        record.update(state='failed', finished=time.time(), error=(
+            'the mgr restarted during the load; its agents, buckets and objects were removed'
+            + ('' if not errors else ' (but: %s)' % '; '.join(errors))))
+        self._save(record)
+        self.store.set_store(LEFTOVERS_KEY, None)
+        return str(record['load_id'])
 
     def _save(self, record: Dict[str, Any]) -> None:
         self.store.set_store(PREFIX + record['load_id'], json.dumps(compact(record)))

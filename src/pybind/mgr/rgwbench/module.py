@@ -70,7 +70,9 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
         self.settings = SettingsSession(self, self._settings_applier, self.log)
 
     def serve(self) -> None:
-        # Whatever a run or settings changed before a failover or crash is put back first.
+        # Whatever a load, a run or settings changed before a failover or crash is put
+        # back first.
+        self.loads.recover(self._remove_service)
         self.settings.recover(self._stopping)
         self._stopping.wait()
 
@@ -98,6 +100,9 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
         image = str(self.get_module_option('agent_image') or
                     self.get_ceph_option('container_image') or '')
         return OrchestratorLauncher(self, placement, image, orchestrator.raise_if_exception)
+
+    def _remove_service(self, service_name: str) -> None:
+        orchestrator.raise_if_exception(self.remove_service(service_name))
 
     def _cluster_access(self) -> ClusterAccess:
         return ClusterAccess(self, orchestrator.raise_if_exception, ServiceSpec.from_json,

@@ -11,6 +11,7 @@ import subprocess
 import tarfile
 import tempfile
 import time
+import uuid
 from typing import Any, Dict, List, Optional, Protocol
 
 from ..loadgen import bundle
@@ -20,9 +21,12 @@ AGENT_MOUNT = '/var/lib/rgwbench-agent'
 
 _BOOTSTRAP = '''\
 # rgwbench load agent: unpacks the load engine and runs it as an agent.
-import base64, io, shutil, sys, tarfile, tempfile
+import base64, io, os, shutil, sys, tarfile, tempfile
 ENGINE = """%s"""
-where = tempfile.mkdtemp(prefix="rgwbench-engine-")
+try:  # beside this file, so that removing the agent's folder removes the engine too
+    where = tempfile.mkdtemp(prefix="engine-", dir=os.path.dirname(os.path.abspath(__file__)))
+except OSError:
+    where = tempfile.mkdtemp(prefix="rgwbench-engine-")
 try:
     with tarfile.open(fileobj=io.BytesIO(base64.b64decode(ENGINE)), mode="r:xz") as tar:
         tar.extractall(where)
@@ -59,20 +63,28 @@ class AgentLauncher(Protocol):
 
     def remove(self) -> None: ...
 
+    def leftovers(self) -> Dict[str, Any]:
+        """What would be left if the mgr vanished now (see `remove_leftovers`)."""
+
 
 class LocalLauncher:
-    """One agent, a process on the active mgr's host."""
+    """One agent, a process on the active mgr's host, working in a folder of its own."""
 
     def __init__(self, host: Optional[str] = None) -> None:
         self.host = host or socket.gethostname()
-        self.folder: Optional[str] = None
+        # Known before the launch, so that it can be journaled first.
+        self.folder = os.path.join(tempfile.gettempdir(),
+                                   'rgwbench-agent-%s' % uuid.uuid4().hex[:12])
         self.proc: Optional[subprocess.Popen] = None
 
     def agent_ids(self) -> List[str]:
         return [self.host]
 
+    def leftovers(self) -> Dict[str, Any]:
+        return {'folder': self.folder}
+
     def launch(self, config: Dict[str, str]) -> None:
-        self.folder = tempfile.mkdtemp(prefix='rgwbench-agent-')
+        os.mkdir(self.folder, 0o700)
         with open(os.path.join(self.folder, 'agent.py'), 'w') as f:
             f.write(bootstrap_script())
         with open(os.path.join(self.folder, 'agent.json'), 'w') as f:
@@ -85,7 +97,7 @@ class LocalLauncher:
                 start_new_session=True, env=dict(os.environ, NODE_NAME=self.host))
 
     def problem(self, agent: str) -> Optional[str]:
-        if self.proc is None or self.proc.poll() is None or self.folder is None:
+        if self.proc is None or self.proc.poll() is None:
             return None
         try:
             with open(os.path.join(self.folder, 'agent.log'), errors='replace') as f:
@@ -103,8 +115,7 @@ class LocalLauncher:
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait(10)
-        if self.folder:
-            shutil.rmtree(self.folder, ignore_errors=True)
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 class Orchestrator(Protocol):
@@ -136,6 +147,9 @@ class OrchestratorLauncher:
 
     def agent_ids(self) -> List[str]:
         return list(self.hosts)
+
+    def leftovers(self) -> Dict[str, Any]:
+        return {'service': self.service_name}
 
     def spec(self, config: Dict[str, str]) -> Any:
         from ceph.deployment.service_spec import CustomContainerSpec, PlacementSpec
@@ -171,3 +185,39 @@ class OrchestratorLauncher:
         deadline = time.monotonic() + timeout
         while self._daemons() and time.monotonic() < deadline:
             time.sleep(1)
+
+
+def processes_in(folder: str) -> List[int]:
+    """Pids of the processes working in a folder (an agent and its workers)."""
+    found = []
+    for entry in os.listdir('/proc'):
+        if entry.isdigit():
+            try:
+                if os.readlink('/proc/%s/cwd' % entry) == folder:
+                    found.append(int(entry))
+            except OSError:
+                continue
+    return found
+
+
+def remove_leftovers(leftovers: Dict[str, Any], remove_service: Any,
+                     timeout: float = 10) -> None:
+    """Remove what a launcher left when the mgr vanished: a local agent or a service."""
+    if leftovers.get('service'):
+        try:
+            remove_service(leftovers['service'])
+        except Exception as e:
+            if 'Invalid service name' not in str(e) and 'not found' not in str(e).lower():
+                raise
+    folder = leftovers.get('folder')
+    if folder:
+        deadline = time.monotonic() + timeout
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            for pid in processes_in(folder):
+                try:
+                    os.kill(pid, sig)
+                except OSError:
+                    pass
+            while processes_in(folder) and time.monotonic() < deadline:
+                time.sleep(0.2)
+        shutil.rmtree(folder, ignore_errors=True)

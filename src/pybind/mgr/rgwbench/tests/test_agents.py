@@ -74,6 +74,9 @@ class ThreadLauncher:
     def remove(self) -> None:
         self.removed = True
 
+    def leftovers(self) -> Dict[str, Any]:
+        return {}
+
 
 def job(stub: StubS3, **kw: Any) -> Dict[str, Any]:
     settings: Dict[str, Any] = dict(endpoint=stub.url, access_key='AK', secret_key='SK',

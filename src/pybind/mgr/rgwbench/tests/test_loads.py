@@ -1,5 +1,8 @@
 import json
+import os
+import subprocess
 import threading
+import time
 from typing import Any, Dict, List, Optional
 
 import pytest
@@ -7,7 +10,8 @@ from fixtures import MemoryStore
 
 from rgwbench.credentials import CredentialStore, parse_credentials
 from rgwbench.errors import Busy, InvalidInput, NotFound
-from rgwbench.loads import LoadRequest, LoadService, compact, load_to_text
+from rgwbench.agents.launchers import processes_in, remove_leftovers
+from rgwbench.loads import LEFTOVERS_KEY, LoadRequest, LoadService, compact, load_to_text
 
 
 class Log:
@@ -35,6 +39,9 @@ class BlockingLauncher:
 
     def remove(self) -> None:
         self.removed.set()
+
+    def leftovers(self) -> Dict[str, Any]:
+        return {'service': 'container.rgwbench-agent'}
 
 
 def service(store: MemoryStore, endpoints: List[str],
@@ -123,3 +130,53 @@ def test_one_load_at_a_time_and_its_record() -> None:
     record = loads.show(load_id)
     assert record['state'] == 'failed' and record['finished'] is not None
     assert store.get_store('load/' + load_id) is not None
+
+
+def test_what_a_load_would_leave_is_written_down_before_it_starts_and_removed_after() -> None:
+    store, gate = MemoryStore(), threading.Event()
+    CredentialStore(store).set('access_key: A\nsecret_key: S')
+    loads = service(store, ['http://127.0.0.1:1'], gate)
+    load_id = loads.start(LoadRequest(duration_s=5))
+    left = json.loads(store.data[LEFTOVERS_KEY])
+    assert left['record']['load_id'] == load_id
+    assert left['agents'] == {'service': 'container.rgwbench-agent'}
+    assert left['bucket_prefix'] == 'rgwbench-%s' % load_id
+    assert 'S' not in json.dumps(left['record']) and '"secret' not in json.dumps(left)
+    gate.set()
+    deadline = time.monotonic() + 20
+    while loads.active() is not None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert LEFTOVERS_KEY not in store.data
+
+
+def test_a_new_mgr_removes_what_a_cut_off_load_left() -> None:
+    store = MemoryStore()
+    record = {'load_id': 'l1', 'state': 'running', 'endpoint': 'http://127.0.0.1:1',
+              'request': LoadRequest()._asdict(), 'agents': {}, 'result': None,
+              'error': None, 'started': 1.0, 'finished': None}
+    store.set_store(LEFTOVERS_KEY, json.dumps({
+        'record': record, 'agents': {'service': 'container.rgwbench-agent'},
+        'endpoint': 'http://127.0.0.1:1', 'bucket_prefix': 'rgwbench-l1', 'buckets': 1,
+        'key_prefix': 'rgwbench/'}))
+    removed: List[str] = []
+    loads = service(store, [])
+    assert loads.recover(removed.append) == 'l1'
+    assert removed == ['container.rgwbench-agent']
+    shown = loads.show('l1')
+    assert shown['state'] == 'failed' and 'mgr restarted' in shown['error']
+    assert LEFTOVERS_KEY not in store.data
+    assert loads.recover(removed.append) is None and removed == ['container.rgwbench-agent']
+
+
+def test_a_local_agent_left_behind_is_ended_and_its_folder_removed(tmp_path: Any) -> None:
+    folder = str(tmp_path / 'rgwbench-agent-x')
+    os.mkdir(folder)
+    proc = subprocess.Popen(['sleep', '60'], cwd=folder)
+    try:
+        assert processes_in(folder) == [proc.pid]
+        remove_leftovers({'folder': folder}, lambda name: None)
+        assert proc.wait(10) is not None
+        assert not os.path.exists(folder) and processes_in(folder) == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()
