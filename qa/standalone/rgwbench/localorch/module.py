@@ -192,7 +192,9 @@ class LocalOrchestrator(MgrModule, orchestrator.Orchestrator):
         except orchestrator.OrchestratorError as e:
             self.log.warning('cannot place %s: %s', name, e)
             return
-        existing = ctx.daemons_of(name)
+        # The oldest daemons are kept when a service shrinks, so that scaling up and
+        # back down leaves the daemons that ran before.
+        existing = sorted(ctx.daemons_of(name), key=lambda d: (d.created, d.name))
         kept: List[str] = []
         for host, rank in placed:
             current = next((d for d in existing if d.host == host.name and d.name not in kept),
