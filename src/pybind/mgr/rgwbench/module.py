@@ -23,6 +23,7 @@ from .settings.base import SettingContext
 from .settings.cluster import ClusterAccess
 from .settings.registry import all_settings, describe, parse_assignments
 from .settings.session import SettingsSession, settings_to_text
+from .settings.sse import MODULE_OPTIONS as SSE_MODULE_OPTIONS
 from .settings.tls import Certificates, certificate_to_text
 from .status import build_status, ceph_version_number, status_to_text
 
@@ -58,7 +59,8 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
         Option('ingress_monitor_port', type='int', default=0, min=0, max=65535,
                desc='HAProxy monitor port of the ingress of tls@ingress (0: an existing '
                     'ingress\'s)'),
-    ]
+    ] + [Option(opt, type='str', default=default, desc=desc)
+         for opt, default, desc in SSE_MODULE_OPTIONS]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

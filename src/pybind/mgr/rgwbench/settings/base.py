@@ -48,8 +48,9 @@ class ClientSide(NamedTuple):
     sse: Dict[str, Any] = {}              # Job fields: sse_c_key, sse_kms_key_id, sse_s3
 
     def to_dict(self) -> Dict[str, Any]:
+        # The SSE-KMS key id is a name, not key material: tests and reports use it.
         return {'endpoint': self.endpoint, 'ca_bundle': bool(self.ca_bundle),
-                'sse': sorted(self.sse)}
+                'sse': sorted(self.sse), 'sse_kms_key_id': self.sse.get('sse_kms_key_id')}
 
 
 class SettingContext(NamedTuple):

@@ -1,0 +1,362 @@
+"""`sse`: server-side encryption of the objects workloads write.
+
+Values and what they change (every RGW option at `client.rgw`, followed by a
+restart of the RGW service; every change journaled and put back):
+
+* ``kms-testing``: SSE-KMS with RGW's `testing` backend and a 256-bit key
+  rgwbench makes once and keeps in its store (added to any keys already in
+  ``rgw_crypt_s3_kms_encryption_keys``); clients send that key's id.
+* ``kms-kmip``: SSE-KMS with a KMIP server, from the module's ``sse_kmip_*``
+  options; clients send ``sse_kmip_key_id``.
+* ``kms-vault``: SSE-KMS with HashiCorp Vault, from the ``sse_vault_*``
+  options; clients send ``sse_vault_key_id``.
+* ``sse-c``: keys from the client (a random 256-bit key rgwbench keeps); no
+  option besides ``rgw_crypt_require_ssl``.
+* ``sse-s3``: SSE-S3 with Vault (``rgw_crypt_sse_s3_*``), Quincy 17.2.4 on.
+* ``off``: no change; clients send no SSE headers.
+
+RGW refuses SSE over plain HTTP while ``rgw_crypt_require_ssl`` is true (its
+default). The rule: ``rgw_crypt_require_ssl`` is kept when RGW can tell that
+clients of the variant reach it over TLS, that is when the RGW spec, as the
+settings planned before this one leave it (TLS settings come first), has
+``ssl``; or when a planned service change makes an ingress with ``ssl`` and
+RGW trusts the proxy's word (``rgw_trust_forwarded_https`` true at
+client.rgw). Otherwise it is set to false: behind an ingress that terminates
+TLS, RGW sees plain HTTP from HAProxy and would refuse every SSE request.
+"""
+import base64
+import json
+import os
+import re
+import socket
+import ssl
+import uuid
+from typing import Any, Dict, List, Optional, Tuple
+
+from ..credentials import CredentialStore
+from ..loadgen.errors import LoadgenError, ProtocolError
+from ..loadgen.s3 import Endpoint, S3Client, describe_error, make_ssl_context
+from ..loadgen.sigv4 import Signer
+from ..loadgen.sse import SSE
+from .base import ClientSide, PlanView, Setting, SettingContext, SettingNotInEffect
+from .changes import SERVICE, Change, config_change
+from .daemons import rgw_restart, running_daemons, same_value
+
+RGW = 'client.rgw'
+VALUES = ('kms-testing', 'kms-kmip', 'kms-vault', 'sse-c', 'sse-s3', 'off')
+KEYS_STORE = 'settings/sse/keys'
+SSE_S3_SINCE = (17, 2, 4)
+VERSION = re.compile(r'(\d+)\.(\d+)\.(\d+)')
+
+# The module's options for the KMS backends: (name, default, description).
+MODULE_OPTIONS: List[Tuple[str, str, str]] = [
+    ('sse_kmip_addr', '', 'sse=kms-kmip: address (host:port) of the KMIP server RGW uses'),
+    ('sse_kmip_ca_path', '', 'sse=kms-kmip: CA certificate of the KMIP server, a path on '
+                             'every RGW host'),
+    ('sse_kmip_client_cert', '', 'sse=kms-kmip: RGW\'s client certificate, a path on every '
+                                 'RGW host'),
+    ('sse_kmip_client_key', '', 'sse=kms-kmip: RGW\'s client key, a path on every RGW host'),
+    ('sse_kmip_key_id', '', 'sse=kms-kmip: the key id (the KMIP Name) clients send'),
+    ('sse_vault_addr', '', 'sse=kms-vault and sse-s3: address of Vault, e.g. '
+                           'http://vault:8200'),
+    ('sse_vault_auth', 'token', 'sse=kms-vault and sse-s3: token or agent'),
+    ('sse_vault_secret_engine', 'transit', 'sse=kms-vault and sse-s3: kv or transit '
+                                           '(SSE-S3 takes transit)'),
+    ('sse_vault_token_file', '', 'sse=kms-vault and sse-s3 with auth token: the token file, '
+                                 'a path on every RGW host'),
+    ('sse_vault_prefix', '', 'sse=kms-vault and sse-s3: optional URL prefix of keys in Vault'),
+    ('sse_vault_key_id', '', 'sse=kms-vault: the key id clients send'),
+]
+
+KMIP_OPTIONS = [('rgw_crypt_kmip_addr', 'sse_kmip_addr'),
+                ('rgw_crypt_kmip_ca_path', 'sse_kmip_ca_path'),
+                ('rgw_crypt_kmip_client_cert', 'sse_kmip_client_cert'),
+                ('rgw_crypt_kmip_client_key', 'sse_kmip_client_key')]
+MODES = {'kms-testing': 'SSE-KMS', 'kms-kmip': 'SSE-KMS', 'kms-vault': 'SSE-KMS',
+         'sse-c': 'SSE-C', 'sse-s3': 'SSE-S3'}
+BACKEND = {'kms-testing': ('rgw_crypt_s3_kms_backend', 'testing'),
+           'kms-kmip': ('rgw_crypt_s3_kms_backend', 'kmip'),
+           'kms-vault': ('rgw_crypt_s3_kms_backend', 'vault'),
+           'sse-s3': ('rgw_crypt_sse_s3_backend', 'vault')}
+CHECK_BYTES = 8192
+CHECK_TIMEOUT_S = 30
+
+
+def parse_version(text: Optional[str]) -> Optional[Tuple[int, int, int]]:
+    """(major, minor, patch) of `ceph version 17.2.4 (...) quincy (stable)`."""
+    found = VERSION.search(text or '')
+    if not found:
+        return None
+    return (int(found.group(1)), int(found.group(2)), int(found.group(3)))
+
+
+def keeps_require_ssl(ctx: SettingContext, view: PlanView) -> bool:
+    """Whether RGW knows its clients come over TLS (see the module's docstring)."""
+    spec = view.service_spec(ctx.rgw_service())
+    if spec is not None and _ssl(spec):
+        return True
+    ingress = any(change.kind == SERVICE and isinstance(change.after, dict)
+                  and change.after.get('service_type') == 'ingress' and _ssl(change.after)
+                  for change in view.planned)
+    trusted = view.config_value(RGW, 'rgw_trust_forwarded_https')
+    return ingress and trusted is not None and same_value(trusted, 'true')
+
+
+def _ssl(spec: Dict[str, Any]) -> bool:
+    return bool((spec.get('spec') or {}).get('ssl') or spec.get('ssl'))
+
+
+class ServerSideEncryption(Setting):
+    name = 'sse'
+    values = ', '.join(VALUES)
+    summary = ('server-side encryption: SSE-KMS (testing, KMIP or Vault backend), SSE-C or '
+               'SSE-S3; RGW options set and RGWs restarted')
+
+    def parse(self, raw: Any) -> str:
+        text = str(raw).strip().lower()
+        if text not in VALUES:
+            raise self.bad(raw)
+        return text
+
+    # -- keys rgwbench keeps -----------------------------------------------------------
+    def _keys(self, ctx: SettingContext) -> Dict[str, str]:
+        """The testing backend's key and the SSE-C key: made once, then always the same."""
+        stored = ctx.secrets.get_store(KEYS_STORE)
+        keys: Dict[str, str] = json.loads(stored) if stored else {}
+        if not all(keys.get(k) for k in ('testing_key_id', 'testing_key', 'sse_c_key')):
+            keys = {'testing_key_id': 'rgwbench-%s' % uuid.uuid4().hex[:12],
+                    'testing_key': base64.b64encode(os.urandom(32)).decode('ascii'),
+                    'sse_c_key': base64.b64encode(os.urandom(32)).decode('ascii')}
+            ctx.secrets.set_store(KEYS_STORE, json.dumps(keys))
+        return keys
+
+    def _option(self, ctx: SettingContext, option: str) -> str:
+        return str(ctx.option(option) or '').strip()
+
+    def _require(self, ctx: SettingContext, value: str, options: List[str]) -> None:
+        for option in options:
+            if not self._option(ctx, option):
+                raise self.bad(value, 'set mgr/rgwbench/%s first (`ceph config set mgr '
+                                      'mgr/rgwbench/%s ...`)' % (option, option))
+
+    # -- planning ----------------------------------------------------------------------
+    def _vault(self, ctx: SettingContext, value: str, prefix: str) -> Dict[str, str]:
+        needed = ['sse_vault_addr']
+        if self._option(ctx, 'sse_vault_auth') == 'token':
+            needed.append('sse_vault_token_file')
+        if value == 'kms-vault':
+            needed.append('sse_vault_key_id')
+        self._require(ctx, value, needed)
+        wanted = {prefix + 'addr': self._option(ctx, 'sse_vault_addr'),
+                  prefix + 'auth': self._option(ctx, 'sse_vault_auth') or 'token',
+                  prefix + 'secret_engine':
+                  self._option(ctx, 'sse_vault_secret_engine') or 'transit'}
+        if self._option(ctx, 'sse_vault_auth') == 'token':
+            wanted[prefix + 'token_file'] = self._option(ctx, 'sse_vault_token_file')
+        if self._option(ctx, 'sse_vault_prefix'):
+            wanted[prefix + 'prefix'] = self._option(ctx, 'sse_vault_prefix')
+        return wanted
+
+    def _refuse_old_sse_s3(self, ctx: SettingContext) -> None:
+        if ctx.release >= 18:
+            return
+        running = None
+        if ctx.release >= 16:
+            versions = [parse_version(d.version) for d in ctx.cluster.rgw_daemons()]
+            known = [v for v in versions if v is not None]
+            running = min(known) if known else None
+        if running is None or running < SSE_S3_SINCE:
+            raise self.bad('sse-s3', 'SSE-S3 needs RGW 17.2.4 (Quincy) or newer; this cluster '
+                                     'runs %s' % ('%d.%d.%d' % running if running else
+                                                  'Ceph %d' % ctx.release))
+
+    def wanted_options(self, ctx: SettingContext, view: PlanView,
+                       value: str) -> Dict[str, str]:
+        """The client.rgw options the value needs, besides rgw_crypt_require_ssl."""
+        wanted: Dict[str, str] = {}
+        if value in BACKEND:
+            option, backend = BACKEND[value]
+            if value == 'sse-s3':
+                self._refuse_old_sse_s3(ctx)
+            wanted[option] = backend
+        if value == 'kms-testing':
+            keys = self._keys(ctx)
+            ours = '%s=%s' % (keys['testing_key_id'], keys['testing_key'])
+            present = (view.config_value(RGW, 'rgw_crypt_s3_kms_encryption_keys') or '').split()
+            # Keys already there stay: objects written with them can still be read.
+            mine = [k for k in present if k.split('=', 1)[0] != keys['testing_key_id']]
+            wanted['rgw_crypt_s3_kms_encryption_keys'] = ' '.join(mine + [ours])
+        elif value == 'kms-kmip':
+            self._require(ctx, value, [m for _, m in KMIP_OPTIONS] + ['sse_kmip_key_id'])
+            wanted.update({o: self._option(ctx, m) for o, m in KMIP_OPTIONS})
+        elif value == 'kms-vault':
+            wanted.update(self._vault(ctx, value, 'rgw_crypt_vault_'))
+        elif value == 'sse-s3':
+            wanted.update(self._vault(ctx, value, 'rgw_crypt_sse_s3_vault_'))
+        return wanted
+
+    def plan(self, ctx: SettingContext, view: PlanView, value: str) -> List[Change]:
+        if value == 'off':
+            return []
+        wanted = self.wanted_options(ctx, view, value)
+        if not keeps_require_ssl(ctx, view):
+            wanted['rgw_crypt_require_ssl'] = 'false'
+        changes = [self._change(option, wanted[option]) for option in sorted(wanted)
+                   if view.config_value(RGW, option) != wanted[option]]
+        return changes + [rgw_restart(ctx)] if changes else []
+
+    def _change(self, option: str, value: str) -> Change:
+        change = config_change(RGW, option, value)
+        if option == 'rgw_crypt_s3_kms_encryption_keys':
+            # Plans are shown and kept: name the keys, never show them.
+            names = ' '.join('%s=<key>' % k.split('=', 1)[0] for k in value.split())
+            change = change._replace(summary='ceph config set %s %s %s'
+                                     % (RGW, option, names))
+        return change
+
+    def notes(self, ctx: SettingContext, value: str) -> List[str]:
+        notes = []
+        if value == 'kms-testing':
+            notes.append('the testing backend keeps its key in `ceph config` '
+                         '(rgw_crypt_s3_kms_encryption_keys): for benchmarks only')
+        if value == 'sse-s3' and (self._option(ctx, 'sse_vault_secret_engine') or
+                                  'transit') != 'transit':
+            notes.append('RGW takes SSE-S3 keys from the transit engine of Vault only')
+        if value != 'off' and CredentialStore(ctx.secrets).get() is None:
+            notes.append('no S3 credentials are stored (`ceph rgwbench credentials set`): '
+                         'the check after applying reads RGW\'s options only and writes no '
+                         'object with %s' % MODES[value])
+        return notes
+
+    # -- clients -----------------------------------------------------------------------
+    def client_sse(self, ctx: SettingContext, value: str) -> Dict[str, Any]:
+        """The loadgen Job fields a workload sets for the value."""
+        if value == 'kms-testing':
+            return {'sse_kms_key_id': self._keys(ctx)['testing_key_id']}
+        if value == 'kms-kmip':
+            return {'sse_kms_key_id': self._option(ctx, 'sse_kmip_key_id')}
+        if value == 'kms-vault':
+            return {'sse_kms_key_id': self._option(ctx, 'sse_vault_key_id')}
+        if value == 'sse-c':
+            return {'sse_c_key': self._keys(ctx)['sse_c_key']}
+        if value == 'sse-s3':
+            return {'sse_s3': True}
+        return {}
+
+    def client(self, ctx: SettingContext, value: str, client: ClientSide) -> ClientSide:
+        sse = self.client_sse(ctx, value)
+        return client._replace(sse=sse) if sse else client
+
+    # -- verifying ---------------------------------------------------------------------
+    def verify(self, ctx: SettingContext, value: str) -> None:
+        if value == 'off':
+            return
+        if value in BACKEND:
+            option, backend = BACKEND[value]
+            for daemon in running_daemons(ctx, RGW):
+                running = ctx.cluster.running_config(daemon, option)
+                if running is not None and not same_value(running, backend):
+                    raise SettingNotInEffect('%s runs with %s = %s, not %s'
+                                             % (daemon, option, running, backend))
+        creds = CredentialStore(ctx.secrets).get()
+        if creds is None:
+            return  # notes() says so
+        sse = SSE.from_settings(customer_key=self.client_sse(ctx, value).get('sse_c_key'),
+                                kms_key_id=self.client_sse(ctx, value).get('sse_kms_key_id'),
+                                sse_s3=value == 'sse-s3')
+        for url, headers in self._check_endpoints(ctx):
+            check_write(url, creds, sse, headers, MODES[value], value)
+
+    def _check_endpoints(self, ctx: SettingContext) -> List[Tuple[str, Dict[str, str]]]:
+        """One endpoint of each RGW daemon, and the headers it needs for SSE.
+
+        Plain HTTP when RGW takes SSE over it; else HTTPS when the daemon serves
+        it; else plain HTTP as a proxy that terminates TLS would send it, when
+        RGW trusts such a proxy (TLS at an ingress).
+        """
+        found: List[Tuple[str, Dict[str, str]]] = []
+        for daemon in ctx.cluster.rgw_daemons():
+            key = 'rgw.%s' % daemon.key
+            require = ctx.cluster.running_config(key, 'rgw_crypt_require_ssl')
+            plain = [e for e in daemon.endpoints if e.scheme == 'http']
+            secure = [e for e in daemon.endpoints if e.scheme == 'https']
+            if plain and require is not None and same_value(require, 'false'):
+                found.append((plain[0].url, {}))
+            elif secure:
+                found.append((secure[0].url, {}))
+            elif plain:
+                trusted = ctx.cluster.running_config(key, 'rgw_trust_forwarded_https')
+                if trusted is None or not same_value(trusted, 'true'):
+                    raise SettingNotInEffect(
+                        '%s serves plain HTTP only and takes SSE only over TLS '
+                        '(rgw_crypt_require_ssl is true)' % daemon.name)
+                found.append((plain[0].url, {'X-Forwarded-Proto': 'https'}))
+        if not found:
+            raise SettingNotInEffect('no RGW daemon lists an endpoint in the service map')
+        return found
+
+
+def check_write(url: str, creds: Dict[str, str], sse: SSE, extra: Dict[str, str],
+                mode: str, value: str) -> None:
+    """Write an object with SSE through `url`, read it back equal, delete it."""
+    endpoint = Endpoint(url)
+    tls: Optional[ssl.SSLContext] = None
+    if endpoint.tls:
+        # What is checked here is encryption at rest; the TLS setting checks certificates.
+        tls = make_ssl_context(insecure=True)
+    client = S3Client(endpoint, Signer(creds['access_key'], creds['secret_key']),
+                      tls=tls, timeout=float(CHECK_TIMEOUT_S))
+    bucket = 'rgwbench-sse-check-%s' % uuid.uuid4().hex[:10]
+    path = '/%s/object' % bucket
+    data = os.urandom(CHECK_BYTES)
+    what = 'sse=%s: writing an object with %s through %s' % (value, mode, url)
+    created = False
+    try:
+        resp = client.request('PUT', '/' + bucket, headers=extra)
+        if resp.status != 200:
+            raise SettingNotInEffect('%s: creating bucket %s failed: %s'
+                                     % (what, bucket, describe_error(resp)))
+        created = True
+        resp = client.request('PUT', path, headers=dict(extra, **sse.write), data=data)
+        if resp.status != 200:
+            raise SettingNotInEffect('%s failed: %s%s' % (what, describe_error(resp), hint(
+                value)))
+        if not encrypted(resp.headers, sse):
+            raise SettingNotInEffect('%s: RGW stored it without encryption (no %s in its '
+                                     'answer)' % (what, mode))
+        resp = client.request('GET', path, headers=dict(extra, **sse.read))
+        if resp.status != 200 or resp.body != data:
+            raise SettingNotInEffect('%s: reading it back %s' % (
+                what, 'gave other bytes' if resp.status == 200 else
+                'failed: %s' % describe_error(resp)))
+    except socket.timeout:
+        raise SettingNotInEffect('%s failed: RGW did not answer within %ds%s'
+                                 % (what, CHECK_TIMEOUT_S, hint(value)))
+    except (OSError, ProtocolError, LoadgenError) as e:
+        raise SettingNotInEffect('%s failed: %s: %s%s' % (what, type(e).__name__, e,
+                                                          hint(value)))
+    finally:
+        if created:
+            try:
+                client.request('DELETE', path, headers=extra)
+                client.request('DELETE', '/' + bucket, headers=extra)
+            except (OSError, ProtocolError, LoadgenError):
+                pass
+        client.close()
+
+
+def encrypted(headers: Dict[str, str], sse: SSE) -> bool:
+    if sse.mode == 'sse-c':
+        return headers.get('x-amz-server-side-encryption-customer-algorithm') == 'AES256'
+    wanted = 'aws:kms' if sse.mode == 'sse-kms' else 'AES256'
+    return headers.get('x-amz-server-side-encryption') == wanted
+
+
+def hint(value: str) -> str:
+    if value == 'kms-kmip':
+        return ' (does the KMIP server at mgr/rgwbench/sse_kmip_addr answer RGW, and does ' \
+               'it have the key mgr/rgwbench/sse_kmip_key_id?)'
+    if value in ('kms-vault', 'sse-s3'):
+        return ' (does Vault at mgr/rgwbench/sse_vault_addr answer RGW, and does it have ' \
+               'the key?)'
+    return ''

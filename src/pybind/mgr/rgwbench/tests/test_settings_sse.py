@@ -1,0 +1,328 @@
+"""The `sse` setting: parsing, plans (with refusals), clients and the write check."""
+import base64
+import json
+from typing import Any, Dict, List, Optional
+
+import pytest
+
+from rgwbench.errors import InvalidInput
+from rgwbench.loadgen.s3stub import StubS3
+from rgwbench.loadgen.sse import SSE
+from rgwbench.rgw_daemons import Endpoint, RGWDaemon
+from rgwbench.settings.base import ClientSide, PlanView, SettingContext, SettingNotInEffect
+from rgwbench.settings.changes import (CONFIG, RESTART, Change, config_change,
+                                       service_change)
+from rgwbench.settings.registry import all_settings
+from rgwbench.settings.sse import (KEYS_STORE, ServerSideEncryption, check_write,
+                                   parse_version)
+
+from fixtures import MemoryStore
+
+PACIFIC = 'ceph version 16.2.15 (618f4400) pacific (stable)'
+RGW_SPEC = {'service_type': 'rgw', 'service_id': 'default',
+            'placement': {'hosts': ['vm']}, 'spec': {'rgw_frontend_port': 8000}}
+KMIP = {'sse_kmip_addr': '127.0.0.1:5696', 'sse_kmip_ca_path': '/etc/ceph/kmip/ca.crt',
+        'sse_kmip_client_cert': '/etc/ceph/kmip/rgw.crt',
+        'sse_kmip_client_key': '/etc/ceph/kmip/rgw.key', 'sse_kmip_key_id': 'bench-key'}
+VAULT = {'sse_vault_addr': 'http://127.0.0.1:8200', 'sse_vault_auth': 'token',
+         'sse_vault_secret_engine': 'transit', 'sse_vault_token_file': '/etc/ceph/vault.token',
+         'sse_vault_key_id': 'bench/key'}
+
+
+class FakeCluster:
+    def __init__(self, version: str = PACIFIC) -> None:
+        self.config: Dict[str, str] = {}
+        self.specs: Dict[str, Dict[str, Any]] = {'rgw.default': json.loads(
+            json.dumps(RGW_SPEC))}
+        self.running: Dict[str, str] = {}
+        self.daemons = [RGWDaemon('default.vm.abc', 'vm', 'default', version,
+                                  ['beast port=8000'], [Endpoint('http', '127.0.0.1', 8000)],
+                                  pid=10, key='4131')]
+
+    def config_value(self, who: str, option: str) -> Optional[str]:
+        return self.config.get('%s/%s' % (who, option))
+
+    def service_spec(self, service_name: str) -> Optional[Dict[str, Any]]:
+        return self.specs.get(service_name)
+
+    def rgw_daemons(self) -> List[RGWDaemon]:
+        return self.daemons
+
+    def running_config(self, daemon: str, option: str) -> Optional[str]:
+        return self.running.get(option)
+
+
+def context(options: Optional[Dict[str, str]] = None, release: int = 16,
+            version: str = PACIFIC) -> SettingContext:
+    cluster = FakeCluster(version)
+    values = dict(options or {})
+    return SettingContext(cluster=cluster, rgw_service=lambda: 'rgw.default',  # type: ignore
+                          option=values.get, secrets=MemoryStore(), release=release)
+
+
+def plan(ctx: SettingContext, value: str, planned: Optional[List[Change]] = None
+         ) -> List[Change]:
+    setting = ServerSideEncryption()
+    view = PlanView(ctx.cluster)
+    view.add(planned or [])
+    return setting.plan(ctx, view, setting.parse(value))
+
+
+def configs(changes: List[Change]) -> Dict[str, Any]:
+    return {c.target: c.after for c in changes if c.kind == CONFIG}
+
+
+def test_parse() -> None:
+    setting = ServerSideEncryption()
+    for value in ('kms-testing', 'kms-kmip', 'kms-vault', 'sse-c', 'sse-s3', 'off'):
+        assert setting.parse(value) == value
+    assert setting.parse(' KMS-Testing ') == 'kms-testing'
+    for bad in ('on', 'kms', '', 'sse-kms'):
+        with pytest.raises(InvalidInput) as e:
+            setting.parse(bad)
+        assert str(e.value).startswith('sse: ')
+        assert 'kms-testing, kms-kmip, kms-vault, sse-c, sse-s3, off' in str(e.value)
+
+
+def test_registered_last() -> None:
+    assert all_settings()[-1].name == 'sse'
+
+
+def test_off_changes_nothing() -> None:
+    ctx = context()
+    assert plan(ctx, 'off') == []
+    assert ServerSideEncryption().client(ctx, 'off', ClientSide()) == ClientSide()
+
+
+def test_kms_testing_plan_key_kept_and_hidden() -> None:
+    ctx = context()
+    changes = plan(ctx, 'kms-testing')
+    keys = json.loads(ctx.secrets.get_store(KEYS_STORE) or '{}')
+    key_id, key = keys['testing_key_id'], keys['testing_key']
+    assert len(base64.b64decode(key)) == 32
+    assert configs(changes) == {
+        'client.rgw/rgw_crypt_s3_kms_backend': 'testing',
+        'client.rgw/rgw_crypt_s3_kms_encryption_keys': '%s=%s' % (key_id, key),
+        'client.rgw/rgw_crypt_require_ssl': 'false'}
+    assert changes[-1].kind == RESTART and changes[-1].target == 'rgw.default'
+    assert [c.kind for c in changes].count(RESTART) == 1
+    # the key is never in what plans show
+    assert all(key not in c.summary for c in changes)
+    assert any('%s=<key>' % key_id in c.summary for c in changes)
+    # plan and apply agree: the same key the next time
+    assert plan(ctx, 'kms-testing') == changes
+    client = ServerSideEncryption().client(ctx, 'kms-testing', ClientSide())
+    assert client.sse == {'sse_kms_key_id': key_id}
+    assert client.to_dict()['sse_kms_key_id'] == key_id
+    assert key not in json.dumps(client.to_dict())
+
+
+def test_kms_testing_keeps_keys_already_there_and_is_in_place_once_applied() -> None:
+    ctx = context()
+    cluster: Any = ctx.cluster
+    cluster.config['client.rgw/rgw_crypt_s3_kms_encryption_keys'] = 'theirs=AAAA'
+    changes = plan(ctx, 'kms-testing')
+    keys = configs(changes)['client.rgw/rgw_crypt_s3_kms_encryption_keys'].split()
+    assert keys[0] == 'theirs=AAAA' and len(keys) == 2
+    assert 'theirs=<key>' in ' '.join(c.summary for c in changes)
+    for change in changes:
+        if change.kind == CONFIG:
+            cluster.config[change.target] = change.after
+    assert plan(ctx, 'kms-testing') == []
+
+
+def test_kms_kmip_refused_naming_the_missing_option() -> None:
+    for missing in sorted(KMIP):
+        options = dict(KMIP)
+        del options[missing]
+        with pytest.raises(InvalidInput) as e:
+            plan(context(options), 'kms-kmip')
+        assert 'set mgr/rgwbench/%s first' % missing in str(e.value)
+        assert '\n' not in str(e.value)
+
+
+def test_kms_kmip_plan_and_client() -> None:
+    ctx = context(KMIP)
+    changes = plan(ctx, 'kms-kmip')
+    assert configs(changes) == {
+        'client.rgw/rgw_crypt_s3_kms_backend': 'kmip',
+        'client.rgw/rgw_crypt_kmip_addr': '127.0.0.1:5696',
+        'client.rgw/rgw_crypt_kmip_ca_path': '/etc/ceph/kmip/ca.crt',
+        'client.rgw/rgw_crypt_kmip_client_cert': '/etc/ceph/kmip/rgw.crt',
+        'client.rgw/rgw_crypt_kmip_client_key': '/etc/ceph/kmip/rgw.key',
+        'client.rgw/rgw_crypt_require_ssl': 'false'}
+    assert changes[-1].kind == RESTART
+    assert ServerSideEncryption().client(ctx, 'kms-kmip', ClientSide()).sse == {
+        'sse_kms_key_id': 'bench-key'}
+
+
+def test_kms_vault_plan() -> None:
+    ctx = context(VAULT)
+    assert configs(plan(ctx, 'kms-vault')) == {
+        'client.rgw/rgw_crypt_s3_kms_backend': 'vault',
+        'client.rgw/rgw_crypt_vault_addr': 'http://127.0.0.1:8200',
+        'client.rgw/rgw_crypt_vault_auth': 'token',
+        'client.rgw/rgw_crypt_vault_secret_engine': 'transit',
+        'client.rgw/rgw_crypt_vault_token_file': '/etc/ceph/vault.token',
+        'client.rgw/rgw_crypt_require_ssl': 'false'}
+    assert ServerSideEncryption().client(ctx, 'kms-vault', ClientSide()).sse == {
+        'sse_kms_key_id': 'bench/key'}
+    # an agent needs no token file; a prefix is passed on
+    agent = dict(VAULT, sse_vault_auth='agent', sse_vault_token_file='',
+                 sse_vault_prefix='/v1/transit/export/encryption-key')
+    found = configs(plan(context(agent), 'kms-vault'))
+    assert found['client.rgw/rgw_crypt_vault_auth'] == 'agent'
+    assert 'client.rgw/rgw_crypt_vault_token_file' not in found
+    assert found['client.rgw/rgw_crypt_vault_prefix'] == '/v1/transit/export/encryption-key'
+
+
+@pytest.mark.parametrize('missing', ['sse_vault_addr', 'sse_vault_token_file',
+                                     'sse_vault_key_id'])
+def test_kms_vault_refused_without_its_options(missing: str) -> None:
+    with pytest.raises(InvalidInput) as e:
+        plan(context(dict(VAULT, **{missing: ''})), 'kms-vault')
+    assert 'set mgr/rgwbench/%s first' % missing in str(e.value)
+
+
+def test_sse_c_changes_only_require_ssl_and_keeps_its_key() -> None:
+    ctx = context()
+    changes = plan(ctx, 'sse-c')
+    assert configs(changes) == {'client.rgw/rgw_crypt_require_ssl': 'false'}
+    first = ServerSideEncryption().client(ctx, 'sse-c', ClientSide())
+    key = first.sse['sse_c_key']
+    assert len(base64.b64decode(key)) == 32
+    assert ServerSideEncryption().client(ctx, 'sse-c', ClientSide()).sse == {'sse_c_key': key}
+    assert key not in json.dumps(first.to_dict())
+    SSE.from_settings(customer_key=key)  # the engine takes it
+    # nothing to do when RGW already takes SSE over plain HTTP
+    cluster: Any = ctx.cluster
+    cluster.config['client.rgw/rgw_crypt_require_ssl'] = 'false'
+    assert plan(ctx, 'sse-c') == []
+
+
+@pytest.mark.parametrize('release, version', [
+    (16, PACIFIC),
+    (17, 'ceph version 17.2.3 (dff484df) quincy (stable)'),
+])
+def test_sse_s3_refused_before_quincy_17_2_4(release: int, version: str) -> None:
+    with pytest.raises(InvalidInput) as e:
+        plan(context(VAULT, release=release, version=version), 'sse-s3')
+    message = str(e.value)
+    assert 'SSE-S3 needs RGW 17.2.4 (Quincy) or newer' in message
+    assert 'this cluster runs %s' % parse_version(version)[0] in message  # type: ignore
+
+
+@pytest.mark.parametrize('release, version', [
+    (17, 'ceph version 17.2.4 (1353ed37) quincy (stable)'),
+    (20, 'ceph version 20.2.4 (7f79) tentacle (stable)'),
+])
+def test_sse_s3_plan_from_17_2_4(release: int, version: str) -> None:
+    ctx = context(VAULT, release=release, version=version)
+    assert configs(plan(ctx, 'sse-s3')) == {
+        'client.rgw/rgw_crypt_sse_s3_backend': 'vault',
+        'client.rgw/rgw_crypt_sse_s3_vault_addr': 'http://127.0.0.1:8200',
+        'client.rgw/rgw_crypt_sse_s3_vault_auth': 'token',
+        'client.rgw/rgw_crypt_sse_s3_vault_secret_engine': 'transit',
+        'client.rgw/rgw_crypt_sse_s3_vault_token_file': '/etc/ceph/vault.token',
+        'client.rgw/rgw_crypt_require_ssl': 'false'}
+    assert ServerSideEncryption().client(ctx, 'sse-s3', ClientSide()).sse == {'sse_s3': True}
+    with pytest.raises(InvalidInput) as e:
+        plan(context(release=release, version=version), 'sse-s3')
+    assert 'set mgr/rgwbench/sse_vault_addr first' in str(e.value)
+
+
+def test_parse_version() -> None:
+    assert parse_version(PACIFIC) == (16, 2, 15)
+    assert parse_version('ceph version Development (no_version)') is None
+    assert parse_version(None) is None
+
+
+def test_require_ssl_kept_when_tls_is_planned_before() -> None:
+    ctx = context()
+    tls_rgw = dict(RGW_SPEC, spec={'rgw_frontend_port': 8443, 'ssl': True})
+    changes = plan(ctx, 'kms-testing', [service_change('rgw.default', tls_rgw, 'tls')])
+    assert 'client.rgw/rgw_crypt_require_ssl' not in configs(changes)
+    ingress = {'service_type': 'ingress', 'service_id': 'rgw.default',
+               'spec': {'backend_service': 'rgw.default', 'ssl': True, 'frontend_port': 443}}
+    # behind an ingress RGW sees plain HTTP: kept only when it trusts the proxy's word
+    with_ingress = [service_change('ingress.rgw.default', ingress, 'ingress')]
+    assert configs(plan(ctx, 'sse-c', with_ingress)) == {
+        'client.rgw/rgw_crypt_require_ssl': 'false'}
+    assert plan(ctx, 'sse-c', with_ingress + [config_change(
+        'client.rgw', 'rgw_trust_forwarded_https', 'true')]) == []
+    # an ingress without TLS is plain HTTP
+    plain = dict(ingress, spec=dict(ingress['spec'], ssl=False))  # type: ignore
+    changes = plan(ctx, 'sse-c', [service_change('ingress.rgw.default', plain, 'ingress')])
+    assert configs(changes) == {'client.rgw/rgw_crypt_require_ssl': 'false'}
+    # an RGW that already serves TLS keeps it too
+    cluster: Any = ctx.cluster
+    cluster.specs['rgw.default'] = tls_rgw
+    assert plan(ctx, 'sse-c') == []
+
+
+def test_notes_say_when_no_write_check_is_possible() -> None:
+    ctx = context()
+    setting = ServerSideEncryption()
+    assert any('no S3 credentials' in n for n in setting.notes(ctx, 'sse-c'))
+    ctx.secrets.set_store('credentials/s3', json.dumps({'access_key': 'A', 'secret_key': 'S'}))
+    assert setting.notes(ctx, 'sse-c') == []
+    assert setting.notes(ctx, 'off') == []
+    assert any('testing backend' in n for n in setting.notes(ctx, 'kms-testing'))
+
+
+def test_verify_reads_the_running_backend() -> None:
+    ctx = context()
+    cluster: Any = ctx.cluster
+    cluster.running['rgw_crypt_s3_kms_backend'] = 'vault'
+    with pytest.raises(SettingNotInEffect) as e:
+        ServerSideEncryption().verify(ctx, 'kms-testing')
+    assert 'rgw.4131 runs with rgw_crypt_s3_kms_backend = vault, not testing' in str(e.value)
+    cluster.running['rgw_crypt_s3_kms_backend'] = 'testing'
+    ServerSideEncryption().verify(ctx, 'kms-testing')  # no credentials: no write
+    ServerSideEncryption().verify(ctx, 'off')
+
+
+def test_verify_refuses_plain_http_when_rgw_wants_tls() -> None:
+    ctx = context()
+    ctx.secrets.set_store('credentials/s3', json.dumps({'access_key': 'A', 'secret_key': 'S'}))
+    cluster: Any = ctx.cluster
+    cluster.running.update(rgw_crypt_require_ssl='true', rgw_trust_forwarded_https='false')
+    with pytest.raises(SettingNotInEffect) as e:
+        ServerSideEncryption().verify(ctx, 'sse-c')
+    assert 'serves plain HTTP only' in str(e.value)
+
+
+@pytest.fixture
+def stub() -> Any:
+    server = StubS3(access_key='AK', secret_key='SK').start()
+    yield server
+    server.stop()
+
+
+def test_check_write_finds_an_object_stored_without_encryption(stub: Any) -> None:
+    # The stub stores what it is sent and says nothing of encryption, as an RGW
+    # without SSE would.
+    with pytest.raises(SettingNotInEffect) as e:
+        check_write(stub.url, {'access_key': 'AK', 'secret_key': 'SK'},
+                    SSE('sse-kms', kms_key_id='k'), {}, 'SSE-KMS', 'kms-testing')
+    assert 'stored it without encryption' in str(e.value)
+
+
+def test_check_write_says_why_a_write_failed(stub: Any) -> None:
+    stub.fault = lambda kind, method, path: (500, 0.0) if method == 'PUT' and \
+        path.count('/') == 2 else None
+    with pytest.raises(SettingNotInEffect) as e:
+        check_write(stub.url, {'access_key': 'AK', 'secret_key': 'SK'},
+                    SSE('sse-kms', kms_key_id='k'), {}, 'SSE-KMS', 'kms-kmip')
+    message = str(e.value)
+    assert message.startswith('sse=kms-kmip: writing an object with SSE-KMS through %s failed: '
+                              'HTTP 500' % stub.url)
+    assert 'mgr/rgwbench/sse_kmip_addr' in message
+    assert stub.buckets == {}  # the check cleans up after itself
+
+
+def test_check_write_when_nothing_listens() -> None:
+    with pytest.raises(SettingNotInEffect) as e:
+        check_write('http://127.0.0.1:9', {'access_key': 'AK', 'secret_key': 'SK'},
+                    SSE('sse-c', customer_key=b'k' * 32), {}, 'SSE-C', 'sse-c')
+    assert 'ConnectionRefusedError' in str(e.value)
