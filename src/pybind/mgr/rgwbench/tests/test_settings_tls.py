@@ -26,7 +26,7 @@ from rgwbench.settings.tls import (GENERATED_KEY, OPERATOR_KEY, Certificates, In
 
 RGW_SPEC: Dict[str, Any] = {
     'service_type': 'rgw', 'service_id': 'default', 'service_name': 'rgw.default',
-    'placement': {'hosts': ['vm']}, 'spec': {'rgw_frontend_port': 8000}}
+    'placement': {'hosts': ['host1']}, 'spec': {'rgw_frontend_port': 8000}}
 
 
 class HostSpecLike:
@@ -37,7 +37,7 @@ class HostSpecLike:
 
 class FakeMgr:
     def get_hosts(self) -> List[HostSpecLike]:
-        return [HostSpecLike('vm', '127.0.0.1'), HostSpecLike('other', '127.0.0.9')]
+        return [HostSpecLike('host1', '127.0.0.1'), HostSpecLike('other', '127.0.0.9')]
 
 
 class FakeCluster:
@@ -81,14 +81,15 @@ class FakeCluster:
     def daemons(self, service_name: Optional[str] = None,
                 daemon_type: Optional[str] = None) -> List[Daemon]:
         if service_name == 'rgw.default':
-            return [Daemon('rgw.default.vm.a', 'rgw', 'default.vm.a', 'vm', True, [8000],
+            return [Daemon('rgw.default.host1.a', 'rgw', 'default.host1.a', 'host1', True, [8000],
                            '127.0.0.1')]
         return []
 
     def rgw_daemons(self) -> Any:
         return rgw_daemons({'services': {'rgw': {'daemons': {'4131': {
             'addr': '127.0.0.1:0/1', 'metadata': {
-                'id': 'default.vm.a', 'hostname': 'vm', 'frontend_config#0': self.frontend}}}}}})
+                'id': 'default.host1.a', 'hostname': 'host1',
+                'frontend_config#0': self.frontend}}}}}})
 
     def wait_for(self, what: str, check: Callable[[], Optional[str]],
                  timeout_s: Optional[float] = None) -> None:
@@ -228,22 +229,22 @@ def test_split_pem_keeps_the_chain_in_order(pems: Any) -> None:
 # -- the generated certificate ------------------------------------------------------------
 def test_a_generated_certificate_is_kept_until_it_lacks_a_name() -> None:
     store = MemoryStore()
-    first = Certificates(store).for_names(['127.0.0.1', 'vm'])
+    first = Certificates(store).for_names(['127.0.0.1', 'host1'])
     assert first.source == 'generated'
-    again = Certificates(store).for_names(['vm'])
+    again = Certificates(store).for_names(['host1'])
     assert again.bundle == first.bundle
     info = Certificates(store).show()
-    assert info['source'] == 'generated' and set(info['sans']) == {'IP:127.0.0.1', 'DNS:vm'}
-    grown = Certificates(store).for_names(['127.0.0.1', 'vm', '127.0.0.5'])
+    assert info['source'] == 'generated' and set(info['sans']) == {'IP:127.0.0.1', 'DNS:host1'}
+    grown = Certificates(store).for_names(['127.0.0.1', 'host1', '127.0.0.5'])
     assert grown.bundle != first.bundle
     assert 'IP:127.0.0.5' in Certificates(store).show()['sans']
 
 
 def test_the_operators_certificate_wins(pems: Any) -> None:
     store = MemoryStore()
-    Certificates(store).for_names(['vm'])
+    Certificates(store).for_names(['host1'])
     Certificates(store).set(pems['good']['cert'] + pems['good']['key'])
-    assert Certificates(store).for_names(['vm']).source == 'operator'
+    assert Certificates(store).for_names(['host1']).source == 'operator'
     assert Certificates(store).remove() is True
     assert Certificates(store).current().source == 'generated'  # type: ignore[union-attr]
     assert Certificates(store).remove() is False
@@ -270,7 +271,7 @@ def test_rgw_tls_on_keeps_the_port_and_names_every_rgw_host() -> None:
     assert 'BEGIN CERTIFICATE' in fields['rgw_frontend_ssl_certificate']
     assert 'PRIVATE KEY' in fields['rgw_frontend_ssl_certificate']
     assert change.after['placement'] == RGW_SPEC['placement']
-    assert set(Certificates(store).show()['sans']) == {'DNS:vm', 'IP:127.0.0.1'}
+    assert set(Certificates(store).show()['sans']) == {'DNS:host1', 'IP:127.0.0.1'}
     # A second plan (the apply after `settings plan`) gives the same spec.
     (again,) = plan(RGWTls(), cluster, True, store)
     assert again.after == change.after
@@ -366,14 +367,14 @@ def test_a_plain_ingress_has_no_certificate() -> None:
 def test_an_existing_ingress_is_changed_with_its_own_address() -> None:
     frontend, monitor = free_port(), free_port()
     existing = {'service_type': 'ingress', 'service_id': 'front',
-                'placement': {'hosts': ['vm']},
+                'placement': {'hosts': ['host1']},
                 'spec': {'backend_service': 'rgw.default', 'virtual_ip': '127.0.0.1/32',
                          'frontend_port': frontend, 'monitor_port': monitor}}
     cluster = FakeCluster([RGW_SPEC, existing])
     store = MemoryStore()
     (change,) = plan(IngressTls(), cluster, 'https', store)
     assert change.target == 'ingress.front'
-    assert change.after['placement'] == {'hosts': ['vm']}
+    assert change.after['placement'] == {'hosts': ['host1']}
     assert change.after['spec']['frontend_port'] == frontend
     assert change.after['spec']['ssl'] is True
     cluster.put_service('ingress.front', change.after)
@@ -486,12 +487,12 @@ def test_verify_fails_on_plain_http_and_a_stale_map() -> None:
     ctx = context(FakeCluster([RGW_SPEC]), store)
     with pytest.raises(Exception) as e:
         RGWTls().verify(ctx, True)
-    assert 'no HTTPS endpoint in the service map for default.vm.a' in str(e.value)
+    assert 'no HTTPS endpoint in the service map for default.host1.a' in str(e.value)
     RGWTls().verify(ctx, False)
 
 
 def test_generated_key_is_in_the_store_only(pems: Any) -> None:
     store = MemoryStore()
-    Certificates(store).for_names(['vm'])
+    Certificates(store).for_names(['host1'])
     assert 'PRIVATE KEY' in store.data[GENERATED_KEY]
     assert 'PRIVATE KEY' not in repr(Certificates(store).show())

@@ -1,0 +1,331 @@
+"""tls@rgw and tls@ingress on a real cluster: applied through the orchestrator, checked
+from outside (the certificate, S3 with boto3), put back exactly; and refusals.
+
+The ingress VIP is 127.0.0.1 (keepalived is not run; the address must exist),
+its ports free ones; the module options are removed at the end.
+"""
+import errno
+import hashlib
+import json
+import os
+import socket
+import ssl
+import subprocess
+import time
+import uuid
+from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+import boto3
+import pytest
+from botocore.config import Config
+
+from conftest import CLUSTER, Cluster, one_line
+
+VIP = '127.0.0.1'
+OPTIONS = ('ingress_virtual_ip', 'ingress_frontend_port', 'ingress_monitor_port')
+
+
+def snapshot(c: Cluster) -> Dict[str, Any]:
+    """What the settings may change: the config database, the specs, the daemons' names."""
+    c.wait_rgw_registered()
+    return {'config': c.ceph_json('config', 'dump'),
+            'specs': c.ceph_json('orch', 'ls', '--export'),
+            'daemons': sorted(d['daemon_type'] + '.' + d['daemon_id']
+                              for d in c.ceph_json('orch', 'ps'))}
+
+
+def wait_state(c: Cluster, wanted: List[str], timeout: float = 300) -> Dict[str, Any]:
+    """Until `settings show` is in a wanted state (a failed one once it is put back)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        shown: Dict[str, Any] = c.ceph_json('rgwbench', 'settings', 'show')
+        if shown['state'] == 'failed' and 'failed' not in wanted:
+            raise AssertionError('settings failed: %s' % shown.get('error'))
+        if shown['state'] in wanted and (shown['state'] != 'failed' or shown['finished']):
+            return shown
+        if time.monotonic() > deadline:
+            raise AssertionError('settings stayed %s: %s' % (shown['state'], shown))
+        time.sleep(1)
+
+
+def apply(c: Cluster, *settings: str) -> Dict[str, Any]:
+    c.ceph('rgwbench', 'settings', 'apply', *settings, '--yes-i-really-mean-it')
+    return wait_state(c, ['applied'])
+
+
+def revert(c: Cluster) -> None:
+    c.ceph('rgwbench', 'settings', 'revert')
+    wait_state(c, ['reverted'])
+
+
+def ceph_input(c: Cluster, text: str, *args: str) -> 'subprocess.CompletedProcess[str]':
+    return subprocess.run([CLUSTER, 'ceph', '--dir', c.dir, '--'] + list(args) + ['-i', '-'],
+                          input=text, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=60)
+
+
+def free_ports(count: int) -> List[int]:
+    found: List[int] = []
+    while len(found) < count:
+        with socket.socket() as s:
+            s.bind((VIP, 0))
+            port = int(s.getsockname()[1])
+        if port not in found:
+            found.append(port)
+    return found
+
+
+@pytest.fixture
+def ingress_options(cluster: Cluster) -> Iterator[Tuple[int, int]]:
+    frontend, monitor = free_ports(2)
+    for option, value in zip(OPTIONS, ('%s/32' % VIP, str(frontend), str(monitor))):
+        cluster.ceph('config', 'set', 'mgr', 'mgr/rgwbench/%s' % option, value)
+    yield frontend, monitor
+    for option in OPTIONS:
+        cluster.ceph('config', 'rm', 'mgr', 'mgr/rgwbench/%s' % option)
+
+
+@pytest.fixture
+def settled(cluster: Cluster) -> Iterator[None]:
+    """Nothing in place before a test; whatever a failed test left is put back after it."""
+    yield
+    shown = cluster.ceph('rgwbench', 'settings', 'show', '-f', 'json', check=False)
+    if shown.returncode == 0 and json.loads(shown.stdout)['state'] in ('applying', 'applied'):
+        wait_state(cluster, ['applied', 'failed'])
+        if cluster.ceph('rgwbench', 'settings', 'revert', check=False).returncode == 0:
+            wait_state(cluster, ['reverted', 'failed'])
+
+
+def certificate(c: Cluster) -> Dict[str, Any]:
+    shown: Dict[str, Any] = c.ceph_json('rgwbench', 'certificate', 'show')
+    assert 'PRIVATE KEY' not in json.dumps(shown)
+    return shown
+
+
+def fingerprint(der: bytes) -> str:
+    digest = hashlib.sha256(der).hexdigest().upper()
+    return ':'.join(digest[i:i + 2] for i in range(0, len(digest), 2))
+
+
+def served_certificate(url: str, ca_file: str) -> str:
+    """The fingerprint of what url serves, over a handshake that verifies with ca_file."""
+    host, port = url.split('://')[1].rsplit(':', 1)
+    context = ssl.create_default_context(cafile=ca_file)
+    with socket.create_connection((host, int(port)), timeout=10) as raw:
+        with context.wrap_socket(raw, server_hostname=host) as tls:
+            der = tls.getpeercert(binary_form=True)
+    assert der is not None
+    return fingerprint(der)
+
+
+def s3_round_trip(c: Cluster, endpoint: str, ca_file: Optional[str]) -> None:
+    s3 = c.s3()
+    client = boto3.client('s3', endpoint_url=endpoint, aws_access_key_id=s3['access_key'],
+                          aws_secret_access_key=s3['secret_key'], region_name='us-east-1',
+                          verify=ca_file if ca_file else False,
+                          config=Config(request_checksum_calculation='when_required',
+                                        response_checksum_validation='when_required',
+                                        retries={'max_attempts': 2}))
+    bucket = 'tls-%s' % uuid.uuid4().hex[:10]
+    client.create_bucket(Bucket=bucket)
+    try:
+        body = os.urandom(10000)
+        client.put_object(Bucket=bucket, Key='obj', Body=body)
+        assert client.get_object(Bucket=bucket, Key='obj')['Body'].read() == body
+        listed = client.list_objects_v2(Bucket=bucket)['Contents']
+        assert [o['Key'] for o in listed] == ['obj']
+        client.delete_object(Bucket=bucket, Key='obj')
+    finally:
+        client.delete_bucket(Bucket=bucket)
+
+
+def ca_file_of(shown: Dict[str, Any], folder: str) -> str:
+    path = os.path.join(folder, 'ca.pem')
+    with open(path, 'w') as f:
+        f.write(shown['ca_bundle'])
+    return path
+
+
+def haproxy_owns(port: int) -> bool:
+    """Whether a process named haproxy listens on the port (loopback host: our namespace)."""
+    inodes = set()
+    for table in ('/proc/net/tcp', '/proc/net/tcp6'):
+        with open(table) as f:
+            for line in f.readlines()[1:]:
+                fields = line.split()
+                if fields[3] == '0A' and int(fields[1].rsplit(':', 1)[1], 16) == port:
+                    inodes.add(fields[9])
+    for pid in filter(str.isdigit, os.listdir('/proc')):
+        try:
+            with open('/proc/%s/comm' % pid) as f:
+                if f.read().strip() != 'haproxy':
+                    continue
+            for fd in os.listdir('/proc/%s/fd' % pid):
+                link = os.readlink('/proc/%s/fd/%s' % (pid, fd))
+                if link.startswith('socket:[') and link[8:-1] in inodes:
+                    return True
+        except OSError:
+            continue
+    return False
+
+
+# -- applied, checked from outside, put back -------------------------------------------------
+def test_tls_at_rgw(cluster: Cluster, settled: None, tmp_path: Any) -> None:
+    plain = cluster.s3()['url']
+    port = int(plain.rsplit(':', 1)[1])
+    before = snapshot(cluster)
+    shown = apply(cluster, 'tls@rgw=on')
+    https = 'https://127.0.0.1:%d' % port
+    assert shown['client']['endpoint'] == https and shown['client']['ca_bundle'] is True
+    cert = certificate(cluster)
+    assert cert['source'] == 'generated' and 'IP:127.0.0.1' in cert['sans']
+    ca_file = ca_file_of(cert, str(tmp_path))
+    assert served_certificate(https, ca_file) == cert['fingerprint_sha256']
+    s3_round_trip(cluster, https, ca_file)
+    spec = [s for s in cluster.ceph_json('orch', 'ls', '--export')
+            if s['service_name'] == 'rgw.default'][0]
+    assert spec['spec']['ssl'] is True and spec['spec']['rgw_frontend_port'] == port
+    # nothing to do twice
+    proc = cluster.ceph('rgwbench', 'settings', 'apply', 'tls@rgw=on',
+                        '--yes-i-really-mean-it', check=False)
+    assert proc.returncode == errno.EBUSY or proc.returncode == errno.EINVAL
+    revert(cluster)
+    assert snapshot(cluster) == before
+    s3_round_trip(cluster, plain, None)
+
+
+@pytest.mark.parametrize('mode', ['https', 'http'])
+def test_tls_at_ingress(cluster: Cluster, settled: None, ingress_options: Tuple[int, int],
+                        tmp_path: Any, mode: str) -> None:
+    frontend, monitor = ingress_options
+    before = snapshot(cluster)
+    shown = apply(cluster, 'tls@ingress=%s' % mode)
+    url = '%s://%s:%d' % (mode, VIP, frontend)
+    assert shown['client']['endpoint'] == url
+    assert shown['client']['ca_bundle'] is (mode == 'https')
+    (haproxy,) = [d for d in cluster.ceph_json('orch', 'ps', '--daemon_type', 'haproxy')]
+    assert haproxy['status_desc'] == 'running' and haproxy['ports'] == [frontend, monitor]
+    assert haproxy_owns(frontend), 'no haproxy process listens on %d' % frontend
+    ca_file = None
+    if mode == 'https':
+        cert = certificate(cluster)
+        ca_file = ca_file_of(cert, str(tmp_path))
+        assert served_certificate(url, ca_file) == cert['fingerprint_sha256']
+        spec = [s for s in cluster.ceph_json('orch', 'ls', '--export')
+                if s['service_type'] == 'ingress'][0]['spec']
+        assert spec['ssl'] is True and 'PRIVATE KEY' in spec['ssl_key']
+    s3_round_trip(cluster, url, ca_file)
+    # RGW itself stays as it was behind the ingress.
+    s3_round_trip(cluster, cluster.s3()['url'], None)
+    revert(cluster)
+    assert snapshot(cluster) == before
+    assert not haproxy_owns(frontend)
+
+
+# -- refusals -------------------------------------------------------------------------------
+def make_pems(folder: str) -> Dict[str, str]:
+    found = {}
+    for tag in ('a', 'b'):
+        key, cert = os.path.join(folder, tag + '.key'), os.path.join(folder, tag + '.crt')
+        subprocess.run(['openssl', 'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days',
+                        '2', '-keyout', key, '-out', cert, '-subj', '/CN=rgwbench-%s' % tag,
+                        '-addext', 'subjectAltName=IP:127.0.0.1'], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        with open(cert) as c, open(key) as k:
+            found[tag + '_cert'], found[tag + '_key'] = c.read(), k.read()
+    return found
+
+
+def test_the_operators_certificate_is_checked_and_served(cluster: Cluster, settled: None,
+                                                         tmp_path: Any) -> None:
+    pems = make_pems(str(tmp_path))
+    before = snapshot(cluster)
+    proc = ceph_input(cluster, pems['a_cert'] + pems['b_key'],
+                      'rgwbench', 'certificate', 'set')
+    assert proc.returncode == errno.EINVAL
+    assert 'the private key does not match the certificate (subject commonName=rgwbench-a)' \
+        in one_line(proc.stderr)
+    shown = cluster.ceph('rgwbench', 'certificate', 'show', '-f', 'json', check=False)
+    assert shown.returncode == errno.ENOENT or json.loads(shown.stdout)['source'] == 'generated'
+
+    # Written around the check, straight into the module's store: refused when used.
+    proc = ceph_input(cluster, pems['a_cert'] + pems['b_key'],
+                      'config-key', 'set', 'mgr/rgwbench/tls/certificate')
+    assert proc.returncode == 0, proc.stderr
+    try:
+        for verb in (['plan'], ['apply', '--yes-i-really-mean-it']):
+            proc = cluster.ceph('rgwbench', 'settings', *verb, 'tls@rgw=on', check=False)
+            assert proc.returncode == errno.EINVAL, proc.stderr
+            assert 'does not match the certificate' in one_line(proc.stderr)
+    finally:
+        cluster.ceph('config-key', 'rm', 'mgr/rgwbench/tls/certificate')
+    assert snapshot(cluster) == before
+
+    # A good one is what RGW then serves.
+    proc = ceph_input(cluster, pems['a_cert'] + pems['a_key'], 'rgwbench', 'certificate', 'set')
+    assert proc.returncode == 0, proc.stderr
+    try:
+        cert = certificate(cluster)
+        assert cert['source'] == 'operator' and cert['subject'] == 'commonName=rgwbench-a'
+        state = apply(cluster, 'tls@rgw=on')
+        ca_file = ca_file_of(cert, str(tmp_path))
+        assert served_certificate(state['client']['endpoint'], ca_file) == \
+            cert['fingerprint_sha256']
+        revert(cluster)
+    finally:
+        assert cluster.ceph('rgwbench', 'certificate', 'rm').stdout.strip() == \
+            'certificate removed'
+    assert snapshot(cluster) == before
+
+
+def test_an_ingress_port_in_use_is_refused_by_the_plan(cluster: Cluster, settled: None,
+                                                       ingress_options: Tuple[int, int]) -> None:
+    frontend, _ = ingress_options
+    before = snapshot(cluster)
+    with socket.socket() as busy:
+        busy.bind((VIP, frontend))
+        busy.listen(1)
+        for verb in (['plan'], ['apply', '--yes-i-really-mean-it']):
+            proc = cluster.ceph('rgwbench', 'settings', *verb, 'tls@ingress=https',
+                                check=False)
+            assert proc.returncode == errno.EINVAL, proc.stderr
+            assert '%s:%d is already in use; set mgr/rgwbench/ingress_frontend_port' % (
+                VIP, frontend) in one_line(proc.stderr)
+    assert snapshot(cluster) == before
+
+
+def test_an_ingress_the_orchestrator_refuses_puts_everything_back(
+        cluster: Cluster, settled: None, ingress_options: Tuple[int, int]) -> None:
+    """The port is taken but not listening: the plan cannot see it, the orchestrator can.
+    RGW has been switched to HTTPS by then, and is put back."""
+    frontend, _ = ingress_options
+    before = snapshot(cluster)
+    with socket.socket() as taken:
+        taken.bind((VIP, frontend))
+        cluster.ceph('rgwbench', 'settings', 'apply', 'tls@rgw=on', 'tls@ingress=https',
+                     '--yes-i-really-mean-it')
+        shown = wait_state(cluster, ['failed'])
+    assert 'already in use' in shown['error'], shown
+    assert [(c['target'], c['state']) for c in shown['changes']] == [
+        ('rgw.default', 'undone'), ('ingress.rgw.default', 'undone')]
+    assert snapshot(cluster) == before
+    assert cluster.ceph_json('orch', 'ps', '--daemon_type', 'haproxy') == []
+    proc = cluster.ceph('rgwbench', 'settings', 'revert', check=False)
+    assert proc.returncode == errno.ENOENT and 'no settings are in place' in one_line(
+        proc.stderr)
+
+
+def test_ingress_without_its_options_says_which_to_set(cluster: Cluster, settled: None) -> None:
+    proc = cluster.ceph('rgwbench', 'settings', 'plan', 'tls@ingress=https', check=False)
+    assert proc.returncode == errno.EINVAL
+    assert 'set it with `ceph config set mgr mgr/rgwbench/ingress_virtual_ip' in \
+        one_line(proc.stderr)
+
+
+def test_certificate_commands_without_input(cluster: Cluster) -> None:
+    proc = cluster.ceph('rgwbench', 'certificate', 'set', check=False)
+    assert proc.returncode == errno.EINVAL and '-i <pem>' in one_line(proc.stderr)
+    proc = ceph_input(cluster, 'not a pem', 'rgwbench', 'certificate', 'set')
+    assert proc.returncode == errno.EINVAL and 'no certificate' in one_line(proc.stderr)
+    assert cluster.ceph('rgwbench', 'certificate', 'rm').stdout.strip() == \
+        'no certificate was set'
