@@ -81,7 +81,9 @@ def ingress_options(cluster: Cluster) -> Iterator[Tuple[int, int]]:
     for option, value in zip(OPTIONS, ('%s/32' % VIP, str(frontend), str(monitor))):
         cluster.ceph('config', 'set', 'mgr', 'mgr/rgwbench/%s' % option, value)
     yield frontend, monitor
-    for option in OPTIONS:
+    # Pacific's mgr keeps a removed module option's last value: back to the default first.
+    for option, default in zip(OPTIONS, ('', '0', '0')):
+        cluster.ceph('config', 'set', 'mgr', 'mgr/rgwbench/%s' % option, default)
         cluster.ceph('config', 'rm', 'mgr', 'mgr/rgwbench/%s' % option)
 
 
