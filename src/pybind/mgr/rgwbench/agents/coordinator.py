@@ -44,6 +44,13 @@ class AgentRun:
             a: {'state': WAITING, 'error': None} for a in launcher.agent_ids()}
         self.results: Dict[str, Dict[str, Any]] = {}
         self._cond = threading.Condition()
+        self._aborted = False
+
+    def abort(self) -> None:
+        """Stop waiting: agents that have not posted a result are failed and removed."""
+        with self._cond:
+            self._aborted = True
+            self._cond.notify_all()
 
     # -- the channel's session ----------------------------------------------
     def knows(self, agent: str) -> bool:
@@ -94,7 +101,7 @@ class AgentRun:
         """Wait for `done`, and fail agents whose launcher reports them dead."""
         last_check = self.clock()
         with self._cond:
-            while not done() and self.clock() < until:
+            while not done() and not self._aborted and self.clock() < until:
                 self._cond.wait(min(1.0, max(0.0, until - self.clock())))
                 if self.clock() - last_check >= self.check_every_s:
                     last_check = self.clock()
@@ -125,12 +132,14 @@ class AgentRun:
                        self.clock() + self.ready_timeout_s)
             with self._cond:
                 ready = [a for a, s in self.agents.items() if s['state'] == READY]
-                if ready:
+                if ready and not self._aborted:
                     self.start_at = self.clock() + self.start_delay_s
                 for agent, state in self.agents.items():
-                    if state['state'] in (WAITING, FETCHED):
-                        state['error'] = ('never fetched its job' if state['state'] == WAITING
-                                          else 'not ready in time') + self._problem(agent)
+                    if state['state'] in (WAITING, FETCHED) or (
+                            self._aborted and state['state'] == READY):
+                        state['error'] = 'aborted' if self._aborted else (
+                            ('never fetched its job' if state['state'] == WAITING
+                             else 'not ready in time') + self._problem(agent))
                         state['state'] = FAILED
             if self.start_at is not None:
                 length = float(self.job.get('warmup_s') or 0) + float(
@@ -141,7 +150,8 @@ class AgentRun:
                 for agent, state in self.agents.items():
                     if state['state'] not in (DONE, FAILED):
                         state['state'] = FAILED
-                        state['error'] = 'no result' + self._problem(agent)
+                        state['error'] = 'aborted' if self._aborted else \
+                            'no result' + self._problem(agent)
         finally:
             channel.close()
             self.launcher.remove()

@@ -168,3 +168,17 @@ def test_channel_refuses_strangers(stub: StubS3, certificate: Tuple[str, str]) -
             ModuleChannel(channel.url, other, agent_run.secret, 'host-a').call('GET', 'job')
     finally:
         channel.close()
+
+
+def test_an_aborted_run_stops_waiting_and_removes_its_agents(
+        stub: StubS3, certificate: Tuple[str, str]) -> None:
+    launcher = ThreadLauncher(['host-a'])
+    agent_run = AgentRun(job(stub, duration_s=60.0), launcher, start_delay_s=0.3,
+                         check_every_s=0.2)
+    channel = AgentChannel('127.0.0.1', 0, *certificate)
+    threading.Timer(1.5, agent_run.abort).start()
+    began = time.monotonic()
+    summary = agent_run.run(channel)
+    assert time.monotonic() - began < 15
+    assert summary['agents']['host-a'] == {'state': FAILED, 'error': 'aborted'}
+    assert launcher.removed and summary['result'] is None
