@@ -7,7 +7,7 @@ import json
 import threading
 import time
 import uuid
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Protocol
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Protocol, Tuple
 
 from .agents.channel import AgentChannel
 from .agents.coordinator import AgentRun, agents_failed
@@ -68,6 +68,60 @@ def compact(record: Dict[str, Any], limit: int = MAX_STORED) -> Dict[str, Any]:
     return trimmed
 
 
+class Leftovers:
+    """What a load on agents would leave if the mgr vanished: written down before it starts.
+
+    Its agents (a local process's folder, or the agents' service) and its
+    buckets; removed again when the load ends, or by `remove` when the
+    module starts and finds them (a failover or crash cut the load off).
+    """
+
+    def __init__(self, store: Store, key: str) -> None:
+        self.store = store
+        self.key = key
+
+    def write(self, record: Dict[str, Any], launcher: AgentLauncher,
+              job: Dict[str, Any]) -> None:
+        # No keys: the stored credentials are read again when cleaning up.
+        self.store.set_store(self.key, json.dumps({
+            'record': record, 'agents': launcher.leftovers(), 'endpoint': job['endpoint'],
+            'ca_bundle': job.get('ca_bundle'), 'bucket_prefix': job['bucket_prefix'],
+            'buckets': job['buckets'], 'key_prefix': job['key_prefix']}))
+
+    def clear(self) -> None:
+        self.store.set_store(self.key, None)
+
+    def remove(self, remove_service: Callable[[str], Any], creds: Optional[Dict[str, str]],
+               log: Any) -> Optional[Tuple[Dict[str, Any], List[str]]]:
+        """Remove what is written down, if anything: (its record, what could not be done)."""
+        stored = self.store.get_store(self.key)
+        if not stored:
+            return None
+        left = json.loads(stored)
+        log.warning('removing what an agents\' load left when the mgr restarted: %s',
+                    left['bucket_prefix'])
+        errors = []
+        try:
+            remove_leftovers(left['agents'], remove_service)
+        except Exception as e:
+            errors.append('agents: %s' % e)
+        if creds:
+            job = Job(endpoint=left['endpoint'], access_key=creds['access_key'],
+                      secret_key=creds['secret_key'],
+                      ca_bundle=left.get('ca_bundle') or creds.get('ca_bundle'),
+                      bucket_prefix=left['bucket_prefix'], buckets=left['buckets'],
+                      key_prefix=left['key_prefix'])
+            try:
+                left['record']['cleanup'] = dict(prepare.cleanup(job))
+            except Exception as e:
+                errors.append('buckets: %s' % e)
+        else:
+            errors.append('no stored credentials to remove buckets %s* with'
+                          % left['bucket_prefix'])
+        self.clear()
+        return left['record'], errors
+
+
 class LoadService:
     def __init__(self, store: Store, credentials: CredentialStore,
                  endpoints: Callable[[], List[str]],
@@ -84,6 +138,7 @@ class LoadService:
         self.log = log
         self._lock = threading.Lock()
         self._active: Optional[Dict[str, Any]] = None
+        self.leftovers = Leftovers(store, LEFTOVERS_KEY)
         self._agent_run: Optional[AgentRun] = None
 
     def job(self, request: LoadRequest, creds: Dict[str, str], endpoint: str,
@@ -130,10 +185,7 @@ class LoadService:
                       'result': None, 'error': None}
             self._active = record
             # Written down before anything is made: what a vanished mgr leaves behind.
-            self.store.set_store(LEFTOVERS_KEY, json.dumps({
-                'record': record, 'agents': launcher.leftovers(), 'endpoint': endpoint,
-                'bucket_prefix': job['bucket_prefix'], 'buckets': job['buckets'],
-                'key_prefix': job['key_prefix']}))
+            self.leftovers.write(record, launcher, job)
         thread = threading.Thread(target=self._run, args=(record, job, launcher, creds),
                                   name='rgwbench-load', daemon=True)
         thread.start()
@@ -165,7 +217,7 @@ class LoadService:
             record['error'] = error
             record['state'] = state
             self._save(record)
-            self.store.set_store(LEFTOVERS_KEY, None)
+            self.leftovers.clear()
             with self._lock:
                 self._active = None
                 self._agent_run = None
@@ -183,30 +235,14 @@ class LoadService:
         Its agents (a local process or the agents' service), its buckets and
         objects; the load is kept as failed. Returns its id, if there was one.
         """
-        stored = self.store.get_store(LEFTOVERS_KEY)
-        if not stored:
+        found = self.leftovers.remove(remove_service, self.credentials.get(), self.log)
+        if found is None:
             return None
-        left = json.loads(stored)
-        record = left['record']
-        self.log.warning('load %s was cut off by a mgr restart; removing what it left',
-                         record['load_id'])
-        errors = []
-        try:
-            remove_leftovers(left['agents'], remove_service)
-        except Exception as e:
-            errors.append('agents: %s' % e)
-        creds = self.credentials.get()
-        if creds:
-            job = Job(endpoint=left['endpoint'], access_key=creds['access_key'],
-                      secret_key=creds['secret_key'], ca_bundle=creds.get('ca_bundle'),
-                      bucket_prefix=left['bucket_prefix'], buckets=left['buckets'],
-                      key_prefix=left['key_prefix'])
-            record['cleanup'] = self._cleanup(job.to_dict())
+        record, errors = found
         record.update(state='failed', finished=time.time(), error=(
             'the mgr restarted during the load; its agents, buckets and objects were removed'
             + ('' if not errors else ' (but: %s)' % '; '.join(errors))))
         self._save(record)
-        self.store.set_store(LEFTOVERS_KEY, None)
         return str(record['load_id'])
 
     def _save(self, record: Dict[str, Any]) -> None:
