@@ -103,6 +103,24 @@ def cluster(request: Any) -> Iterator[Cluster]:
             c.destroy()
 
 
+@pytest.fixture(scope='session', params=RELEASES)
+def two_osds(request: Any) -> Iterator[Cluster]:
+    """A cluster of two OSDs (one can restart at a time) and two mgrs (for failovers).
+
+    Settings and runs restart daemons and fail mgrs over: on a cluster of their
+    own, they disturb no other test.
+    """
+    directory = new_cluster_dir('two-osds-%s' % request.param)
+    os.rmdir(directory)
+    c = Cluster(request.param, directory)
+    try:
+        c.start('--osds', '2', '--mgrs', '2')
+        yield c
+    finally:
+        if os.environ.get('RGWBENCH_KEEP_CLUSTERS') != '1':
+            c.destroy()
+
+
 def processes_of(directory: str) -> List[int]:
     """Pids of every process whose command line names the cluster folder."""
     found = []

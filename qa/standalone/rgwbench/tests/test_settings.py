@@ -1,28 +1,14 @@
 """Settings applied, verified on the running daemons, and put back exactly.
 
-A cluster of its own (two OSDs, so that one can restart at a time, and two
-mgrs, for failovers), so that restarts and failovers disturb no other test.
+On the `two_osds` cluster (two OSDs, so that one can restart at a time, and
+two mgrs, for failovers), so that restarts and failovers disturb no other test.
 """
 import json
-import os
 import time
-from typing import Any, Dict, Iterator, List
+from typing import Any, Dict, List
 
 import pytest
-from conftest import RELEASES, Cluster, new_cluster_dir, one_line
-
-
-@pytest.fixture(scope='module', params=RELEASES)
-def two_osds(request: Any) -> Iterator[Cluster]:
-    directory = new_cluster_dir('settings-%s' % request.param)
-    os.rmdir(directory)
-    c = Cluster(request.param, directory)
-    try:
-        c.start('--osds', '2', '--mgrs', '2')
-        yield c
-    finally:
-        if os.environ.get('RGWBENCH_KEEP_CLUSTERS') != '1':
-            c.destroy()
+from conftest import Cluster, one_line
 
 
 def snapshot(c: Cluster) -> Dict[str, Any]:
