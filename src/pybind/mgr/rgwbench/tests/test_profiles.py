@@ -1,0 +1,370 @@
+import json
+from typing import Any, Dict, List
+
+import pytest
+import yaml
+from fixtures import MemoryStore
+
+from rgwbench.errors import InvalidInput, NotFound
+from rgwbench.profiles import (BUILTIN_DOCUMENTS, Profile, ProfileInfo, ProfileStore,
+                               Variant, Workload, builtin_names, builtin_profiles,
+                               estimate_seconds, format_duration, parse_profile,
+                               profile_to_text, profiles_to_text, with_overrides)
+from rgwbench.settings.registry import all_settings
+
+SETTINGS = all_settings()
+
+SSE_YAML = """
+name: mine
+description: SSE at RGW against TLS and msgr2
+baseline: tls-msgr2
+variants:
+  - {name: tls-msgr2, settings: {tls@rgw: on, msgr2-secure: on}}
+  - {name: sse-kms, settings: {tls@rgw: on, msgr2-secure: on, sse: kms-testing}}
+workloads:
+  - {op: put, size: 4MiB, concurrency: 16, duration: 60, warmup: 5}
+  - {name: get-big, op: get, size: 4MiB, concurrency: 16, duration: 60}
+placement: []
+repeats: 1
+"""
+
+
+def doc(**changes: Any) -> Dict[str, Any]:
+    data: Dict[str, Any] = {'name': 'x', 'variants': [{'name': 'a'}, {'name': 'b'}],
+                            'workloads': [{'op': 'put'}]}
+    data.update(changes)
+    return data
+
+
+def refused(data: Any) -> str:
+    with pytest.raises(InvalidInput) as e:
+        parse_profile(data, SETTINGS)
+    return str(e.value)
+
+
+# -- the built-ins -----------------------------------------------------------------------
+
+@pytest.mark.parametrize('document', BUILTIN_DOCUMENTS, ids=lambda d: d['name'])
+def test_every_builtin_parses_and_round_trips(document: Dict[str, Any]) -> None:
+    profile = parse_profile(document, SETTINGS)
+    assert profile.name == document['name']
+    assert profile.baseline == profile.variants[0].name
+    assert parse_profile(json.dumps(profile.to_dict()), SETTINGS) == profile
+    assert Profile.from_dict(profile.to_dict()) == profile
+
+
+def test_builtin_names() -> None:
+    assert builtin_names() == ['tls', 'msgr2', 'sse', 'security', 'sizes', 'rgw-threads',
+                               'quick']
+
+
+def test_builtins_follow_the_studies() -> None:
+    by_name = {p.name: p for p in builtin_profiles(SETTINGS)}
+    tls = by_name['tls']
+    assert [v.name for v in tls.variants] == ['no-tls', 'tls-rgw', 'tls-ingress']
+    assert tls.variant('tls-ingress').settings == {'tls@rgw': False, 'tls@ingress': 'https'}
+    assert [w.name for w in tls.workloads] == ['put-64KiB', 'get-64KiB', 'put-4MiB',
+                                               'get-4MiB']
+    msgr2 = by_name['msgr2']
+    assert msgr2.variant('tls-rgw-msgr2').settings['msgr2-secure'] is True
+    assert {w.size for w in msgr2.workloads} == {'1MiB', '4MiB', '64MiB', '256MiB'}
+    sse = by_name['sse']
+    assert sse.baseline == 'tls-msgr2'
+    assert sse.variant('sse-rgw').settings['sse'] == 'kms-testing'
+    assert sse.variant('sse-ingress').settings['tls@ingress'] == 'https'
+    assert {v.name for v in by_name['security'].variants} >= \
+        {v.name for v in sse.variants} | {v.name for v in tls.variants}
+    assert by_name['sizes'].variants == [Variant('as-is', {})]
+    threads = by_name['rgw-threads']
+    assert threads.variants[0].settings == {}
+    assert [v.settings['config'] for v in threads.variants[1:]] == [
+        {'client.rgw/rgw_thread_pool_size': str(n)} for n in (128, 512, 1024)]
+
+
+def test_quick_is_a_short_smoke_run() -> None:
+    quick = {p.name: p for p in builtin_profiles(SETTINGS)}['quick']
+    assert quick.variants[1].settings == {'config': {'client.rgw/rgw_thread_pool_size': '256'}}
+    assert [(w.name, w.duration_s, w.warmup_s) for w in quick.workloads] == [
+        ('put-4KiB', 10.0, 2.0), ('get-4KiB', 10.0, 2.0)]
+    assert 60 <= estimate_seconds(quick) <= 180
+
+
+# -- the document form -------------------------------------------------------------------
+
+def test_yaml_document_with_defaults() -> None:
+    profile = parse_profile(SSE_YAML, SETTINGS)
+    assert profile.name == 'mine'
+    assert profile.variants[1] == Variant('sse-kms', {'tls@rgw': True, 'msgr2-secure': True,
+                                                      'sse': 'kms-testing'})
+    assert profile.workloads == [
+        Workload('put-4MiB', 'put', {}, '4MiB', 16, 60.0, 5.0, 1, 1),
+        Workload('get-big', 'get', {}, '4MiB', 16, 60.0, 5.0, 1, 1)]
+    assert profile.placement == [] and profile.repeats == 1
+
+
+def test_json_document_equals_yaml() -> None:
+    as_json = json.dumps(yaml.safe_load(SSE_YAML))
+    assert parse_profile(as_json, SETTINGS) == parse_profile(SSE_YAML, SETTINGS)
+    assert parse_profile(as_json.encode(), SETTINGS).name == 'mine'
+
+
+def test_defaults() -> None:
+    profile = parse_profile(doc(workloads=[{'op': 'mixed', 'size': '64KiB',
+                                            'mix': {'get': 3, 'put': 1}},
+                                           {'op': 'get', 'size': 4096}]), SETTINGS)
+    assert profile.baseline == 'a'
+    assert profile.variants[0] == Variant('a', {})
+    mixed, get = profile.workloads
+    assert (mixed.name, mixed.mix) == ('mixed-64KiB', {'get': 3.0, 'put': 1.0})
+    assert (get.name, get.size) == ('get-4KiB', '4KiB')
+    assert (get.concurrency, get.duration_s, get.warmup_s, get.processes, get.buckets) == \
+        (16, 60.0, 5.0, 1, 1)
+    assert profile.repeats == 1 and profile.description == ''
+
+
+def test_short_duration_gets_a_shorter_default_warmup() -> None:
+    profile = parse_profile(doc(workloads=[{'op': 'put', 'duration': 3}]), SETTINGS)
+    assert profile.workloads[0].warmup_s == 3.0
+
+
+@pytest.mark.parametrize('data, message', [
+    (doc(variants=[{'name': 'a'}, {'name': 'b', 'settings': {'tls': 'on'}}]),
+     "profile x: variants[1].settings: unknown setting 'tls' (known: config, rgw-per-host, "
+     "tls@rgw, tls@ingress, msgr2-secure, sse)"),
+    (doc(workloads=[{'op': 'put', 'duration': -5}]),
+     'profile x: workloads[0].duration: must be a positive number of seconds, got -5'),
+    (doc(workloads=[{'op': 'put', 'duration': 4000}]),
+     'profile x: workloads[0].duration: must be at most 3600 seconds, got 4000'),
+    (doc(workloads=[{'op': 'put', 'duration': 'long'}]),
+     "profile x: workloads[0].duration: must be a positive number of seconds, got 'long'"),
+    (doc(workloads=[{'op': 'put', 'size': 0}]),
+     "profile x: workloads[0].size: 0 is not a size (object size must be at least 1 byte, "
+     "got '0')"),
+    (doc(workloads=[{'op': 'put', 'size': '4XB'}]),
+     "profile x: workloads[0].size: '4XB' is not a size (bad size unit in '4XB' (B, KiB, MiB, "
+     "GiB, TiB, KB, MB, GB, TB))"),
+    (doc(baseline='foo'), "profile x: baseline 'foo' is not one of its variants (a, b)"),
+    (doc(variants=[]), 'profile x: no variants'),
+    (doc(workloads=[]), 'profile x: no workloads'),
+    (doc(variants=[{'name': 'a'}, {'name': 'a'}]), 'profile x: variant names must be unique'),
+    (doc(workloads=[{'op': 'put'}, {'op': 'put', 'concurrency': 8}]),
+     'profile x: workload names must be unique (put-4KiB is given twice; name one of them)'),
+    (dict(doc(), variant=[]), "profile x: unknown field 'variant'"),
+    (doc(variants=[{'name': 'a', 'setting': {}}]),
+     "profile x: variants[0]: unknown field 'setting'"),
+    (doc(workloads=[{'op': 'put', 'threads': 4}]),
+     "profile x: workloads[0]: unknown field 'threads'"),
+    (doc(repeats=0), 'profile x: repeats: must be a whole number from 1 to 10, got 0'),
+    (doc(repeats=11), 'profile x: repeats: must be a whole number from 1 to 10, got 11'),
+    (doc(workloads=[{'op': 'put', 'concurrency': 2000}]),
+     'profile x: workloads[0].concurrency: must be a whole number from 1 to 1024, got 2000'),
+    (doc(workloads=[{'op': 'put', 'concurrency': 0}]),
+     'profile x: workloads[0].concurrency: must be a whole number from 1 to 1024, got 0'),
+    (doc(workloads=[{'op': 'put', 'duration': 10, 'warmup': 11}]),
+     'profile x: workloads[0].warmup: must be 0 to the duration (10) seconds, got 11'),
+    (doc(workloads=[{'op': 'put', 'warmup': -1}]),
+     'profile x: workloads[0].warmup: must be 0 to the duration (60) seconds, got -1'),
+    (doc(workloads=[{'op': 'put', 'concurrency': 2, 'processes': 4}]),
+     'profile x: workloads[0].processes: 4 processes are more than the concurrency 2'),
+    (doc(workloads=[{'op': 'copy'}]),
+     "profile x: workloads[0].op: 'copy' is not an operation (use one of put, get, delete, "
+     "head, list, mixed)"),
+    (doc(workloads=[{'size': '4KiB'}]),
+     'profile x: workloads[0]: op is missing (one of put, get, delete, head, list, mixed)'),
+    (doc(workloads=[{'op': 'put', 'mix': {'get': 1}}]),
+     'profile x: workloads[0].mix: only a mixed workload has a mix'),
+    (doc(workloads=[{'op': 'mixed', 'mix': {'copy': 1}}]),
+     "profile x: workloads[0].mix: unknown op 'copy' in mix (use put, get, delete, head, "
+     "list)"),
+    (doc(workloads=[{'op': 'put', 'size': '1TiB'}]),
+     'profile x: workloads[0]: objects of 1TiB need more than 10000 parts of 16MiB'),
+    (doc(variants=[{'name': 'a', 'settings': {'tls@rgw': 'maybe'}}]),
+     "profile x: variants[0].settings.tls@rgw: 'maybe' is not valid (expected on or off)"),
+    (doc(variants=[{'name': 'a', 'settings': {'sse': 'rot13'}}]),
+     "profile x: variants[0].settings.sse: 'rot13' is not valid (expected kms-testing, "
+     "kms-kmip, kms-vault, sse-c, sse-s3, off)"),
+    (doc(variants=[{'name': 'a', 'settings': {'rgw-per-host': 40}}]),
+     'profile x: variants[0].settings.rgw-per-host: 40 is not valid (expected a number of '
+     'daemons, 1 to 16)'),
+    (doc(variants=[{'name': 'a', 'settings': ['tls@rgw']}]),
+     'profile x: variants[0].settings: must be a mapping of setting to value, e.g. '
+     '{tls@rgw: on}'),
+    (doc(variants=[{'name': 'a b'}]),
+     "profile x: variants[0].name: 'a b' must be 1 to 41 letters, digits or . _ @ -, "
+     "starting with a letter or digit"),
+    (doc(placement=['h1', 'h1']), 'profile x: placement: host h1 is given twice'),
+    (doc(placement=['h 1']), "profile x: placement: 'h 1' is not a host name"),
+    (doc(name='Bad Name'), "profile 'Bad Name': the name must be 1 to 41 lower-case letters, "
+                           "digits, _ or -, starting with a letter or digit"),
+    ({'variants': []}, 'profile: name is missing'),
+    ('[1, 2]', 'profile: expected a mapping (YAML or JSON) with name, variants and workloads'),
+])
+def test_refused_with_the_field_named(data: Any, message: str) -> None:
+    assert refused(data) == message
+
+
+def test_yaml_booleans_are_setting_words() -> None:
+    profile = parse_profile('name: y\nvariants:\n  - {name: a, settings: {tls@ingress: on, '
+                            'msgr2-secure: off, sse: off}}\nworkloads: [{op: get}]\n',
+                            SETTINGS)
+    assert profile.variants[0].settings == {'tls@ingress': 'https', 'msgr2-secure': False,
+                                            'sse': 'off'}
+
+
+def test_messages_are_one_line() -> None:
+    message = refused('name: x\nvariants: [{name: a}\nworkloads: [')
+    assert message.startswith('profile: not JSON or YAML: ')
+    assert '\n' not in message
+
+
+# -- the store ---------------------------------------------------------------------------
+
+def test_store_round_trip() -> None:
+    store = MemoryStore()
+    profiles = ProfileStore(store, SETTINGS)
+    profile = profiles.set(SSE_YAML)
+    assert json.loads(store.data['profile/mine']) == profile.to_dict()
+    assert ' ' not in store.data['profile/mine'].replace('SSE at RGW against TLS and msgr2', '')
+    assert profiles.get('mine') == profile
+    listed = profiles.ls()
+    assert [(i.profile.name, i.builtin) for i in listed] == \
+        [(n, True) for n in builtin_names()] + [('mine', False)]
+    assert listed[-1].to_dict()['builtin'] is False
+    assert listed[-1].to_dict()['estimated_s'] == 2 * (2 * 70 + 60)
+    profiles.rm('mine')
+    assert 'profile/mine' not in store.data
+    with pytest.raises(NotFound) as e:
+        profiles.get('mine')
+    assert str(e.value) == "no profile 'mine': `ceph rgwbench profile ls` lists them"
+    assert e.value.errno == -2
+
+
+def test_store_keeps_nothing_invalid() -> None:
+    store = MemoryStore()
+    with pytest.raises(InvalidInput):
+        ProfileStore(store, SETTINGS).set(SSE_YAML.replace('duration: 60}', 'duration: -5}'))
+    assert store.data == {}
+
+
+def test_builtins_are_protected() -> None:
+    store = MemoryStore()
+    profiles = ProfileStore(store, SETTINGS)
+    with pytest.raises(InvalidInput) as e:
+        profiles.set(SSE_YAML.replace('name: mine', 'name: sse'))
+    assert str(e.value) == 'profile sse: a built-in profile has this name; choose another name'
+    with pytest.raises(InvalidInput) as e:
+        profiles.rm('quick')
+    assert str(e.value) == 'profile quick is built in and cannot be removed'
+    assert store.data == {}
+    assert profiles.get('quick').name == 'quick'
+    assert profiles.info('sse').builtin is True
+
+
+def test_rm_unknown() -> None:
+    with pytest.raises(NotFound) as e:
+        ProfileStore(MemoryStore(), SETTINGS).rm('nope')
+    assert str(e.value) == "no profile 'nope': `ceph rgwbench profile ls` lists them"
+
+
+def test_set_replaces_a_custom_profile() -> None:
+    profiles = ProfileStore(MemoryStore(), SETTINGS)
+    profiles.set(SSE_YAML)
+    profiles.set(SSE_YAML.replace('repeats: 1', 'repeats: 3'))
+    assert profiles.get('mine').repeats == 3
+    assert [i.profile.name for i in profiles.ls()].count('mine') == 1
+
+
+# -- overrides ---------------------------------------------------------------------------
+
+def sse() -> Profile:
+    return ProfileStore(MemoryStore(), SETTINGS).get('sse')
+
+
+def test_overrides_apply_to_every_workload() -> None:
+    profile = with_overrides(sse(), duration=20, concurrency=4, warmup=1, repeats=2,
+                             placement='h1,h2')
+    assert {(w.duration_s, w.concurrency, w.warmup_s) for w in profile.workloads} == \
+        {(20.0, 4, 1.0)}
+    assert (profile.repeats, profile.placement) == (2, ['h1', 'h2'])
+    assert with_overrides(profile, placement=[]).placement == []
+    assert with_overrides(sse()) == sse()
+
+
+def test_sizes_multiply_workloads() -> None:
+    profile = parse_profile(doc(workloads=[{'op': 'put', 'size': '4MiB'},
+                                           {'name': 'reads', 'op': 'get'}]), SETTINGS)
+    resized = with_overrides(profile, sizes='64KiB, 1MiB')
+    assert [(w.name, w.op, w.size) for w in resized.workloads] == [
+        ('put-64KiB', 'put', '64KiB'), ('put-1MiB', 'put', '1MiB'),
+        ('reads-64KiB', 'get', '64KiB'), ('reads-1MiB', 'get', '1MiB')]
+    assert with_overrides(profile, sizes=['8KiB']).workloads[0].name == 'put-8KiB'
+
+
+@pytest.mark.parametrize('overrides, message', [
+    ({'duration': -5}, '--duration: must be a positive number of seconds, got -5'),
+    ({'duration': 2}, '--duration: 2 is shorter than the warm-up (5s) of workload put-4MiB; '
+                      'give --warmup too'),
+    ({'duration': 10, 'warmup': 20},
+     '--warmup: must be 0 to the duration (10) seconds, got 20 (workload put-4MiB)'),
+    ({'warmup': -1}, '--warmup: must be 0 or more seconds, got -1'),
+    ({'concurrency': 0}, '--concurrency: must be a whole number from 1 to 1024, got 0'),
+    ({'sizes': '0'}, "--sizes: '0' is not a size (object size must be at least 1 byte, "
+                     "got '0')"),
+    ({'sizes': ','}, '--sizes: give at least one size, e.g. 4KiB,4MiB'),
+    ({'repeats': 20}, '--repeats: must be a whole number from 1 to 10, got 20'),
+    ({'placement': ['a b']}, "--placement: 'a b' is not a host name"),
+])
+def test_overrides_are_checked(overrides: Dict[str, Any], message: str) -> None:
+    with pytest.raises(InvalidInput) as e:
+        with_overrides(sse(), **overrides)
+    assert str(e.value) == message
+
+
+def test_concurrency_below_processes_names_the_override() -> None:
+    profile = parse_profile(doc(workloads=[{'op': 'put', 'concurrency': 8, 'processes': 4}]),
+                            SETTINGS)
+    with pytest.raises(InvalidInput) as e:
+        with_overrides(profile, concurrency=2)
+    assert str(e.value) == ('--concurrency: 4 processes are more than the concurrency 2 '
+                            '(workload put-4KiB)')
+
+
+# -- estimates and text ------------------------------------------------------------------
+
+def test_estimate() -> None:
+    profile = parse_profile(doc(workloads=[{'op': 'put', 'duration': 30, 'warmup': 5},
+                                           {'op': 'get', 'duration': 30, 'warmup': 5}],
+                                variants=[{'name': 'a'},
+                                          {'name': 'b', 'settings': {'tls@rgw': 'on'}}],
+                                repeats=2), SETTINGS)
+    # 2 repeats x (2 variants x 2 workloads x (30 + 5 + 5) + 10 for a + 60 for b)
+    assert estimate_seconds(profile) == 2 * (4 * 40 + 10 + 60)
+    assert format_duration(460) == '7m 40s'
+    assert format_duration(3600) == '1h'
+    assert format_duration(0) == '0s'
+
+
+def test_profile_to_text() -> None:
+    text = profile_to_text(ProfileStore(MemoryStore(), SETTINGS).info('quick'))
+    lines = text.splitlines()
+    assert lines[0] == 'Profile quick (built-in)'
+    assert 'Baseline: as-is' in lines
+    assert 'Estimated duration: 2m 18s' in lines
+    assert '  as-is (baseline)  the cluster as it is' in lines
+    assert '  threads-256       config: client.rgw/rgw_thread_pool_size=256' in lines
+    assert '  put-4KiB  put  4KiB  16           1          10s       2s      1' in lines
+    # the dict form (`-f json`) renders the same
+    info = ProfileStore(MemoryStore(), SETTINGS).info('quick')
+    assert profile_to_text(info.to_dict()) == text
+
+
+def test_profiles_to_text() -> None:
+    store = ProfileStore(MemoryStore(), SETTINGS)
+    store.set(SSE_YAML)
+    infos: List[ProfileInfo] = store.ls()
+    lines = profiles_to_text(infos).splitlines()
+    assert lines[0].split() == ['PROFILE', 'KIND', 'VARIANTS', 'WORKLOADS', 'ESTIMATED']
+    assert lines[-1].split() == ['mine', 'custom', 'tls-msgr2,', 'sse-kms', '2', '6m', '40s']
+    assert lines[7].split()[:3] == ['quick', 'built-in', 'as-is,']
+    assert profiles_to_text([i.to_dict() for i in infos]) == profiles_to_text(infos)
+    assert profiles_to_text([]) == 'No profiles.'
