@@ -1,4 +1,5 @@
 import json
+import os
 from typing import Any, Dict, List
 
 import pytest
@@ -368,3 +369,21 @@ def test_profiles_to_text() -> None:
     assert lines[7].split()[:3] == ['quick', 'built-in', 'as-is,']
     assert profiles_to_text([i.to_dict() for i in infos]) == profiles_to_text(infos)
     assert profiles_to_text([]) == 'No profiles.'
+
+
+DOC = os.path.join(os.path.dirname(os.path.abspath(__file__)), *(['..'] * 5),
+                   'doc', 'mgr', 'rgwbench.rst')
+
+
+@pytest.mark.skipif(not os.path.exists(DOC), reason='the docs are not next to the module')
+def test_docs_table_matches_the_builtins() -> None:
+    with open(DOC) as f:
+        rows = {line.split()[0].strip('`'): line.split()
+                for line in f if line.startswith('``') and len(line.split()) >= 5
+                and line.split()[2].isdigit()}
+    for profile in builtin_profiles(SETTINGS):
+        row = rows[profile.name]
+        assert row[1].strip('`') == profile.baseline
+        assert int(row[2]) == len(profile.variants)
+        assert int(row[3]) == len(profile.workloads)
+        assert ' '.join(row[4:]) == format_duration(estimate_seconds(profile))
