@@ -1,0 +1,1 @@
+"""Results of runs: storage in the config-key store, comparison, reports."""

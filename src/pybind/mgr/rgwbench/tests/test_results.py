@@ -1,0 +1,498 @@
+"""Results of runs: the store (chunks, limits, retention), comparison, repeats, reports."""
+import copy
+import csv
+import errno
+import io
+import json
+import random
+from typing import Any, Dict, List, Optional
+
+import pytest
+
+from rgwbench.errors import Busy, InvalidInput, NotFound
+from rgwbench.loadgen.histogram import Histogram
+from rgwbench.results import store as result_store
+from rgwbench.results.compare import (compare_runs, comparison, merge_repeats, noise,
+                                      pct_change, t975)
+from rgwbench.results.report import (comparison_to_text, result_to_csv, result_to_markdown,
+                                     result_to_text, results_to_text)
+from rgwbench.results.store import MAX_VALUE, ResultStore
+
+from rgwbench.tests.fixtures import MemoryStore
+
+
+def entry(name: str = 'put-4KiB', mib: float = 100.0, ops: float = 200.0,
+          mean: float = 2.0, p99: float = 10.0, cpu: Optional[float] = 1.0,
+          rss: Optional[float] = 500.0, **extra: Any) -> Dict[str, Any]:
+    rgw: Dict[str, Any] = {'daemons': 1}
+    if cpu is not None:
+        rgw['cpu_cores'] = cpu
+    if rss is not None:
+        rgw['rss_mib'] = rss
+    out = {'name': name, 'op': 'put', 'object_size': '4KiB', 'concurrency': 16,
+           'duration_s': 10.0, 'ops': int(ops * 10), 'bytes': int(mib * 10 * (1 << 20)),
+           'errors': 0, 'throughput_mib_s': mib, 'ops_per_s': ops,
+           'latency_ms': {'mean': mean, 'p50': mean, 'p90': p99 / 2, 'p99': p99,
+                          'p999': p99 * 2, 'max': p99 * 3},
+           'rgw': rgw}
+    out.update(extra)
+    return out
+
+
+def seconds(values: List[float]) -> List[Dict[str, Any]]:
+    return [{'t': i, 'ops': v, 'bytes': v * 4096, 'errors': 0, 'lat_mean_ms': 1.0}
+            for i, v in enumerate(values)]
+
+
+def record(variants: List[Dict[str, Any]], run_id: str = 'r1', state: str = 'complete',
+           started: float = 1758017700.0, baseline: str = 'off') -> Dict[str, Any]:
+    return {'run_id': run_id, 'profile': 'sse', 'state': state, 'ceph_version': '16.2.15',
+            'started': started, 'finished': started + 1812, 'baseline': baseline,
+            'error': None, 'variants': variants, 'comparison': []}
+
+
+def variant(name: str, workloads: List[Dict[str, Any]], error: Optional[str] = None,
+            **settings: Any) -> Dict[str, Any]:
+    return {'name': name, 'settings': settings, 'error': error, 'workloads': workloads}
+
+
+# -- store ---------------------------------------------------------------------------------
+
+def big_histogram(rng: random.Random) -> Dict[str, Any]:
+    hist = Histogram()
+    for index in rng.sample(range(256, 4000), 1500):
+        hist.counts[index] = rng.randint(1, 100000)
+    hist.count = sum(hist.counts.values())
+    hist.total = hist.count * 1000000
+    hist.min, hist.max = 256, 10 ** 9
+    return hist.to_dict()
+
+
+def big_record(run_id: str = 'big', variants: int = 8, workloads: int = 8) -> Dict[str, Any]:
+    rng = random.Random(7)
+    out = []
+    for v in range(variants):
+        loads = []
+        for w in range(workloads):
+            e = entry('w%d' % w, ops=rng.uniform(100, 1000))
+            e['histogram'] = big_histogram(rng)
+            e['ttfb_histogram'] = big_histogram(rng)
+            e['per_second'] = seconds([rng.randint(100, 1000) for _ in range(300)])
+            e['repeats'] = [{'ops_per_s': rng.random()} for _ in range(3)]
+            loads.append(e)
+        out.append(variant('v%d' % v, loads, sse='v%d' % v))
+    return record(out, run_id=run_id)
+
+
+def test_store_round_trip_of_a_big_record_in_chunks_below_the_limit() -> None:
+    mem = MemoryStore()
+    results = ResultStore(mem, lambda: 50)
+    rec = big_record()
+    assert len(json.dumps(rec)) > 3 * 1000 * 1000
+    index = results.save(rec)
+    assert index['chunks'] >= 4
+    assert all(len(v.encode('utf-8')) < MAX_VALUE for v in mem.data.values())
+    assert set(mem.data) == {'result_index/big'} | {
+        'result/big/%04d' % n for n in range(index['chunks'])}
+    assert results.load('big') == rec
+    assert results.ls() == [{'run_id': 'big', 'profile': 'sse', 'state': 'complete',
+                             'started': 1758017700.0, 'finished': 1758019512.0,
+                             'baseline': 'off', 'variants': ['v%d' % v for v in range(8)]}]
+
+
+def test_saving_again_replaces_the_chunks_and_removes_extra_ones() -> None:
+    mem = MemoryStore()
+    results = ResultStore(mem, lambda: 50)
+    big = big_record(run_id='r1')
+    big['state'] = 'running'
+    first = results.save(big)
+    small = record([variant('off', [entry()])], state='running')
+    second = results.save(small)
+    assert second['chunks'] == 1
+    assert sorted(mem.data) == ['result/r1/%04d' % second['start'], 'result_index/r1']
+    assert results.load('r1') == small
+    third = results.save(big)
+    assert results.load('r1') == big
+    assert len(mem.data) == third['chunks'] + 1
+    assert first['chunks'] == third['chunks']
+
+
+class HookedStore(MemoryStore):
+    """Calls `hook` before every set_store (a reader in the middle of a save)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hook: Any = None
+
+    def set_store(self, key: str, val: Optional[str]) -> None:
+        if self.hook is not None:
+            self.hook(key)
+        super().set_store(key, val)
+
+
+def test_a_reader_during_a_save_sees_the_old_or_the_new_version_whole() -> None:
+    mem = HookedStore()
+    results = ResultStore(mem, lambda: 50)
+    old = big_record(run_id='r1', variants=2)
+    old['state'] = 'running'
+    results.save(old)
+    new = big_record(run_id='r1', variants=3)
+    seen = []
+    mem.hook = lambda key: seen.append(results.load('r1')['variants'][-1]['name'])
+    results.save(new)
+    mem.hook = None
+    assert set(seen) <= {'v1', 'v2'} and seen[0] == 'v1' and seen[-1] == 'v2'
+    assert results.load('r1') == new
+
+
+class FailingStore(MemoryStore):
+    def __init__(self, fail_after: int) -> None:
+        super().__init__()
+        self.left = fail_after
+
+    def set_store(self, key: str, val: Optional[str]) -> None:
+        if self.left == 0:
+            raise RuntimeError('mgr went away')
+        self.left -= 1
+        super().set_store(key, val)
+
+
+def test_a_half_written_result_is_never_listed_and_the_next_save_cleans_up() -> None:
+    mem = FailingStore(fail_after=2)
+    results = ResultStore(mem, lambda: 50)
+    rec = big_record(run_id='r1', variants=2)
+    with pytest.raises(RuntimeError):
+        results.save(rec)
+    assert mem.data and all(k.startswith('result/r1/') for k in mem.data)
+    assert results.ls() == []
+    with pytest.raises(NotFound):
+        results.load('r1')
+    mem.left = -1
+    small = record([variant('off', [entry()])])
+    results.save(small)
+    assert sorted(mem.data) == ['result/r1/0000', 'result_index/r1']
+    assert results.load('r1') == small
+
+
+def test_ids_that_prefix_each_other_stay_apart() -> None:
+    mem = MemoryStore()
+    results = ResultStore(mem, lambda: 50)
+    a = big_record(run_id='run1', variants=1)
+    b = big_record(run_id='run10', variants=2)
+    c = record([variant('off', [entry()])], run_id='run1.5')
+    for rec in (a, b, c):
+        results.save(rec)
+    assert results.load('run1') == a
+    results.rm('run1')
+    assert results.load('run10') == b
+    assert results.load('run1.5') == c
+    assert not [k for k in mem.data if k.startswith(('result/run1/', 'result_index/run1'))
+                and k not in ('result_index/run10', 'result_index/run1.5')
+                and not k.startswith(('result/run10/', 'result/run1.5/'))]
+    with pytest.raises(NotFound):
+        results.load('run1')
+
+
+def test_not_found_and_bad_ids() -> None:
+    results = ResultStore(MemoryStore(), lambda: 50)
+    with pytest.raises(NotFound) as e:
+        results.load('nope')
+    assert e.value.errno == -errno.ENOENT
+    assert 'results ls' in str(e.value) and '\n' not in str(e.value)
+    with pytest.raises(NotFound):
+        results.load('../x')
+    with pytest.raises(NotFound):
+        results.rm('nope')
+    with pytest.raises(InvalidInput):
+        results.save(record([], run_id='a/b'))
+
+
+def test_retention_keeps_the_newest_finished_runs_and_every_running_one() -> None:
+    mem = MemoryStore()
+    keep = [3]
+    results = ResultStore(mem, lambda: keep[0])
+    results.save(record([variant('off', [entry()])], run_id='running', state='running',
+                        started=1.0))
+    for n in range(5):
+        results.save(record([variant('off', [entry()])], run_id='r%d' % n,
+                            state=('complete', 'failed', 'aborted')[n % 3], started=10.0 + n))
+    assert [s['run_id'] for s in results.ls()] == ['running', 'r2', 'r3', 'r4']
+    assert not [k for k in mem.data if 'r0' in k or 'r1' in k]
+    # a running run's saves never remove anything
+    keep[0] = 1
+    results.save(record([], run_id='running', state='running', started=1.0))
+    assert len(results.ls()) == 4
+    results.save(record([], run_id='running', state='failed', started=1.0))
+    assert [s['run_id'] for s in results.ls()] == ['r4']
+
+
+def test_rm_of_a_running_run_needs_force() -> None:
+    results = ResultStore(MemoryStore(), lambda: 50)
+    results.save(record([], run_id='r1', state='running'))
+    with pytest.raises(Busy):
+        results.rm('r1')
+    results.rm('r1', force=True)
+    assert results.ls() == []
+
+
+def test_ls_newest_last() -> None:
+    results = ResultStore(MemoryStore(), lambda: 50)
+    for run_id, started in (('b', 30.0), ('a', 10.0), ('c', 20.0)):
+        results.save(record([], run_id=run_id, started=started))
+    assert [s['run_id'] for s in results.ls()] == ['a', 'c', 'b']
+
+
+def test_encoding_is_zlib_in_base64() -> None:
+    rec = record([variant('off', [entry()])])
+    assert result_store.decode(result_store.encode(rec)) == rec
+
+
+# -- comparison ----------------------------------------------------------------------------
+
+def test_percent_changes_against_hand_computed_ones() -> None:
+    base = entry(mib=100.0, ops=200.0, mean=2.0, p99=10.0, cpu=0.0, rss=500.0)
+    other = entry(mib=90.0, ops=250.0, mean=2.5, p99=9.0, cpu=1.0, rss=None)
+    rows = comparison(record([variant('off', [base]), variant('tls', [other])]))
+    assert len(rows) == 1
+    row = rows[0]
+    assert (row['variant'], row['workload']) == ('tls', 'put-4KiB')
+    assert row['throughput_pct'] == -10.0
+    assert row['ops_pct'] == 25.0
+    assert row['latency_mean_pct'] == 25.0
+    assert row['latency_p99_pct'] == -10.0
+    assert row['rgw_cpu_pct'] is None  # baseline 0
+    assert row['rgw_rss_pct'] is None  # missing
+    assert row['significant'] is False and row['noise_pct'] is None  # noise unknown
+    assert pct_change(3.0, 4.0) == 33.33
+
+
+def test_only_workloads_present_in_both_and_without_errors() -> None:
+    rec = record([
+        variant('off', [entry('a'), entry('b'), entry('c', error='boom')]),
+        variant('tls', [entry('a', ops=100.0), entry('c'), entry('d')]),
+        variant('sse', [entry('b', error='refused')]),
+        variant('msgr', [], error='could not apply'),
+    ])
+    rows = comparison(rec)
+    assert [(r['variant'], r['workload'], r['ops_pct']) for r in rows] == [
+        ('tls', 'a', -50.0)]
+    assert comparison(record([variant('tls', [entry()])])) == []  # no baseline
+
+
+def test_per_second_noise_a_clean_20_percent_change_is_significant() -> None:
+    rng = random.Random(1)
+    base = entry(ops=1000.0, per_second=seconds([1000 + rng.uniform(-20, 20)
+                                                 for _ in range(10)]))
+    other = entry(ops=800.0, per_second=seconds([800 + rng.uniform(-20, 20)
+                                                 for _ in range(10)]))
+    row = comparison(record([variant('off', [base]), variant('sse', [other])]))[0]
+    assert row['method'] == 'per-second' and row['tested'] == 'ops_per_s'
+    assert row['significant'] is True
+    assert 0 < row['noise_pct'] < 2
+
+
+def test_per_second_noise_a_noisy_pair_is_not_significant() -> None:
+    base = entry(ops=100.0, per_second=seconds([50, 150, 60, 140, 55, 145, 100, 100]))
+    other = entry(ops=105.0, per_second=seconds([55, 155, 65, 145, 60, 150, 105, 105]))
+    result = noise(base, other)
+    assert result['method'] == 'per-second'
+    assert result['significant'] is False
+    # sd of each side's samples / sqrt(8), combined, doubled, vs the baseline mean of 100
+    sa = (sum((v - 100) ** 2 for v in [50, 150, 60, 140, 55, 145, 100, 100]) / 7) ** 0.5
+    assert result['noise_pct'] == round(2 * (2 * sa ** 2 / 8) ** 0.5, 2)
+
+
+def test_per_second_uses_whole_seconds_of_the_window_and_needs_one_percent() -> None:
+    # the last, partial second (t=10 of a 10 s window) is left out
+    base = entry(per_second=seconds([100.0] * 10 + [3.0]))
+    other = entry(per_second=seconds([100.5] * 10 + [1.0]))
+    result = noise(base, other)
+    assert result['noise_pct'] == 0.0
+    assert result['significant'] is False  # no noise at all, but only 0.5 %
+    other = entry(per_second=seconds([102.0] * 10))
+    assert noise(base, other)['significant'] is True
+
+
+def test_repeats_welch_t_test() -> None:
+    base = entry(repeats=[{'ops_per_s': v} for v in (100.0, 102.0, 98.0)])
+    other = entry(repeats=[{'ops_per_s': v} for v in (80.0, 82.0, 78.0)])
+    result = noise(base, other)
+    # se = sqrt(4/3 + 4/3), df = 4, t = 2.776
+    assert result['method'] == 'repeats'
+    assert result['noise_pct'] == round(2.776 * (8 / 3) ** 0.5, 2)
+    assert result['significant'] is True
+    noisy_a = entry(repeats=[{'ops_per_s': v} for v in (100.0, 120.0, 80.0)])
+    noisy_b = entry(repeats=[{'ops_per_s': v} for v in (105.0, 125.0, 85.0)])
+    assert noise(noisy_a, noisy_b)['significant'] is False
+    assert t975(4.7) == 2.776 and t975(45) == 2.021 and t975(1e12) == 1.96
+
+
+def test_open_loop_tests_the_latency() -> None:
+    base = entry(mode='open', per_second=[{'t': i, 'ops': 100, 'lat_mean_ms': 2.0 + i % 2 * 0.01}
+                                          for i in range(10)])
+    other = entry(mode='open', per_second=[{'t': i, 'ops': 100, 'lat_mean_ms': 3.0}
+                                           for i in range(10)])
+    result = noise(base, other)
+    assert result['tested'] == 'latency_mean' and result['significant'] is True
+
+
+def test_compare_runs_matches_variants_and_workloads_by_name() -> None:
+    a = record([variant('off', [entry('x', ops=100.0), entry('y')]),
+                variant('tls', [entry('x', ops=50.0)])], run_id='a')
+    b = record([variant('off', [entry('x', ops=110.0), entry('z')]),
+                variant('sse', [entry('x')]),
+                variant('tls', [entry('x', ops=40.0)])], run_id='b')
+    rows = compare_runs(a, b)
+    assert [(r['variant'], r['workload'], r['ops_pct'], r['run_a'], r['run_b'])
+            for r in rows] == [('off', 'x', 10.0, 'a', 'b'), ('tls', 'x', -20.0, 'a', 'b')]
+
+
+# -- merge_repeats -------------------------------------------------------------------------
+
+def hist_of(values: List[int]) -> Histogram:
+    hist = Histogram()
+    hist.record_many(values)
+    return hist
+
+
+def test_merge_repeats_means_spread_and_merged_histogram() -> None:
+    rng = random.Random(3)
+    values_a = [int(rng.uniform(1e6, 2e6)) for _ in range(990)] + [50 * 10 ** 6] * 10
+    values_b = [int(rng.uniform(3e6, 4e6)) for _ in range(1000)]
+    a = entry(mib=100.0, ops=200.0, cpu=1.0, rss=500.0)
+    b = entry(mib=110.0, ops=220.0, cpu=3.0, rss=520.0)
+    for e, values in ((a, values_a), (b, values_b)):
+        hist = hist_of(values)
+        e['histogram'] = hist.to_dict()
+        e['latency_ms'] = hist.summary()
+        e['per_second'] = seconds([1.0, 2.0])
+    merged = merge_repeats([a, b])
+    assert merged['throughput_mib_s'] == 105.0 and merged['ops_per_s'] == 210.0
+    assert merged['ops'] == 2100 and isinstance(merged['ops'], int)
+    assert merged['rgw'] == {'daemons': 1, 'cpu_cores': 2.0, 'rss_mib': 510.0}
+    assert merged['spread']['throughput_mib_s'] == round(50 ** 0.5, 6)
+    assert merged['spread']['rgw']['cpu_cores'] == round(2 ** 0.5, 6)
+    union = hist_of(values_a + values_b)
+    assert Histogram.from_dict(merged['histogram']) == union
+    assert merged['latency_ms'] == union.summary()
+    # the percentile of the merged counts, not an average of the repeats' percentiles
+    assert merged['latency_ms']['p99'] != round((a['latency_ms']['p99']
+                                                 + b['latency_ms']['p99']) / 2, 6)
+    assert len(merged['repeats']) == 2
+    assert all('histogram' not in r for r in merged['repeats'])
+    assert merged['repeats'][0]['per_second'] == seconds([1.0, 2.0])
+    assert 'per_second' not in merged
+    assert merged['name'] == 'put-4KiB' and merged['concurrency'] == 16
+
+
+def test_merge_repeats_one_repeat_and_failures() -> None:
+    one = entry(per_second=seconds([1.0, 2.0]))
+    merged = merge_repeats([one])
+    assert merged['ops_per_s'] == 200.0 and merged['spread']['ops_per_s'] is None
+    assert merged['per_second'] == one['per_second']
+    failed = dict(entry(), error='timeout')
+    merged = merge_repeats([failed, entry(ops=300.0)])
+    assert merged['ops_per_s'] == 300.0 and 'error' not in merged
+    assert len(merged['repeats']) == 2
+    merged = merge_repeats([failed])
+    assert merged['error'] == 'timeout' and 'ops_per_s' not in merged
+    with pytest.raises(ValueError):
+        merge_repeats([])
+
+
+# -- reports -------------------------------------------------------------------------------
+
+def small_record() -> Dict[str, Any]:
+    off = entry('put-4KiB', mib=17.2, ops=4409.0, mean=0.9, p99=4.17, cpu=1.5, rss=880.0,
+                per_second=seconds([4400, 4420, 4390, 4410, 4405, 4415, 4400, 4410, 4395,
+                                    4425]))
+    sse = entry('put-4KiB', mib=13.76, ops=3527.2, mean=1.13, p99=4.17, cpu=1.65, rss=880.0,
+                per_second=seconds([3520, 3530, 3525, 3529, 3524, 3531, 3522, 3528, 3525,
+                                    3530]))
+    tls = entry('put-4KiB', mib=17.1, ops=4400.0, mean=0.91, p99=4.2, cpu=1.6, rss=881.0,
+                per_second=seconds([4000, 4800, 4100, 4700, 4400, 4400, 4300, 4500, 4400,
+                                    4400]))
+    rec = record([variant('off', [off], sse='off'),
+                  variant('kms', [sse], sse='kms-testing'),
+                  variant('tls', [tls], sse='off', tls='rgw'),
+                  variant('sse-c', [], error='refused', sse='sse-c')])
+    rec['comparison'] = comparison(rec)
+    return rec
+
+
+def test_result_to_text() -> None:
+    text = result_to_text(small_record())
+    assert text.split('\n') == [
+        'run r1  profile sse  state complete  ceph 16.2.15',
+        'started 2025-09-16 10:15:00Z  finished 2025-09-16 10:45:12Z  baseline off',
+        '',
+        'WORKLOAD  VARIANT  MiB/s    OPS/s    MEAN ms  P99 ms  RGW CPU  RGW MiB  NOISE',
+        'put-4KiB  off      17.20    4,409    0.900    4.17    1.50     880.0',
+        '          kms      -20.0%*  -20.0%*  +25.6%   0.0%    +10.0%   0.0%     ±0.2%',
+        '          tls      -0.6%    -0.2%    +1.1%    +0.7%   +6.7%    +0.1%    ±3.5%',
+        '          sse-c    -        -        -        -       -        -        -',
+        '',
+        'off: absolute figures; other variants: % change vs off.',
+        '* a change of throughput (or of latency, open loop) outside the noise the run '
+        'measured;',
+        'NOISE: the smallest change that is not noise.',
+        '',
+        'settings:',
+        '  off    sse=off',
+        '  kms    sse=kms-testing',
+        '  tls    tls=rgw',
+        '  sse-c  sse=sse-c',
+        '',
+        'sse-c / put-4KiB: variant failed: refused',
+    ]
+    assert max(len(line) for line in text.split('\n')) <= 100
+
+
+def test_result_to_markdown() -> None:
+    lines = result_to_markdown(small_record()).split('\n')
+    assert lines[:8] == ['## rgwbench run r1', '', '* Profile: sse', '* State: complete',
+                         '* Ceph version: 16.2.15', '* Baseline: off',
+                         '* Started: 2025-09-16 10:15:00Z, finished: 2025-09-16 10:45:12Z',
+                         '']
+    assert lines[8] == ('| Workload | Variant | Throughput MiB/s | Ops/s | Latency mean ms | '
+                        'Latency p99 ms | RGW CPU cores | RGW RSS MiB | Noise |')
+    assert lines[10] == ('| put-4KiB | off (baseline) | 17.20 | 4,409 | 0.900 | 4.17 | 1.50 '
+                         '| 880.0 |  |')
+    assert lines[11] == ('| put-4KiB | kms | **-20.0%** | **-20.0%** | +25.6% | 0.0% '
+                         '| +10.0% | 0.0% | ±0.2% |')
+    assert '* kms: sse=kms-testing' in lines
+
+
+def test_result_to_csv_parses_back() -> None:
+    rows = list(csv.DictReader(io.StringIO(result_to_csv(small_record()))))
+    assert [(r['variant'], r['baseline'], r['workload']) for r in rows] == [
+        ('off', 'yes', 'put-4KiB'), ('kms', 'no', 'put-4KiB'), ('tls', 'no', 'put-4KiB'),
+        ('sse-c', 'no', 'put-4KiB')]
+    assert rows[0]['throughput_mib_s'] == '17.2' and rows[0]['ops_pct'] == ''
+    assert rows[0]['latency_p99_ms'] == '4.17' and rows[0]['rgw_rss_mib'] == '880.0'
+    assert float(rows[1]['ops_pct']) == -20.0 and rows[1]['significant'] == 'yes'
+    assert rows[2]['significant'] == 'no'
+    assert rows[3]['error'] == 'variant failed: refused' and rows[3]['ops_per_s'] == ''
+
+
+def test_results_to_text_and_comparison_to_text() -> None:
+    results = ResultStore(MemoryStore(), lambda: 50)
+    results.save(small_record())
+    assert results_to_text(results.ls()).split('\n') == [
+        'RUN  PROFILE  STATE     STARTED               FINISHED              BASELINE  VARIANTS',
+        'r1   sse      complete  2025-09-16 10:15:00Z  2025-09-16 10:45:12Z  off       4',
+    ]
+    assert results_to_text([]) == 'no results yet'
+    text = comparison_to_text(small_record()['comparison'], title='r2 vs r1')
+    assert text.split('\n')[:3] == [
+        'r2 vs r1',
+        'VARIANT  WORKLOAD  MiB/s   OPS/s   MEAN ms  P99 ms  RGW CPU  RGW MiB  NOISE  SIG',
+        'kms      put-4KiB  -20.0%  -20.0%  +25.6%   0.0%    +10.0%   0.0%     ±0.2%  *',
+    ]
+    assert 'nothing to compare' in comparison_to_text([])
+
+
+def test_renderers_survive_a_copy_without_comparison() -> None:
+    rec = copy.deepcopy(small_record())
+    rec['comparison'] = []
+    assert result_to_text(rec) == result_to_text(small_record())
