@@ -161,6 +161,10 @@ class LoadService:
                 raise InvalidInput('endpoint must be an http:// or https:// URL, got %r'
                                    % request.endpoint)
             return request.endpoint.rstrip('/')
+        return self.default_endpoint()
+
+    def default_endpoint(self) -> str:
+        """The first plain-HTTP endpoint of the RGW daemons (or the first HTTPS one)."""
         found = self.endpoints()
         if not found:
             raise NotFound('no RGW endpoint in the service map; give --endpoint')

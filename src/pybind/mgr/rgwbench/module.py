@@ -17,7 +17,14 @@ from .errors import Busy, InvalidInput, NotFound
 from .formatting import parse_format, render
 from .loads import LoadRequest, LoadService, load_to_text
 from .orchestration import orchestrator_state
+from .profiles import Profile, ProfileStore, profile_to_text, profiles_to_text, with_overrides
+from .results.compare import compare_runs
+from .results.report import (comparison_to_text, result_to_csv, result_to_markdown,
+                             result_to_text, results_to_text)
+from .results.store import ResultStore
 from .rgw_daemons import rgw_daemons
+from .runs.engine import RunEngine
+from .runs.events import ClusterRunEvents
 from .settings.applier import SettingsApplier
 from .settings.base import SettingContext
 from .settings.cluster import ClusterAccess
@@ -26,8 +33,6 @@ from .settings.session import SettingsSession, settings_to_text
 from .settings.sse import MODULE_OPTIONS as SSE_MODULE_OPTIONS
 from .settings.tls import Certificates, certificate_to_text
 from .status import build_status, ceph_version_number, status_to_text
-
-ACTIVE_RUN_KEY = 'run/active'
 
 
 class Module(orchestrator.OrchestratorClientMixin, MgrModule):
@@ -47,6 +52,8 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
                     'orchestrator manages)'),
         Option('ready_timeout', type='secs', default=600, min=10,
                desc='how long to wait for daemons to be back after a change'),
+        Option('keep_results', type='int', default=50, min=1, max=1000,
+               desc='how many finished runs to keep in the config-key store'),
         Option('rgw_ssl_port', type='int', default=0, min=0, max=65535,
                desc='port RGW serves HTTPS on under tls@rgw=on (0: the port its spec '
                     'serves now)'),
@@ -70,11 +77,20 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
         self.loads = LoadService(self, self.credentials, self._rgw_endpoints, self._rgw_pids,
                                  self._agent_launcher, self._agent_channel, self.log)
         self.settings = SettingsSession(self, self._settings_applier, self.log)
+        self.profiles = ProfileStore(self, all_settings())
+        self.results = ResultStore(self, lambda: int(self.get_module_option('keep_results')
+                                                     or 50))
+        self.runs = RunEngine(self, self.results, self.credentials, self._settings_applier,
+                              self.loads.default_endpoint, self._rgw_pids,
+                              self._agent_launcher, self._agent_channel,
+                              ClusterRunEvents(self, self.log),
+                              lambda: ceph_version_number(self.version), self.log)
 
     def serve(self) -> None:
         # Whatever a load, a run or settings changed before a failover or crash is put
         # back first.
         self.loads.recover(self._remove_service)
+        self.runs.recover(self._remove_service)
         self.settings.recover(self._stopping)
         self._stopping.wait()
 
@@ -83,8 +99,7 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
 
     # -- collaborators ------------------------------------------------------------
     def _active_run(self) -> Optional[Dict[str, Any]]:
-        stored = self.get_store(ACTIVE_RUN_KEY)
-        return json.loads(stored) if stored else None
+        return self.runs.active()
 
     def _rgw_endpoints(self) -> List[str]:
         return [e.url for d in rgw_daemons(self.get('service_map')) for e in d.endpoints]
@@ -290,6 +305,133 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
         fmt = parse_format(format)
         return HandleCommandResult(stdout=render(self.settings.show(), fmt, settings_to_text))
 
+    # -- profiles -------------------------------------------------------------------
+    @read_command('rgwbench profile ls')
+    def _cmd_profile_ls(self, format: str = 'plain') -> HandleCommandResult:
+        """List the built-in and custom profiles"""
+        fmt = parse_format(format)
+        return HandleCommandResult(stdout=render([i.to_dict() for i in self.profiles.ls()], fmt,
+                                                 profiles_to_text))
+
+    @read_command('rgwbench profile show')
+    def _cmd_profile_show(self, profile: str, format: str = 'plain') -> HandleCommandResult:
+        """Show a profile: its variants, workloads, placement and repeats"""
+        fmt = parse_format(format)
+        return HandleCommandResult(stdout=render(self.profiles.info(profile).to_dict(), fmt,
+                                                 profile_to_text))
+
+    @write_command('rgwbench profile set')
+    def _cmd_profile_set(self, inbuf: Optional[str] = None) -> HandleCommandResult:
+        """Add or replace a custom profile (-i file, YAML or JSON)"""
+        if not inbuf or not inbuf.strip():
+            raise InvalidInput('give the profile with -i <file> (YAML or JSON)')
+        stored = self.profiles.set(inbuf)
+        return HandleCommandResult(stdout='profile %s stored' % stored.name)
+
+    @write_command('rgwbench profile rm')
+    def _cmd_profile_rm(self, profile: str) -> HandleCommandResult:
+        """Remove a custom profile"""
+        self.profiles.rm(profile)
+        return HandleCommandResult(stdout='profile %s removed' % profile)
+
+    # -- runs -----------------------------------------------------------------------
+    def _profile(self, profile: str, duration: Optional[int], concurrency: Optional[int],
+                 sizes: Optional[str], placement: Optional[str], repeats: Optional[int],
+                 warmup: Optional[int]) -> Profile:
+        hosts = [h.strip() for h in placement.split(',') if h.strip()] if placement else None
+        if hosts:
+            known = {h.hostname for h in orchestrator.raise_if_exception(self.get_hosts())}
+            unknown = sorted(set(hosts) - known)
+            if unknown:
+                raise InvalidInput('--placement: unknown host %s (see `ceph orch host ls`)'
+                                   % ', '.join(unknown))
+        return with_overrides(self.profiles.get(profile), duration=duration,
+                              concurrency=concurrency, sizes=sizes, placement=hosts,
+                              repeats=repeats, warmup=warmup)
+
+    @read_command('rgwbench plan')
+    def _cmd_plan(self, profile: str, duration: Optional[int] = None,
+                  concurrency: Optional[int] = None, sizes: Optional[str] = None,
+                  placement: Optional[str] = None, repeats: Optional[int] = None,
+                  warmup: Optional[int] = None, format: str = 'plain') -> HandleCommandResult:
+        """Show every step and change a run of a profile would make; changes nothing"""
+        fmt = parse_format(format)
+        chosen = self._profile(profile, duration, concurrency, sizes, placement, repeats,
+                               warmup)
+        return HandleCommandResult(stdout=render(self.runs.plan(chosen), fmt, run_plan_to_text))
+
+    @write_command('rgwbench run')
+    def _cmd_run(self, profile: str, duration: Optional[int] = None,
+                 concurrency: Optional[int] = None, sizes: Optional[str] = None,
+                 placement: Optional[str] = None, repeats: Optional[int] = None,
+                 warmup: Optional[int] = None, force: bool = False,
+                 yes_i_really_mean_it: bool = False) -> HandleCommandResult:
+        """Run a profile: apply each variant, measure, put everything back; returns the run id"""
+        chosen = self._profile(profile, duration, concurrency, sizes, placement, repeats,
+                               warmup)
+        if not yes_i_really_mean_it:
+            raise InvalidInput('a run changes settings and restarts daemons of this cluster '
+                               'while it lasts; see `ceph rgwbench plan --profile %s` and '
+                               'add --yes-i-really-mean-it' % chosen.name)
+        if self.settings.in_place() is not None:
+            raise Busy('settings applied with `ceph rgwbench settings apply` are in place; '
+                       '`ceph rgwbench settings revert` first')
+        if self.loads.active() is not None:
+            raise Busy('a load is in progress; wait for it')
+        run_id = self.runs.start(chosen, force=force)
+        return HandleCommandResult(stdout=run_id, stderr='run %s started; `ceph rgwbench '
+                                   'status` follows it, `ceph rgwbench results show %s` '
+                                   'shows it' % (run_id, run_id))
+
+    @write_command('rgwbench abort')
+    def _cmd_abort(self) -> HandleCommandResult:
+        """Stop the run in progress and put everything back at once"""
+        run_id = self.runs.abort()
+        return HandleCommandResult(stdout=run_id, stderr='aborting run %s' % run_id)
+
+    # -- results --------------------------------------------------------------------
+    @read_command('rgwbench results ls')
+    def _cmd_results_ls(self, format: str = 'plain') -> HandleCommandResult:
+        """List the runs kept in the config-key store"""
+        fmt = parse_format(format)
+        return HandleCommandResult(stdout=render(self.results.ls(), fmt, results_to_text))
+
+    @read_command('rgwbench results show')
+    def _cmd_results_show(self, run_id: str, table: str = 'plain',
+                          format: str = 'plain') -> HandleCommandResult:
+        """Show a run against its baseline (--table plain|markdown|csv; -f json)"""
+        fmt = parse_format(format)
+        renderers = {'plain': result_to_text, 'markdown': result_to_markdown,
+                     'csv': result_to_csv}
+        if table not in renderers:
+            raise InvalidInput('--table must be one of plain, markdown, csv, got %r' % table)
+        record = self.results.load(run_id)
+        if fmt == 'plain':
+            return HandleCommandResult(stdout=renderers[table](record))
+        return HandleCommandResult(stdout=render(without_histograms(record), fmt, str))
+
+    @read_command('rgwbench results compare')
+    def _cmd_results_compare(self, run_a: str, run_b: str,
+                             format: str = 'plain') -> HandleCommandResult:
+        """Compare two runs workload by workload (the second against the first)"""
+        fmt = parse_format(format)
+        rows = compare_runs(self.results.load(run_a), self.results.load(run_b))
+        return HandleCommandResult(stdout=render(rows, fmt, comparison_to_text))
+
+    @read_command('rgwbench results export')
+    def _cmd_results_export(self, run_id: str) -> HandleCommandResult:
+        """Print the whole result of a run as JSON, histograms included"""
+        return HandleCommandResult(stdout=json.dumps(self.results.load(run_id), indent=1))
+
+    @write_command('rgwbench results rm')
+    def _cmd_results_rm(self, run_id: str) -> HandleCommandResult:
+        """Remove a run's result"""
+        active = self.runs.active()
+        if active is not None and active['run_id'] == run_id:
+            raise Busy('run %s is in progress' % run_id)
+        self.results.rm(run_id)
+        return HandleCommandResult(stdout='result %s removed' % run_id)
+
 
 def plan_to_text(plans: List[Dict[str, Any]]) -> str:
     lines = []
@@ -297,4 +439,35 @@ def plan_to_text(plans: List[Dict[str, Any]]) -> str:
         lines.append('%s = %s' % (plan['setting'], plan['value']))
         lines += ['  - %s' % c['summary'] for c in plan['changes']] or ['  (already in place)']
         lines += ['  note: %s' % n for n in plan['notes']]
+    return '\n'.join(lines)
+
+
+def without_histograms(record: Dict[str, Any]) -> Dict[str, Any]:
+    """The result as `-f json` shows it: everything but histograms and series."""
+    def strip(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {k: strip(v) for k, v in node.items()
+                    if k not in ('histogram', 'ttfb_histogram', 'per_second')}
+        if isinstance(node, list):
+            return [strip(v) for v in node]
+        return node
+    stripped: Dict[str, Any] = strip(record)
+    return stripped
+
+
+def run_plan_to_text(plan: Dict[str, Any]) -> str:
+    lines = ['profile %s: %d variant(s) x %d workload(s) x %d repeat(s), about %d min' % (
+        plan['profile'], len(plan['variants']), len(plan['workloads']), plan['repeats'],
+        round(plan['estimated_s'] / 60.0 + 0.5))]
+    lines.append('agents: %s' % (', '.join(plan['placement']) or
+                                 'one, on the active mgr\'s host'))
+    lines.append('workloads: %s' % ', '.join(w['name'] for w in plan['workloads']))
+    for variant in plan['variants']:
+        lines.append('variant %s%s:' % (variant['name'],
+                                        ' (baseline)' if variant['baseline'] else ''))
+        changes = [c['summary'] for p in variant['changes'] for c in p['changes']]
+        lines += ['  - %s' % c for c in changes] or ['  (the cluster as it is)']
+        lines.append('  - run every workload, then put every change back')
+    for problem in plan['problems']:
+        lines.append('refused now: %s' % problem)
     return '\n'.join(lines)

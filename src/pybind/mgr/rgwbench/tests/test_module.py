@@ -6,7 +6,7 @@ from typing import Any, Dict, List, Tuple
 import pytest
 from mgr_module import HandleCommandResult
 
-from rgwbench.module import ACTIVE_RUN_KEY, Module
+from rgwbench.module import Module
 
 from fixtures import rgw_service_map
 
@@ -90,7 +90,8 @@ def test_status_when_the_backend_fails() -> None:
 
 def test_status_shows_the_active_run() -> None:
     mod = ModuleUnderTest({('orchestrator', '_select_orchestrator'): None})
-    mod.set_store(ACTIVE_RUN_KEY, json.dumps({'run_id': 'sse-20261122-1'}))
+    mod.runs._record = {'run_id': 'sse-20261122-1', 'profile': 'sse', 'state': 'running',
+                        'started': 1.0, 'progress': 'variant tls', 'current': None}
     res = call(mod, 'rgwbench status')
     assert res.retval == 0
     assert 'run: sse-20261122-1 in progress' in res.stdout

@@ -1,0 +1,217 @@
+"""`ceph rgwbench run`: profiles run end to end on a real cluster, results kept, cluster restored.
+
+On the `two_osds` cluster: the `sse` profile restarts OSDs (msgr2 secure),
+and a failover needs a standby mgr.
+"""
+import json
+import subprocess
+import time
+from typing import Any, Dict, Iterator, List
+
+import pytest
+from conftest import CLUSTER, Cluster, one_line
+
+FAST = ['--duration', '4', '--warmup', '1']
+
+
+def snapshot(c: Cluster) -> Dict[str, Any]:
+    return {'config': c.ceph_json('config', 'dump'),
+            'specs': c.ceph_json('orch', 'ls', '--export'),
+            'daemons': sorted((d['daemon_type'], d['daemon_id'])
+                              for d in c.ceph_json('orch', 'ps'))}
+
+
+def buckets(c: Cluster) -> List[str]:
+    return [b for b in json.loads(c.tool('radosgw-admin', '--', 'bucket', 'list').stdout)
+            if b.startswith('rgwbench-')]
+
+
+def ceph_stdin(c: Cluster, text: str, *args: str) -> 'subprocess.CompletedProcess[str]':
+    return subprocess.run([CLUSTER, 'ceph', '--dir', c.dir, '--'] + list(args) + ['-i', '-'],
+                          input=text, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=120)
+
+
+@pytest.fixture(scope='module')
+def runs(two_osds: Cluster) -> Iterator[Cluster]:
+    s3 = two_osds.s3()
+    proc = ceph_stdin(two_osds, json.dumps({'access_key': s3['access_key'],
+                                            'secret_key': s3['secret_key']}),
+                      'rgwbench', 'credentials', 'set')
+    assert proc.returncode == 0, proc.stderr
+    yield two_osds
+    two_osds.ceph('rgwbench', 'credentials', 'rm')
+
+
+def wait_run(c: Cluster, run_id: str, timeout: float = 900) -> Dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while True:
+        proc = c.ceph('rgwbench', 'results', 'show', run_id, '-f', 'json', check=False)
+        if proc.returncode == 0:
+            record: Dict[str, Any] = json.loads(proc.stdout)
+            if record['state'] != 'running':
+                return record
+        assert time.monotonic() < deadline, 'run %s still running' % run_id
+        time.sleep(2)
+
+
+def wait_progress(c: Cluster, run_id: str, words: str, timeout: float = 600) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        active = c.ceph_json('rgwbench', 'status')['active_run']
+        assert active is not None and active['run_id'] == run_id, active
+        if words in (active.get('progress') or ''):
+            return
+        assert time.monotonic() < deadline, active
+        time.sleep(0.5)
+
+
+def test_profiles_are_listed_and_shown(runs: Cluster) -> None:
+    names = {p['name'] for p in runs.ceph_json('rgwbench', 'profile', 'ls')}
+    assert {'tls', 'msgr2', 'sse', 'security', 'sizes', 'rgw-threads', 'quick'} <= names
+    quick = runs.ceph_json('rgwbench', 'profile', 'show', 'quick')
+    assert quick['name'] == 'quick' and quick['variants'] and quick['workloads']
+    assert 'quick' in runs.ceph('rgwbench', 'profile', 'ls').stdout
+
+
+@pytest.mark.parametrize('profile, field', [
+    ({'variants': [{'name': 'a', 'settings': {'tls': 'on'}}],
+      'workloads': [{'op': 'put', 'size': '4KiB'}]}, "variants[0].settings"),
+    ({'variants': [{'name': 'a', 'settings': {}}],
+      'workloads': [{'op': 'put', 'size': '4KiB', 'duration': -5}]}, 'workloads[0].duration'),
+    ({'baseline': 'nope', 'variants': [{'name': 'a', 'settings': {}}],
+      'workloads': [{'op': 'put', 'size': '4KiB'}]}, "baseline"),
+    ({'variants': [{'name': 'a', 'settings': {}}],
+      'workloads': [{'op': 'put', 'size': '0'}]}, 'workloads[0].size'),
+])
+def test_bad_profiles_are_refused_naming_the_field(runs: Cluster, profile: Dict[str, Any],
+                                                   field: str) -> None:
+    before = snapshot(runs)
+    keys = runs.ceph('config-key', 'ls').stdout
+    proc = ceph_stdin(runs, json.dumps(dict(profile, name='bad')), 'rgwbench', 'profile', 'set')
+    assert proc.returncode == 22, proc.stderr
+    assert field in one_line(proc.stderr)
+    assert runs.ceph('config-key', 'ls').stdout == keys
+    assert snapshot(runs) == before
+    assert runs.ceph('rgwbench', 'profile', 'show', 'bad', check=False).returncode == 2
+
+
+def test_bad_overrides_are_refused_and_plan_changes_nothing(runs: Cluster) -> None:
+    before = snapshot(runs)
+    for args, field in ((['--duration', '-5'], '--duration'), (['--sizes', '0'], '--sizes'),
+                        (['--profile', 'nope'], 'nope')):
+        words = args if args[0] == '--profile' else ['--profile', 'quick'] + args
+        proc = runs.ceph('rgwbench', 'plan', *words, check=False)
+        assert proc.returncode in (2, 22) and field in one_line(proc.stderr), proc.stderr
+        proc = runs.ceph('rgwbench', 'run', *words, '--yes-i-really-mean-it', check=False)
+        assert proc.returncode in (2, 22) and field in one_line(proc.stderr), proc.stderr
+    plan = runs.ceph_json('rgwbench', 'plan', '--profile', 'sse', *FAST)
+    assert [v['name'] for v in plan['variants']][0] == plan['baseline']
+    summaries = [c['summary'] for v in plan['variants'] for p in v['changes']
+                 for c in p['changes']]
+    assert any('ms_cluster_mode secure' in s for s in summaries)
+    assert 'variant' in runs.ceph('rgwbench', 'plan', '--profile', 'sse').stdout
+    proc = runs.ceph('rgwbench', 'run', '--profile', 'quick', check=False)
+    assert proc.returncode == 22 and '--yes-i-really-mean-it' in one_line(proc.stderr)
+    assert snapshot(runs) == before and buckets(runs) == []
+
+
+def test_quick_runs_and_leaves_the_cluster_as_it_was(runs: Cluster) -> None:
+    before = snapshot(runs)
+    run_id = runs.ceph('rgwbench', 'run', '--profile', 'quick', *FAST,
+                       '--yes-i-really-mean-it').stdout.strip()
+    busy = runs.ceph('rgwbench', 'run', '--profile', 'quick', '--yes-i-really-mean-it',
+                     check=False)
+    assert busy.returncode == 16 and run_id in one_line(busy.stderr)
+    wait_progress(runs, run_id, 'workload')
+    health = runs.ceph_json('health')
+    assert 'RGWBENCH_RUNNING' in health['checks'], health
+    assert run_id in runs.ceph('-s').stdout
+    record = wait_run(runs, run_id)
+    assert record['state'] == 'complete', record.get('error')
+    assert record['baseline'] == record['variants'][0]['name']
+    for variant in record['variants']:
+        assert variant['error'] is None
+        for workload in variant['workloads']:
+            assert workload['ops'] > 0 and workload['errors'] == 0, workload
+            assert workload['latency_ms']['p99'] >= workload['latency_ms']['p50'] > 0
+    rows = record['comparison']
+    assert {r['variant'] for r in rows} == {v['name'] for v in record['variants'][1:]}
+    assert all(isinstance(r['throughput_pct'], float) for r in rows)
+    table = runs.ceph('rgwbench', 'results', 'show', run_id).stdout
+    for variant in record['variants']:
+        assert variant['name'] in table
+    assert '%' in table
+    assert any(run_id in k for k in json.loads(runs.ceph('config-key', 'ls').stdout))
+    assert run_id in [r['run_id'] for r in runs.ceph_json('rgwbench', 'results', 'ls')]
+    assert 'RGWBENCH_RUNNING' not in runs.ceph_json('health').get('checks', {})
+    runs.wait_rgw_registered()
+    assert snapshot(runs) == before and buckets(runs) == []
+    exported = json.loads(runs.ceph('rgwbench', 'results', 'export', run_id).stdout)
+    assert exported['run_id'] == run_id and 'histogram' in json.dumps(exported)
+    assert runs.ceph('rgwbench', 'results', 'show', run_id, '--table', 'csv').stdout.count(
+        '\n') >= 2
+    assert '|' in runs.ceph('rgwbench', 'results', 'show', run_id, '--table',
+                            'markdown').stdout
+
+
+def test_sse_runs_with_tls_msgr2_and_encryption_and_puts_it_all_back(runs: Cluster) -> None:
+    before = snapshot(runs)
+    run_id = runs.ceph('rgwbench', 'run', '--profile', 'sse', *FAST,
+                       '--yes-i-really-mean-it').stdout.strip()
+    record = wait_run(runs, run_id, timeout=1500)
+    assert record['state'] == 'complete', record.get('error')
+    assert len(record['variants']) >= 3
+    for variant in record['variants']:
+        assert variant['error'] is None, variant
+        assert all(c['state'] == 'undone' for c in variant['changes'])
+        assert all(w['ops'] > 0 and w['errors'] == 0 for w in variant['workloads'])
+    runs.wait_rgw_registered()
+    assert snapshot(runs) == before and buckets(runs) == []
+
+
+def test_an_aborted_run_keeps_what_it_measured_and_restores_the_cluster(
+        runs: Cluster) -> None:
+    before = snapshot(runs)
+    run_id = runs.ceph('rgwbench', 'run', '--profile', 'quick', '--duration', '60',
+                       '--warmup', '1', '--yes-i-really-mean-it').stdout.strip()
+    wait_progress(runs, run_id, 'workload')
+    time.sleep(3)
+    assert runs.ceph('rgwbench', 'abort').stdout.strip() == run_id
+    record = wait_run(runs, run_id, timeout=300)
+    assert record['state'] == 'aborted'
+    assert record['variants'] and record['finished']
+    runs.wait_rgw_registered()
+    assert snapshot(runs) == before and buckets(runs) == []
+    assert runs.ceph('rgwbench', 'abort', check=False).returncode == 2
+
+
+def test_a_run_cut_off_by_a_failover_ends_failed_and_restores_the_cluster(
+        runs: Cluster) -> None:
+    before = snapshot(runs)
+    run_id = runs.ceph('rgwbench', 'run', '--profile', 'quick', '--duration', '60',
+                       '--warmup', '1', '--yes-i-really-mean-it').stdout.strip()
+    # fail over while a variant's settings are in place and its load runs
+    record = runs.ceph_json('rgwbench', 'results', 'show', run_id)
+    baseline = record['baseline']
+    deadline = time.monotonic() + 600
+    while True:
+        active = runs.ceph_json('rgwbench', 'status')['active_run']
+        current = (active or {}).get('current') or {}
+        if current.get('workload') and current.get('variant') != baseline:
+            break
+        assert active is not None and time.monotonic() < deadline, active
+        time.sleep(0.5)
+    time.sleep(2)
+    active = runs.ceph_json('mgr', 'stat')['active_name']
+    runs.ceph('mgr', 'fail', active)
+    record = wait_run(runs, run_id, timeout=600)
+    assert record['state'] == 'failed' and 'mgr restarted' in record['error'], record
+    deadline = time.monotonic() + 300
+    while any(k.endswith('rgwbench/journal/active')
+              for k in json.loads(runs.ceph('config-key', 'ls').stdout)):
+        assert time.monotonic() < deadline, 'the journal of the run is still open'
+        time.sleep(2)
+    assert record['variants'][0]['workloads'], 'what the baseline measured is kept'
+    runs.wait_rgw_registered()
+    assert snapshot(runs) == before and buckets(runs) == []

@@ -1,0 +1,1 @@
+"""Runs: profiles applied variant by variant, measured and put back."""
