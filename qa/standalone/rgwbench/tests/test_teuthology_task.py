@@ -455,8 +455,9 @@ def test_task_names_a_missed_bound_on_a_real_cluster(two_osds: Cluster) -> None:
     assert two_osds.ceph_json('rgwbench', 'credentials', 'show')['configured'] is False
 
 
-def test_local_remote_passes_stdin(cluster: Cluster) -> None:
+def test_local_remote_passes_stdin(two_osds: Cluster) -> None:
     """The stand-in itself: stdin reaches `ceph ... -i -` and the exit status comes back."""
+    cluster = two_osds
     remote = LocalRemote(cluster.dir)
     out = io.StringIO()
     proc = remote.run(args=['sudo', 'ceph', '--cluster', 'ceph', 'config-key', 'set',
@@ -466,3 +467,20 @@ def test_local_remote_passes_stdin(cluster: Cluster) -> None:
     got = cluster.ceph('config-key', 'get', 'rgwbench-teuthology-test').stdout
     cluster.ceph('config-key', 'rm', 'rgwbench-teuthology-test')
     assert got == 'hello'
+
+
+def test_task_aborts_a_run_past_its_timeout_on_a_real_cluster(two_osds: Cluster) -> None:
+    _require_run(two_osds)
+    remote = LocalRemote(two_osds.dir)
+    config = {'profile': 'quick', 'poll_interval': 1, 'timeout': 5,
+              'overrides': {'duration': 30, 'warmup': 1}}
+    with pytest.raises(RuntimeError) as e:
+        with rb.task(make_ctx(remote), config):
+            pass
+    assert 'still running after 5 s' in str(e.value)
+    assert ['ceph', 'rgwbench', 'abort'] in remote.commands
+    status = two_osds.ceph_json('rgwbench', 'status')
+    assert status['active_run'] is None and status['settings_in_place'] is None
+    assert two_osds.ceph_json('rgwbench', 'credentials', 'show')['configured'] is False
+    run_id = str(e.value).split()[2]
+    assert run_id not in two_osds.ceph('rgwbench', 'results', 'ls', '-f', 'json').stdout
