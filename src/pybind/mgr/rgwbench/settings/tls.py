@@ -189,8 +189,8 @@ def checked_spec(ctx: SettingContext, setting: Setting, spec: Dict[str, Any]) ->
         if validate is not None:
             validate()
     except Exception as e:
-        raise setting.bad('on', 'the %s spec would be refused: %s'
-                          % (spec.get('service_type'), e))
+        raise InvalidInput('%s: the %s spec would be refused by this release: %s'
+                           % (setting.name, spec.get('service_type'), e))
 
 
 def in_use(host: str, port: int, timeout_s: float = 2.0) -> bool:

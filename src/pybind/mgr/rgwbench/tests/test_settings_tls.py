@@ -496,3 +496,14 @@ def test_generated_key_is_in_the_store_only(pems: Any) -> None:
     Certificates(store).for_names(['host1'])
     assert 'PRIVATE KEY' in store.data[GENERATED_KEY]
     assert 'PRIVATE KEY' not in repr(Certificates(store).show())
+
+
+def test_a_spec_the_release_would_refuse_fails_the_plan() -> None:
+    spec = copy.deepcopy(RGW_SPEC)
+    spec['spec']['rgw_realm'] = 'only-a-realm'
+    cluster = FakeCluster([RGW_SPEC])
+    view = PlanView(cluster)  # type: ignore[arg-type]
+    view.add([service_change('rgw.default', spec, 'an earlier setting')])
+    with pytest.raises(InvalidInput) as e:
+        RGWTls().plan(context(cluster), view, True)
+    assert 'tls@rgw: the rgw spec would be refused by this release' in str(e.value)
