@@ -406,9 +406,8 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
         if table not in renderers:
             raise InvalidInput('--table must be one of plain, markdown, csv, got %r' % table)
         record = self.results.load(run_id)
-        if fmt == 'plain':
-            return HandleCommandResult(stdout=renderers[table](record))
-        return HandleCommandResult(stdout=render(without_histograms(record), fmt, str))
+        return HandleCommandResult(stdout=render(without_histograms(record), fmt,
+                                                 lambda _: renderers[table](record)))
 
     @read_command('rgwbench results compare')
     def _cmd_results_compare(self, run_a: str, run_b: str,
