@@ -78,7 +78,7 @@ class Setup:
             return made
         self.engine = RunEngine(
             self.store, self.results, credentials, lambda: applier(self.cluster),
-            lambda: stub.url, lambda: {}, launcher,  # type: ignore
+            lambda: stub.url, lambda: {}, launcher,
             lambda: AgentChannel('127.0.0.1', 0, *certificate), self.events,
             lambda: '16.2.15', logging.getLogger('test'))
 
@@ -168,8 +168,8 @@ def test_an_abort_ends_the_load_and_keeps_what_was_measured(
             thread.join(60)
 
 
-def test_a_run_is_refused_before_anything_changes(stub: StubS3,
-                                                 certificate: Tuple[str, str]) -> None:
+def test_a_run_is_refused_before_anything_changes(
+        stub: StubS3, certificate: Tuple[str, str]) -> None:
     s = Setup(stub, certificate)
     s.cluster.unclean = '3 peering'
     with pytest.raises(Busy, match='active[+]clean'):
@@ -188,8 +188,8 @@ def test_a_run_is_refused_before_anything_changes(stub: StubS3,
             {'name': 'x', 'settings': {'config': {'client.rgw/no_such_option': 1}}}]))
 
 
-def test_a_new_mgr_keeps_a_cut_off_run_as_failed(stub: StubS3,
-                                                certificate: Tuple[str, str]) -> None:
+def test_a_new_mgr_keeps_a_cut_off_run_as_failed(
+        stub: StubS3, certificate: Tuple[str, str]) -> None:
     s = Setup(stub, certificate)
     s.results.save({'run_id': 'r1', 'profile': 'tiny', 'state': 'running', 'started': 1.0,
                     'finished': None, 'baseline': 'as-is', 'variants': [], 'error': None})
