@@ -262,6 +262,7 @@ class LoadService:
             record = dict(self._active)
             if self._agent_run is not None:
                 record['agents'] = {a: dict(s) for a, s in self._agent_run.agents.items()}
+                record['live'] = self._agent_run.live_figures()
             return record
 
     def show(self, load_id: Optional[str] = None) -> Dict[str, Any]:

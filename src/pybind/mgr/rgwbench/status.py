@@ -41,6 +41,11 @@ def status_to_text(status: Dict[str, Any]) -> str:
         'orchestrator: %s' % orch_line,
         'run: %s' % ('%s in progress' % run.get('run_id') if run else 'none in progress'),
     ]
+    if run:
+        lines.append('  %s%s' % (run.get('progress') or '', live_text(run.get('live'))))
+    load = status.get('active_load')
+    if load:
+        lines.append('load: %s in progress%s' % (load['load_id'], live_text(load.get('live'))))
     settings = status.get('settings_in_place')
     if settings:
         lines.append('settings: %s %s (%s)' % (
@@ -55,3 +60,12 @@ def status_to_text(status: Dict[str, Any]) -> str:
                 for d in daemons]
         lines.append(table(('DAEMON', 'HOST', 'ENDPOINTS'), rows, indent='  '))
     return '\n'.join(lines)
+
+
+def live_text(live: Optional[Dict[str, Any]]) -> str:
+    """`; now 1234.5 ops/s, 4.82 MiB/s (2 agents, measuring)`, or nothing."""
+    if not live:
+        return ''
+    return '; now %.1f ops/s, %.2f MiB/s (%d agent%s, %s)' % (
+        live['ops_per_s'], live['mib_per_s'], live['agents'],
+        '' if live['agents'] == 1 else 's', live['phase'])

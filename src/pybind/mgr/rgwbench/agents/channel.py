@@ -35,6 +35,8 @@ class AgentSession(Protocol):
 
     def result(self, agent: str, body: Dict[str, Any]) -> None: ...
 
+    def progress(self, agent: str, body: Dict[str, Any]) -> None: ...
+
 
 class _Handler(BaseHTTPRequestHandler):
     server: '_Server'
@@ -93,6 +95,8 @@ class _Handler(BaseHTTPRequestHandler):
             session.ready(agent)
         elif self.path == PREFIX + 'result':
             session.result(agent, body)
+        elif self.path == PREFIX + 'progress':
+            session.progress(agent, body)
         else:
             self._reply(404, {'error': 'no such resource'})
             return

@@ -45,6 +45,8 @@ class AgentRun:
         self.results: Dict[str, Dict[str, Any]] = {}
         self._cond = threading.Condition()
         self._aborted = False
+        # Per agent, its latest live figures and when they came.
+        self.live: Dict[str, Tuple[float, Dict[str, Any]]] = {}
 
     def abort(self) -> None:
         """Stop waiting: agents that have not posted a result are failed and removed."""
@@ -90,6 +92,28 @@ class AgentRun:
             else:
                 self.agents[agent]['error'] = str(body.get('error') or 'agent failed')
                 self._set(agent, FAILED)
+
+    def progress(self, agent: str, body: Dict[str, Any]) -> None:
+        figures = {k: body.get(k) for k in ('elapsed_s', 'phase', 'ops_per_s', 'mib_per_s',
+                                            'mean_ms', 'errors')}
+        with self._cond:
+            if self.agents[agent]['state'] == STARTED:
+                self.live[agent] = (self.clock(), figures)
+
+    def live_figures(self, max_age_s: float = 10.0) -> Optional[Dict[str, Any]]:
+        """Throughput of the agents right now (their latest figures, added), if any."""
+        with self._cond:
+            recent = [f for agent, (at, f) in self.live.items()
+                      if self.clock() - at <= max_age_s and
+                      self.agents[agent]['state'] == STARTED]
+        if not recent:
+            return None
+        return {'agents': len(recent),
+                'phase': 'measuring' if any(f['phase'] == 'measuring' for f in recent)
+                else 'warm-up',
+                'ops_per_s': round(sum(float(f['ops_per_s'] or 0) for f in recent), 1),
+                'mib_per_s': round(sum(float(f['mib_per_s'] or 0) for f in recent), 3),
+                'errors': sum(int(f['errors'] or 0) for f in recent)}
 
     def _set(self, agent: str, state: str) -> None:
         if self.agents[agent]['state'] not in (DONE, FAILED):

@@ -10,7 +10,8 @@ other) and the run's secret, sent as a bearer token. The agent then
 2. creates the buckets and prefills what it will read, and says so
    (POST /agent/v1/ready),
 3. waits for the common start time every agent gets (GET /agent/v1/start),
-4. runs the load and posts its result (POST /agent/v1/result).
+4. runs the load, posting its live figures every few seconds
+   (POST /agent/v1/progress), and posts its result (POST /agent/v1/result).
 
 Any failure is posted as an error result, so that the module reports it
 instead of waiting for the agent.
@@ -24,6 +25,7 @@ import socket
 import ssl
 import sys
 import tempfile
+import threading
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -103,6 +105,43 @@ def _expect(answer: Tuple[int, Dict[str, Any]], what: str) -> Dict[str, Any]:
     return body
 
 
+class LivePoster:
+    """Posts the engine's latest live figures to the module, from a thread of its own.
+
+    The engine only hands over a dict about twice a second; the post (one
+    HTTPS request every few seconds) never holds up the load.
+    """
+
+    def __init__(self, channel: ModuleChannel, every_s: float = 3.0) -> None:
+        self.channel = channel
+        self.every_s = every_s
+        self.latest: Optional[Dict[str, Any]] = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._post, name='rgwbench-live', daemon=True)
+
+    def __enter__(self) -> 'LivePoster':
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        self._thread.join(self.every_s + self.channel.timeout)
+
+    def update(self, figures: Dict[str, Any]) -> None:
+        self.latest = figures
+
+    def _post(self) -> None:
+        sent = None
+        while not self._stop.wait(self.every_s):
+            latest = self.latest
+            if latest is not None and latest is not sent:
+                try:
+                    self.channel.call('POST', 'progress', latest)
+                except (OSError, AgentError):
+                    pass  # live figures are a courtesy; the result is what counts
+                sent = latest
+
+
 def run_agent(channel: ModuleChannel, poll_s: float = 0.5) -> Dict[str, Any]:
     """One job from the module, start to end; returns the result it posted."""
     job_doc = _expect(channel.call('GET', 'job'), 'fetching the job')
@@ -137,7 +176,8 @@ def _run_job(channel: ModuleChannel, job: Job, job_doc: Dict[str, Any],
                              % (status, body.get('error', '')))
         time.sleep(poll_s)
     job.start_at = float(body['start_at'])
-    result = run_load(job)
+    with LivePoster(channel) as live:
+        result = run_load(job, live=live.update)
     _expect(channel.call('POST', 'result', {'ok': True, 'result': result}),
             'posting the result')
     return result

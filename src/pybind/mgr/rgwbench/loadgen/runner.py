@@ -494,10 +494,13 @@ class Reporter:
     """Progress line and server-side sampling, driven about once a second."""
 
     def __init__(self, job: Job, schedule: Schedule, stream: Optional[IO[str]],
-                 sampler: Optional[ProcSampler]) -> None:
+                 sampler: Optional[ProcSampler],
+                 live: Optional[Callable[[Dict[str, Any]], None]] = None) -> None:
         self.job = job
         self.schedule = schedule
         self.stream = stream
+        # Told the same figures as the progress line (an agent posts them to the module).
+        self.live = live
         self.sampler = sampler
         self.server: Optional[Dict[str, Any]] = None
         self._sampling = False
@@ -516,7 +519,7 @@ class Reporter:
                     self.finish()
                 else:
                     self.sampler.sample()
-        if self.stream is not None and now >= sched.start_ns:
+        if (self.stream is not None or self.live is not None) and now >= sched.start_ns:
             if self._last_ns and now - self._last_ns >= NS // 2:
                 dt = (now - self._last_ns) / NS
                 d_ops = totals[0] - self._last[0]
@@ -524,12 +527,19 @@ class Reporter:
                 d_err = totals[2] - self._last[2]
                 d_lat = totals[3] - self._last[3]
                 phase = "warm-up" if now < sched.measure_ns else "measuring"
-                mean = "%.2f ms" % (d_lat / d_ops / 1e6) if d_ops else "-"
-                self.stream.write(
-                    "[%7.1fs %s] %9.1f ops/s  %9.2f MiB/s  mean %s  errors %d\n"
-                    % ((now - sched.start_ns) / NS, phase, d_ops / dt,
-                       d_bytes / dt / (1 << 20), mean, d_err))
-                self.stream.flush()
+                if self.stream is not None:
+                    mean = "%.2f ms" % (d_lat / d_ops / 1e6) if d_ops else "-"
+                    self.stream.write(
+                        "[%7.1fs %s] %9.1f ops/s  %9.2f MiB/s  mean %s  errors %d\n"
+                        % ((now - sched.start_ns) / NS, phase, d_ops / dt,
+                           d_bytes / dt / (1 << 20), mean, d_err))
+                    self.stream.flush()
+                if self.live is not None:
+                    self.live({"elapsed_s": round((now - sched.start_ns) / NS, 1),
+                               "phase": phase, "ops_per_s": round(d_ops / dt, 1),
+                               "mib_per_s": round(d_bytes / dt / (1 << 20), 3),
+                               "mean_ms": round(d_lat / d_ops / 1e6, 3) if d_ops else None,
+                               "errors": d_err})
             if not self._last_ns or now - self._last_ns >= NS // 2:
                 self._last = totals
                 self._last_ns = now
@@ -629,7 +639,8 @@ def _fork_process(job: Job, index: int, schedule: Schedule, board: Board) -> Tup
         os._exit(code)
 
 
-def run_load(job: Job, progress: Optional[IO[str]] = None) -> Dict[str, Any]:
+def run_load(job: Job, progress: Optional[IO[str]] = None,
+             live: Optional[Callable[[Dict[str, Any]], None]] = None) -> Dict[str, Any]:
     """Run a validated job whose buckets (and prefill) are ready.
 
     Returns the finalized result dict.  ``processes > 1`` forks: call this
@@ -641,7 +652,7 @@ def run_load(job: Job, progress: Optional[IO[str]] = None) -> Dict[str, Any]:
     late = max(0.0, time.time() - start_at)
     schedule = Schedule(start_at, job.warmup_s, job.duration_s)
     sampler = ProcSampler(job.proc_names, only=job.proc_pids) if job.proc_stats else None
-    reporter = Reporter(job, schedule, progress, sampler)
+    reporter = Reporter(job, schedule, progress, sampler, live)
     partials: List[Dict[str, Any]] = []
     if job.processes == 1:
         run = ProcessRun(job, 0, schedule, tick=lambda r: reporter.tick(r.live()))

@@ -96,8 +96,11 @@ class RunEngine:
         with self._lock:
             if self._record is None:
                 return None
-            return {k: self._record.get(k) for k in (
+            active = {k: self._record.get(k) for k in (
                 'run_id', 'profile', 'state', 'started', 'progress', 'current')}
+            agent_run = self._agent_run
+        active['live'] = agent_run.live_figures() if agent_run is not None else None
+        return active
 
     def start(self, profile: Profile, force: bool = False) -> str:
         creds = self.credentials.require()

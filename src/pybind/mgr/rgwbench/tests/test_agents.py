@@ -184,3 +184,26 @@ def test_an_aborted_run_stops_waiting_and_removes_its_agents(
     assert launcher.removed and summary['result'] is None
     for thread in launcher.threads:  # the agent (a thread here) ends on its own
         thread.join(30)
+
+
+def test_agents_post_live_figures_while_they_run(stub: StubS3,
+                                                 certificate: Tuple[str, str]) -> None:
+    launcher = ThreadLauncher(['host-a'])
+    agent_run = AgentRun(job(stub, duration_s=5.0, warmup_s=0.0), launcher,
+                         start_delay_s=0.3, check_every_s=0.2)
+    seen: List[Dict[str, Any]] = []
+
+    def watch() -> None:
+        while agent_run.start_at is None or time.time() < agent_run.start_at + 5.0:
+            figures = agent_run.live_figures()
+            if figures:
+                seen.append(figures)
+            time.sleep(0.2)
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    summary = agent_run.run(AgentChannel('127.0.0.1', 0, *certificate))
+    watcher.join(30)
+    assert summary['agents']['host-a']['state'] == DONE
+    assert seen and seen[-1]['agents'] == 1 and seen[-1]['ops_per_s'] > 0
+    assert seen[-1]['phase'] == 'measuring'
+    assert agent_run.live_figures() is None  # once the result is in, nothing is live

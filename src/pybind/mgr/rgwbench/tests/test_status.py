@@ -38,3 +38,11 @@ def test_status_text_without_daemons_or_orchestrator() -> None:
     assert 'not available: no orchestrator backend set' in text
     assert 'none found in the service map' in text
     assert 'none in progress' in text
+
+
+def test_live_figures_are_one_readable_clause() -> None:
+    from rgwbench.status import live_text
+    assert live_text(None) == ''
+    assert live_text({'agents': 2, 'phase': 'measuring', 'ops_per_s': 1234.5,
+                      'mib_per_s': 4.8213, 'errors': 0}) == \
+        '; now 1234.5 ops/s, 4.82 MiB/s (2 agents, measuring)'
