@@ -10,6 +10,7 @@ from typing import Any, Dict, Iterator, List
 
 import pytest
 from conftest import CLUSTER, Cluster, one_line
+from test_settings_tls import OPTIONS, VIP, free_ports
 
 FAST = ['--duration', '4', '--warmup', '1']
 
@@ -34,13 +35,21 @@ def ceph_stdin(c: Cluster, text: str, *args: str) -> 'subprocess.CompletedProces
 
 @pytest.fixture(scope='module')
 def runs(two_osds: Cluster) -> Iterator[Cluster]:
+    """Stored credentials, and where the ingress of `tls@ingress` variants goes."""
     s3 = two_osds.s3()
     proc = ceph_stdin(two_osds, json.dumps({'access_key': s3['access_key'],
                                             'secret_key': s3['secret_key']}),
                       'rgwbench', 'credentials', 'set')
     assert proc.returncode == 0, proc.stderr
+    frontend, monitor = free_ports(2)
+    for option, value in zip(OPTIONS, ('%s/32' % VIP, str(frontend), str(monitor))):
+        two_osds.ceph('config', 'set', 'mgr', 'mgr/rgwbench/%s' % option, value)
     yield two_osds
     two_osds.ceph('rgwbench', 'credentials', 'rm')
+    # Pacific's mgr keeps a removed module option's last value: back to the default first.
+    for option, default in zip(OPTIONS, ('', '0', '0')):
+        two_osds.ceph('config', 'set', 'mgr', 'mgr/rgwbench/%s' % option, default)
+        two_osds.ceph('config', 'rm', 'mgr', 'mgr/rgwbench/%s' % option)
 
 
 def wait_run(c: Cluster, run_id: str, timeout: float = 900) -> Dict[str, Any]:
