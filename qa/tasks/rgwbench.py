@@ -77,12 +77,12 @@ CONFIG_KEYS: Dict[str, Tuple[Tuple[type, ...], str]] = {
     'keep_results': ((bool,), 'true or false'),
 }
 OVERRIDE_KEYS: Dict[str, Tuple[Tuple[type, ...], str]] = {
-    'duration': (Number, 'seconds'),
+    'duration': ((int,), 'a whole number of seconds'),
     'concurrency': ((int,), 'a whole number'),
     'sizes': ((str, list), 'a size list, e.g. 4KiB,4MiB or [4KiB, 4MiB]'),
     'placement': ((str, list), 'hosts, e.g. host1,host2 or [host1, host2]'),
     'repeats': ((int,), 'a whole number'),
-    'warmup': (Number, 'seconds'),
+    'warmup': ((int,), 'a whole number of seconds'),
 }
 CREDENTIAL_KEYS = ('access_key', 'secret_key', 'ca_bundle')
 

@@ -108,6 +108,8 @@ def test_config_defaults() -> None:
     ({'profile': 'quick', 'overrides': {'duratoin': 5}}, "overrides.unknown key 'duratoin'"),
     ({'profile': 'quick', 'overrides': {'concurrency': 1.5}},
      'overrides.concurrency must be a whole number, got 1.5'),
+    ({'profile': 'quick', 'overrides': {'duration': 2.5}},
+     'overrides.duration must be a whole number of seconds, got 2.5'),
     ({'profile': 'quick', 'client': 'client.0', 'role': 'mon.a'}, 'not both'),
     ({'profile': 'quick', 'credentials': {'access_key': 'A'}},
      'credentials.secret_key is missing'),
@@ -147,7 +149,7 @@ def test_profile_definition_takes_the_profile_name() -> None:
 def test_run_args() -> None:
     assert rb.run_args('quick', {}) == ['rgwbench', 'run', '--profile', 'quick',
                                         '--yes-i-really-mean-it']
-    args = rb.run_args('sse', {'warmup': 2, 'sizes': ['4KiB', '4MiB'], 'duration': 30.0,
+    args = rb.run_args('sse', {'warmup': 2, 'sizes': ['4KiB', '4MiB'], 'duration': 30,
                                'placement': 'host1,host2', 'concurrency': 8, 'repeats': 3})
     assert args == ['rgwbench', 'run', '--profile', 'sse', '--duration', '30',
                     '--concurrency', '8', '--sizes', '4KiB,4MiB', '--placement', 'host1,host2',
