@@ -54,6 +54,9 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
                desc='how long to wait for daemons to be back after a change'),
         Option('keep_results', type='int', default=50, min=1, max=1000,
                desc='how many finished runs to keep in the config-key store'),
+        Option('keep_objects', type='bool', default=False,
+               desc='keep the buckets and objects of a run\'s workloads (default: removed '
+                    'after each workload)'),
         Option('rgw_ssl_port', type='int', default=0, min=0, max=65535,
                desc='port RGW serves HTTPS on under tls@rgw=on (0: the port its spec '
                     'serves now)'),
@@ -84,7 +87,8 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
                               self.loads.default_endpoint, self._rgw_pids,
                               self._agent_launcher, self._agent_channel,
                               ClusterRunEvents(self, self.log),
-                              lambda: ceph_version_number(self.version), self.log)
+                              lambda: ceph_version_number(self.version), self.log,
+                              keep_objects=lambda: bool(self.get_module_option('keep_objects')))
 
     def serve(self) -> None:
         # Whatever a load, a run or settings changed before a failover or crash is put

@@ -55,6 +55,7 @@ class RunEngine:
                  make_launcher: Callable[[Optional[List[str]]], AgentLauncher],
                  make_channel: Callable[[], AgentChannel],
                  events: RunEvents, ceph_version: Callable[[], str], log: Any,
+                 keep_objects: Callable[[], bool] = lambda: False,
                  clock: Callable[[], float] = time.time) -> None:
         self.store = store
         self.results = results
@@ -67,6 +68,7 @@ class RunEngine:
         self.events = events
         self.ceph_version = ceph_version
         self.log = log
+        self.keep_objects = keep_objects
         self.clock = clock
         self.leftovers = Leftovers(store, LEFTOVERS_KEY)
         self._lock = threading.Lock()
@@ -259,7 +261,10 @@ class RunEngine:
             finally:
                 with self._lock:
                     self._agent_run = None
-                self._cleanup(job)
+                if self.keep_objects():
+                    self.log.info('run %s: keeping buckets %s*', run_id, job['bucket_prefix'])
+                else:
+                    self._cleanup(job)
                 self.leftovers.clear()
             problems += agents_failed(summary)
             if summary['result'] is not None:

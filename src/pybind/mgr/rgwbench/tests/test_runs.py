@@ -197,3 +197,12 @@ def test_a_new_mgr_keeps_a_cut_off_run_as_failed(
     record = s.results.load('r1')
     assert record['state'] == 'failed' and 'mgr restarted' in record['error']
     assert s.events.seen == [('finished', 'failed')]
+
+
+def test_objects_are_kept_when_asked(stub: StubS3, certificate: Tuple[str, str]) -> None:
+    s = Setup(stub, certificate)
+    s.engine.keep_objects = lambda: True
+    run_id = s.engine.start(s.profile(variants=[{'name': 'as-is', 'settings': {}}]))
+    s.engine.wait(60)
+    assert s.results.load(run_id)['state'] == 'complete'
+    assert [b for b, objects in stub.buckets.items() if objects] == ['rgwbench-%s-0-0' % run_id]
