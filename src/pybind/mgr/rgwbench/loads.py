@@ -4,6 +4,8 @@ Nothing on the cluster changes but the buckets and objects of the load,
 which are removed at its end. The result is kept in the module's store.
 """
 import json
+import os
+import tempfile
 import threading
 import time
 import uuid
@@ -68,6 +70,23 @@ def compact(record: Dict[str, Any], limit: int = MAX_STORED) -> Dict[str, Any]:
     return trimmed
 
 
+def remove_buckets(job: Dict[str, Any], ca_pem: Optional[str] = None) -> Dict[str, Any]:
+    """Delete a load's objects and buckets from the mgr; the CA comes as PEM text.
+
+    A job carries the path of a CA file (as agents write it); the module has
+    the PEM, so it is written to a private temporary file for the clean-up.
+    """
+    if not ca_pem:
+        return dict(prepare.cleanup(Job.from_dict(dict(job, ca_bundle=None))))
+    fd, path = tempfile.mkstemp(prefix='rgwbench-ca-', suffix='.pem')
+    try:
+        with os.fdopen(fd, 'w') as f:
+            f.write(ca_pem)
+        return dict(prepare.cleanup(Job.from_dict(dict(job, ca_bundle=path))))
+    finally:
+        os.unlink(path)
+
+
 class Leftovers:
     """What a load on agents would leave if the mgr vanished: written down before it starts.
 
@@ -81,11 +100,11 @@ class Leftovers:
         self.key = key
 
     def write(self, record: Dict[str, Any], launcher: AgentLauncher,
-              job: Dict[str, Any]) -> None:
+              job: Dict[str, Any], ca_pem: Optional[str] = None) -> None:
         # No keys: the stored credentials are read again when cleaning up.
         self.store.set_store(self.key, json.dumps({
             'record': record, 'agents': launcher.leftovers(), 'endpoint': job['endpoint'],
-            'ca_bundle': job.get('ca_bundle'), 'bucket_prefix': job['bucket_prefix'],
+            'ca_pem': ca_pem, 'bucket_prefix': job['bucket_prefix'],
             'buckets': job['buckets'], 'key_prefix': job['key_prefix']}))
 
     def clear(self) -> None:
@@ -107,12 +126,11 @@ class Leftovers:
             errors.append('agents: %s' % e)
         if creds:
             job = Job(endpoint=left['endpoint'], access_key=creds['access_key'],
-                      secret_key=creds['secret_key'],
-                      ca_bundle=left.get('ca_bundle') or creds.get('ca_bundle'),
-                      bucket_prefix=left['bucket_prefix'], buckets=left['buckets'],
-                      key_prefix=left['key_prefix'])
+                      secret_key=creds['secret_key'], bucket_prefix=left['bucket_prefix'],
+                      buckets=left['buckets'], key_prefix=left['key_prefix'])
             try:
-                left['record']['cleanup'] = dict(prepare.cleanup(job))
+                left['record']['cleanup'] = remove_buckets(
+                    job.to_dict(), left.get('ca_pem') or creds.get('ca_bundle'))
             except Exception as e:
                 errors.append('buckets: %s' % e)
         else:
@@ -189,7 +207,7 @@ class LoadService:
                       'result': None, 'error': None}
             self._active = record
             # Written down before anything is made: what a vanished mgr leaves behind.
-            self.leftovers.write(record, launcher, job)
+            self.leftovers.write(record, launcher, job, creds.get('ca_bundle'))
         thread = threading.Thread(target=self._run, args=(record, job, launcher, creds),
                                   name='rgwbench-load', daemon=True)
         thread.start()
@@ -215,7 +233,7 @@ class LoadService:
             self.log.exception('load %s failed', record['load_id'])
             error = '%s: %s' % (type(e).__name__, e)
         finally:
-            record['cleanup'] = self._cleanup(job)
+            record['cleanup'] = self._cleanup(job, creds.get('ca_bundle'))
             record['finished'] = time.time()
             # Only now is the load over, for anyone who looks.
             record['error'] = error
@@ -226,9 +244,9 @@ class LoadService:
                 self._active = None
                 self._agent_run = None
 
-    def _cleanup(self, job: Dict[str, Any]) -> Dict[str, Any]:
+    def _cleanup(self, job: Dict[str, Any], ca_pem: Optional[str]) -> Dict[str, Any]:
         try:
-            return dict(prepare.cleanup(Job.from_dict(job)))
+            return remove_buckets(job, ca_pem)
         except Exception as e:
             self.log.warning('clean-up of %s failed: %s', job['bucket_prefix'], e)
             return {'error': str(e)}

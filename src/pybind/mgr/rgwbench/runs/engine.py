@@ -18,10 +18,9 @@ from ..agents.launchers import AgentLauncher
 from ..credentials import CredentialStore
 from ..errors import Busy, InvalidInput, NotFound
 from ..journal import Journal, Store
-from ..loadgen import prepare
 from ..loadgen.errors import LoadgenError
 from ..loadgen.workload import Job
-from ..loads import Leftovers
+from ..loads import Leftovers, remove_buckets
 from ..profiles import Profile, Workload, estimate_seconds
 from ..results.compare import comparison, merge_repeats
 from ..results.store import ResultStore
@@ -228,7 +227,6 @@ class RunEngine:
         fields: Dict[str, Any] = dict(
             endpoint=client.endpoint or endpoint, access_key=creds['access_key'],
             secret_key=creds['secret_key'],
-            ca_bundle=client.ca_bundle or creds.get('ca_bundle'),
             op=workload.op, mix=dict(workload.mix or {}), size=workload.size,
             concurrency=workload.concurrency, processes=workload.processes,
             duration_s=float(workload.duration_s), warmup_s=float(workload.warmup_s),
@@ -245,15 +243,16 @@ class RunEngine:
     def _workload(self, run_id: str, variant: int, workload: Workload, profile: Profile,
                   creds: Dict[str, str], client: ClientSide) -> Dict[str, Any]:
         job = self._job(workload, creds, self.default_endpoint(), client, run_id, variant)
+        ca_pem = client.ca_bundle or creds.get('ca_bundle')
         repeats: List[Dict[str, Any]] = []
         problems: List[str] = []
         for _ in range(profile.repeats):
             if self._abort.is_set():
                 break
             launcher = self.make_launcher(profile.placement or None)
-            self.leftovers.write({'run_id': run_id}, launcher, job)
+            self.leftovers.write({'run_id': run_id}, launcher, job, ca_pem)
             try:
-                agent_run = AgentRun(job, launcher, ca_bundle=job.get('ca_bundle'),
+                agent_run = AgentRun(job, launcher, ca_bundle=ca_pem,
                                      rgw_pids=self.rgw_pids())
                 with self._lock:
                     self._agent_run = agent_run
@@ -264,7 +263,7 @@ class RunEngine:
                 if self.keep_objects():
                     self.log.info('run %s: keeping buckets %s*', run_id, job['bucket_prefix'])
                 else:
-                    self._cleanup(job)
+                    self._cleanup(job, ca_pem)
                 self.leftovers.clear()
             problems += agents_failed(summary)
             if summary['result'] is not None:
@@ -279,9 +278,9 @@ class RunEngine:
         entry['error'] = '; '.join(problems) or (None if repeats else 'no result')
         return entry
 
-    def _cleanup(self, job: Dict[str, Any]) -> None:
+    def _cleanup(self, job: Dict[str, Any], ca_pem: Optional[str]) -> None:
         try:
-            prepare.cleanup(Job.from_dict(job))
+            remove_buckets(job, ca_pem)
         except Exception as e:
             self.log.warning('clean-up of %s failed: %s', job['bucket_prefix'], e)
 
