@@ -1,18 +1,13 @@
 """The S3 credentials rgwbench's load uses, kept in the module's store, never shown."""
 import json
-from typing import Any, Dict, Optional, Protocol
+from typing import Any, Dict, Optional
 
 import yaml
 
 from .errors import InvalidInput, NotFound
+from .kvstore import Store
 
 KEY = 'credentials/s3'
-
-
-class Store(Protocol):
-    def get_store(self, key: str, default: Optional[str] = None) -> Optional[str]: ...
-
-    def set_store(self, key: str, val: Optional[str]) -> None: ...
 
 
 def parse_credentials(text: str) -> Dict[str, str]:

@@ -11,7 +11,8 @@ recorded state whether or not its change was ever made, so a crash between
 """
 import json
 import time
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Protocol, Sequence
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence
+from .kvstore import Store
 
 PREFIX = 'journal/'
 ACTIVE = PREFIX + 'active'
@@ -19,14 +20,6 @@ HISTORY = PREFIX + 'history/'
 KEEP_HISTORY = 20
 # A recorded change is made (or not); its undo has run, or failed.
 RECORDED, MADE, UNDONE, UNDO_FAILED = 'recorded', 'made', 'undone', 'undo-failed'
-
-
-class Store(Protocol):
-    def get_store(self, key: str, default: Optional[str] = None) -> Optional[str]: ...
-
-    def set_store(self, key: str, val: Optional[str]) -> None: ...
-
-    def get_store_prefix(self, key_prefix: str) -> Dict[str, str]: ...
 
 
 class Step(NamedTuple):

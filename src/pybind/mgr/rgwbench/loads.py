@@ -9,7 +9,7 @@ import tempfile
 import threading
 import time
 import uuid
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Protocol, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from .agents.channel import AgentChannel
 from .agents.coordinator import AgentRun, agents_failed
@@ -19,20 +19,13 @@ from .errors import Busy, InvalidInput, NotFound
 from .loadgen import prepare
 from .loadgen.errors import LoadgenError
 from .loadgen.workload import Job
+from .kvstore import Store
 
 PREFIX = 'load/'
 LEFTOVERS_KEY = 'loading/leftovers'
 KEEP = 10
 # Values in the config-key store are limited to 64 KiB.
 MAX_STORED = 60000
-
-
-class Store(Protocol):
-    def get_store(self, key: str, default: Optional[str] = None) -> Optional[str]: ...
-
-    def set_store(self, key: str, val: Optional[str]) -> None: ...
-
-    def get_store_prefix(self, key_prefix: str) -> Dict[str, str]: ...
 
 
 class LoadRequest(NamedTuple):

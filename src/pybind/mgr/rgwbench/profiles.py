@@ -13,7 +13,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Protocol, Sequence, Union
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Union
 
 import yaml
 
@@ -22,6 +22,7 @@ from .formatting import table
 from .loadgen.errors import UsageError
 from .loadgen.workload import ALL_OPS, Job, SizeSpec, format_size, parse_mix
 from .settings.base import Setting
+from .kvstore import Store
 
 STORE_PREFIX = 'profile/'
 # Values in the config-key store are limited to 64 KiB.
@@ -662,13 +663,6 @@ def builtin_names() -> List[str]:
 
 
 # -- the store ---------------------------------------------------------------------------
-
-class Store(Protocol):
-    def get_store(self, key: str, default: Optional[str] = None) -> Optional[str]: ...
-
-    def set_store(self, key: str, val: Optional[str]) -> None: ...
-
-    def get_store_prefix(self, key_prefix: str) -> Dict[str, str]: ...
 
 
 class ProfileInfo(NamedTuple):

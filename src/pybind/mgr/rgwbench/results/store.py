@@ -21,7 +21,7 @@ import zlib
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..errors import Busy, InvalidInput, NotFound, RGWBenchError
-from ..loads import Store
+from ..kvstore import Store
 
 CHUNK_PREFIX = 'result/'
 INDEX_PREFIX = 'result_index/'

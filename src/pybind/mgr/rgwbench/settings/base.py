@@ -1,17 +1,16 @@
 """What every setting under test provides, and the view plans are made against."""
 import abc
 import copy
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Protocol
+from typing import Any, Callable, Dict, List, NamedTuple, Optional
 
 from ..errors import InvalidInput
+from ..kvstore import Store
 from .changes import CONFIG, SERVICE, Change
 from .cluster import ClusterAccess
 
 
-class Secrets(Protocol):
-    def get_store(self, key: str, default: Optional[str] = None) -> Optional[str]: ...
-
-    def set_store(self, key: str, val: Optional[str]) -> None: ...
+# Settings keep what they generate (keys, certificates) in the module's store.
+Secrets = Store
 
 
 class PlanView:

@@ -8,11 +8,14 @@ same root.
 import atexit
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import types
 from unittest import mock
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple
+
+import pytest
 
 MGR_DIR = os.environ.get('RGWBENCH_MGR_DIR', '/usr/share/ceph/mgr')
 RELEASE_ROOT = MGR_DIR[:-len('usr/share/ceph/mgr')] if MGR_DIR.endswith(
@@ -96,3 +99,14 @@ def _install_fakes() -> None:
 
 
 _install_fakes()
+
+
+@pytest.fixture(scope='session')
+def certificate() -> Tuple[str, str]:
+    """A self-signed certificate and its key (PEM), for the agents' endpoint."""
+    with tempfile.TemporaryDirectory() as folder:
+        subprocess.run(['openssl', 'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1',
+                        '-subj', '/CN=test', '-keyout', folder + '/k', '-out', folder + '/c'],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        with open(folder + '/c') as cert, open(folder + '/k') as key:
+            return cert.read(), key.read()

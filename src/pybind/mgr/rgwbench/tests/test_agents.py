@@ -4,8 +4,6 @@ Agents run in threads here (the engine's own code, one process each in real
 use); S3 is the engine's stub server.
 """
 import hashlib
-import subprocess
-import tempfile
 import threading
 import time
 from typing import Any, Dict, Iterator, List, Optional, Tuple
@@ -17,15 +15,6 @@ from rgwbench.agents.coordinator import DONE, FAILED, AgentRun, agents_failed
 from rgwbench.loadgen.agent import AgentError, ModuleChannel, run_agent
 from rgwbench.loadgen.s3stub import StubS3
 from rgwbench.loadgen.workload import Job
-
-
-@pytest.fixture(scope='module')
-def certificate() -> Tuple[str, str]:
-    with tempfile.TemporaryDirectory() as folder:
-        subprocess.run(['openssl', 'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1',
-                        '-subj', '/CN=test', '-keyout', folder + '/k', '-out', folder + '/c'],
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        return open(folder + '/c').read(), open(folder + '/k').read()
 
 
 @pytest.fixture

@@ -1,7 +1,5 @@
 """The run engine with a fake cluster, agents as threads and the S3 stub."""
 import logging
-import subprocess
-import tempfile
 import threading
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
@@ -43,15 +41,6 @@ class Events:
 
     def finished(self, run_id: str, state: str, message: str) -> None:
         self.seen.append(('finished', state))
-
-
-@pytest.fixture(scope='module')
-def certificate() -> Tuple[str, str]:
-    with tempfile.TemporaryDirectory() as folder:
-        subprocess.run(['openssl', 'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1',
-                        '-subj', '/CN=test', '-keyout', folder + '/k', '-out', folder + '/c'],
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        return open(folder + '/c').read(), open(folder + '/k').read()
 
 
 @pytest.fixture
