@@ -89,7 +89,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         elif args.command == 's3-endpoints':
             print(json.dumps(cluster.s3_endpoints(), indent=2))
         elif args.command == 'info':
-            print(json.dumps(dict(cluster.state, dir=cluster.dir, conf=cluster.conf), indent=2))
+            print(json.dumps(dict(cluster.state, dir=cluster.dir, conf=cluster.conf,
+                                  root=cluster.release.root), indent=2))
         elif args.command == 'kmip':
             kmip.command(cluster, args)
         else:

@@ -97,15 +97,19 @@ def test_bad_load_input_changes_nothing(cluster: Cluster, credentials: Dict[str,
     assert cluster.ceph_json('rgwbench', 'status')['active_load'] is None
 
 
-def agent_folders() -> List[str]:
-    """What a local agent and its engine unpack under the temporary folder."""
-    return sorted(d for d in os.listdir('/tmp')
+def agent_folders(cluster: Cluster) -> List[str]:
+    """What a local agent and its engine unpack under the mgr's temporary folder.
+
+    Host paths: the mgr of a chroot release has its /tmp inside the chroot.
+    """
+    tmp = os.path.join(json.loads(cluster.tool('info').stdout)['root'], 'tmp')
+    return sorted(os.path.join(tmp, d) for d in os.listdir(tmp)
                   if d.startswith(('rgwbench-agent-', 'rgwbench-engine-')))
 
 
 def test_load_with_a_local_agent(cluster: Cluster, credentials: Dict[str, Any]) -> None:
     before = buckets(cluster)
-    folders = agent_folders()
+    folders = agent_folders(cluster)
     load_id = cluster.ceph('rgwbench', 'load', '--op', 'put', '--size', '4KiB',
                            '--concurrency', '4', '--duration', '3', '--warmup', '1').stdout.strip()
     busy = cluster.ceph('rgwbench', 'load', check=False)
@@ -130,7 +134,7 @@ def test_load_with_a_local_agent(cluster: Cluster, credentials: Dict[str, Any]) 
     text = cluster.ceph('rgwbench', 'load', 'show', load_id).stdout
     assert 'complete' in text and 'ops/s' in text and 'p99' in text
     # Nothing of the agent stays on the mgr's host.
-    assert agent_folders() == folders
+    assert agent_folders(cluster) == folders
 
 
 def test_load_with_agents_placed_by_the_orchestrator(cluster: Cluster,
@@ -153,14 +157,14 @@ def test_load_with_agents_placed_by_the_orchestrator(cluster: Cluster,
 
 def test_a_mgr_restart_during_a_load_leaves_nothing_behind(
         cluster: Cluster, credentials: Dict[str, Any]) -> None:
-    before, folders = buckets(cluster), agent_folders()
+    before, folders = buckets(cluster), agent_folders(cluster)
     load_id = cluster.ceph('rgwbench', 'load', '--op', 'put', '--size', '4KiB',
                            '--concurrency', '2', '--duration', '300').stdout.strip()
     deadline = time.monotonic() + 120
     while not [b for b in buckets(cluster) if b.startswith('rgwbench-%s' % load_id)]:
         assert time.monotonic() < deadline, 'the load never created its bucket'
         time.sleep(1)
-    started = [f for f in agent_folders() if f not in folders]
+    started = [f for f in agent_folders(cluster) if f not in folders]
     assert started, 'no agent folder'
     cluster.ceph('mgr', 'fail', cluster.ceph_json('mgr', 'stat')['active_name'])
     # nobody runs a command: the module cleans up when it starts again
@@ -174,7 +178,7 @@ def test_a_mgr_restart_during_a_load_leaves_nothing_behind(
         time.sleep(2)
     assert record['state'] == 'failed' and 'mgr restarted' in record['error'], record
     assert buckets(cluster) == before
-    assert agent_folders() == folders
+    assert agent_folders(cluster) == folders
     assert not [p for p in os.listdir('/proc') if p.isdigit() and working_in(p, started)]
 
 
