@@ -444,8 +444,13 @@ def test_task_runs_quick_on_a_real_cluster(two_osds: Cluster) -> None:
 def test_task_names_a_missed_bound_on_a_real_cluster(two_osds: Cluster) -> None:
     _require_run(two_osds)
     remote = LocalRemote(two_osds.dir)
-    config = {'profile': 'quick', 'poll_interval': 2, 'timeout': 900, 'keep_results': True,
-              'overrides': {'duration': 3, 'warmup': 1},
+    # A one-variant profile of its own: a short run that restarts nothing.
+    config = {'profile': 'teuthology-bound', 'poll_interval': 2, 'timeout': 900,
+              'keep_results': True,
+              'profile_definition': {
+                  'variants': [{'name': 'as-is', 'settings': {}}],
+                  'workloads': [{'op': 'put', 'size': '4KiB', 'concurrency': 4,
+                                 'duration': 2, 'warmup': 0}]},
               'bounds': {'max_throughput_drop_pct': {'no-such-variant': 10}}}
     with pytest.raises(AssertionError) as e:
         with rb.task(make_ctx(remote), config):
