@@ -93,8 +93,14 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
     def serve(self) -> None:
         # Whatever a load, a run or settings changed before a failover or crash is put
         # back first.
-        self.loads.recover(self._remove_service)
-        self.runs.recover(self._remove_service)
+        # Each clean-up on its own: one that fails must not keep the journals (the
+        # settings) from being put back.
+        for what, recover in (('load', lambda: self.loads.recover(self._remove_service)),
+                              ('run', lambda: self.runs.recover(self._remove_service))):
+            try:
+                recover()
+            except Exception:
+                self.log.exception('cleaning up after an interrupted %s failed', what)
         self.settings.recover(self._stopping)
         self._stopping.wait()
 
@@ -210,6 +216,9 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
         if self.settings.changing():
             raise Busy('settings are being applied or put back; see `ceph rgwbench settings '
                        'show`')
+        active = self.runs.active()
+        if active is not None:
+            raise Busy('run %s is in progress; a load now would disturb it' % active['run_id'])
         hosts = [h.strip() for h in placement.split(',') if h.strip()] if placement else None
         if hosts is not None:
             known = {h.hostname for h in orchestrator.raise_if_exception(self.get_hosts())}
@@ -291,6 +300,9 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
             raise InvalidInput('this restarts daemons and changes the cluster until '
                                '`ceph rgwbench settings revert`; see `ceph rgwbench settings '
                                'plan` and add --yes-i-really-mean-it')
+        active = self.runs.active()
+        if active is not None:
+            raise Busy('run %s is in progress; it changes settings itself' % active['run_id'])
         journal_id = self.settings.apply(parse_assignments(settings), force=force)
         return HandleCommandResult(stdout=journal_id, stderr='applying; see `ceph rgwbench '
                                    'settings show`, put back with `ceph rgwbench settings '

@@ -114,3 +114,28 @@ def test_unknown_format_is_one_line_einval() -> None:
     assert res.stdout == ''
     assert '\n' not in res.stderr.strip()
     assert "unsupported output format 'xml'" in res.stderr
+
+
+def test_settings_and_loads_wait_while_a_run_goes() -> None:
+    mod = ModuleUnderTest({('orchestrator', '_select_orchestrator'): None})
+    mod.runs._record = {'run_id': 'r-1', 'profile': 'quick', 'state': 'running',
+                        'started': 1.0, 'progress': 'variant as-is', 'current': None}
+    res = call(mod, 'rgwbench settings apply', settings=['msgr2-secure=on'],
+               yes_i_really_mean_it=True)
+    assert res.retval == -errno.EBUSY and 'run r-1 is in progress' in res.stderr
+    res = call(mod, 'rgwbench load')
+    assert res.retval == -errno.EBUSY and 'run r-1 is in progress' in res.stderr
+
+
+def test_a_failing_clean_up_does_not_keep_the_settings_from_being_put_back() -> None:
+    mod = ModuleUnderTest({('orchestrator', '_select_orchestrator'): None})
+    recovered: List[str] = []
+
+    def broken(remove_service: Any) -> None:
+        raise RuntimeError('results store unreadable')
+    mod.loads.recover = broken  # type: ignore
+    mod.runs.recover = broken  # type: ignore
+    mod.settings.recover = lambda stopping: recovered.append('settings')  # type: ignore
+    mod._stopping.set()
+    mod.serve()
+    assert recovered == ['settings']
