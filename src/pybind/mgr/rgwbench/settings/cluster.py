@@ -165,7 +165,7 @@ class ClusterAccess:
         left = [d.name for d in self.daemons(service_name)]
         return 'still running: %s' % ', '.join(left) if left else None
 
-    def wait_service(self, service_name: str, since: Optional[Dict[str, int]] = None) -> None:
+    def wait_service(self, service_name: str) -> None:
         """Until the service runs every daemon it should, and RGWs serve what it says."""
         self.wait_for('service %s' % service_name, lambda: self._service_missing(service_name))
 
