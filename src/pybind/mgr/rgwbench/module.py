@@ -31,7 +31,7 @@ from .settings.cluster import ClusterAccess
 from .settings.registry import all_settings, describe, parse_assignments
 from .settings.session import SettingsSession, settings_to_text
 from .settings.sse import MODULE_OPTIONS as SSE_MODULE_OPTIONS
-from .settings.tls import Certificates, certificate_to_text
+from .certificates import Certificates, certificate_to_text
 from .status import build_status, ceph_version_number, status_to_text
 
 

@@ -2,7 +2,7 @@
 
 Each row compares one workload of one variant with the same workload of the
 baseline (or of another run): ``throughput_pct``, ``ops_pct``,
-``latency_mean_pct``, ``latency_p99_pct``, ``rgw_cpu_pct`` and ``rgw_rss_pct``
+``latency_mean_pct``, ``latency_p50_pct``, ``latency_p99_pct``, ``rgw_cpu_pct`` and ``rgw_rss_pct``
 are ``(variant - baseline) / baseline * 100``, None when the baseline's figure
 is 0 or either figure is missing.
 
@@ -39,6 +39,7 @@ CHANGES: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
     ('throughput_pct', ('throughput_mib_s',)),
     ('ops_pct', ('ops_per_s',)),
     ('latency_mean_pct', ('latency_ms', 'mean')),
+    ('latency_p50_pct', ('latency_ms', 'p50')),
     ('latency_p99_pct', ('latency_ms', 'p99')),
     ('rgw_cpu_pct', ('rgw', 'cpu_cores')),
     ('rgw_rss_pct', ('rgw', 'rss_mib')),

@@ -112,7 +112,7 @@ def _workload_names(record: Dict[str, Any]) -> List[str]:
     return names
 
 
-def _rows(record: Dict[str, Any]) -> List[Dict[str, Any]]:
+def table_rows(record: Dict[str, Any]) -> List[Dict[str, Any]]:
     """Per workload, then per variant (the baseline first): entry, comparison row, note."""
     variants = list(record.get('variants') or [])
     baseline = record.get('baseline')
@@ -143,19 +143,26 @@ def _rows(record: Dict[str, Any]) -> List[Dict[str, Any]]:
     return out
 
 
-def _cells(item: Dict[str, Any], mark: str) -> List[str]:
-    """The figure cells of a row: absolute for the baseline, % change for the others."""
+def cell_values(item: Dict[str, Any]) -> List[Tuple[str, bool]]:
+    """The figure cells of a row and whether each is a significant change.
+
+    Absolute figures for the baseline, % change for the others.
+    """
     if item['entry'] is None:
-        return ['-'] * len(COLUMNS)
+        return [('-', False)] * len(COLUMNS)
     if item['baseline']:
-        return [number(_get(item['entry'], c[3])) for c in COLUMNS]
+        return [(number(_get(item['entry'], c[3])), False) for c in COLUMNS]
     row = item['row'] or {}
     marked = TESTED.get(row.get('tested') or '', ()) if row.get('significant') else ()
     cells = []
     for column in COLUMNS:
         text = pct(row.get(column[2]))
-        cells.append(mark % text if column[2] in marked and text != '-' else text)
+        cells.append((text, column[2] in marked and text != '-'))
     return cells
+
+
+def _cells(item: Dict[str, Any], mark: str) -> List[str]:
+    return [mark % text if significant else text for text, significant in cell_values(item)]
 
 
 def _header(record: Dict[str, Any]) -> List[str]:
@@ -170,7 +177,7 @@ def _header(record: Dict[str, Any]) -> List[str]:
     return lines
 
 
-def _noise(row: Optional[Dict[str, Any]]) -> str:
+def noise_text(row: Optional[Dict[str, Any]]) -> str:
     if not row or row.get('noise_pct') is None:
         return '-'
     return '±%.1f%%' % row['noise_pct']
@@ -182,7 +189,7 @@ def result_to_text(record: Dict[str, Any]) -> str:
     body = []
     notes = []
     last = None
-    for item in _rows(record):
+    for item in table_rows(record):
         workload = '' if item['workload'] == last else (item['workload'] or '-')
         last = item['workload']
         variant = str(item['variant'])
@@ -190,7 +197,7 @@ def result_to_text(record: Dict[str, Any]) -> str:
             notes.append('%s / %s: %s' % (item['variant'], item['workload'] or '-',
                                           item['note']))
         body.append([workload, variant] + _cells(item, '%s*')
-                    + ['' if item['baseline'] else _noise(item['row'])])
+                    + ['' if item['baseline'] else noise_text(item['row'])])
     lines.append('')
     if body:
         lines.append(table(['WORKLOAD', 'VARIANT'] + [c[0] for c in COLUMNS] + ['NOISE'],
@@ -233,13 +240,13 @@ def result_to_markdown(record: Dict[str, Any]) -> str:
     lines.append('| ' + ' | '.join(headers) + ' |')
     lines.append('|' + '|'.join([' --- '] * 2 + [' ---: '] * (len(headers) - 2)) + '|')
     notes = []
-    for item in _rows(record):
+    for item in table_rows(record):
         variant = _md(item['variant']) + (' (baseline)' if item['baseline'] else '')
         if item['note']:
             notes.append('* %s / %s: %s' % (_md(item['variant']), _md(item['workload']),
                                             _md(item['note'])))
         cells = [_md(item['workload']), variant] + _cells(item, '**%s**') + [
-            '' if item['baseline'] else _noise(item['row'])]
+            '' if item['baseline'] else noise_text(item['row'])]
         lines.append('| ' + ' | '.join(cells) + ' |')
     lines.append('')
     lines.append('Baseline rows: absolute figures. Other rows: %% change vs %s. In bold: '
@@ -270,7 +277,7 @@ def result_to_csv(record: Dict[str, Any]) -> str:
     def cell(value: Any) -> Any:
         return '' if value is None else value
 
-    for item in _rows(record):
+    for item in table_rows(record):
         entry = item['entry'] or {}
         row = item['row'] or {}
         writer.writerow(
@@ -307,7 +314,7 @@ def comparison_to_text(rows: Sequence[Dict[str, Any]], title: Optional[str] = No
         significant = bool(row.get('significant'))
         body.append([row.get('variant'), row.get('workload')]
                     + [pct(row.get(c[2])) for c in COLUMNS]
-                    + [_noise(row), '*' if significant else ''])
+                    + [noise_text(row), '*' if significant else ''])
     lines.append(table(['VARIANT', 'WORKLOAD'] + [c[0] for c in COLUMNS] + ['NOISE', 'SIG'],
                        body))
     lines.append('% change; SIG *: throughput (open loop: latency) changed by more than '

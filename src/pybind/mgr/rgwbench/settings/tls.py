@@ -9,130 +9,21 @@ bundle: the operator's chain, or the self-signed certificate itself.
 import copy
 import http.client
 import ipaddress
-import json
 import socket
 import ssl
 from typing import Any, Dict, List, NamedTuple, Optional, Set, Tuple
 
-from ..agents.certificate import (CertificateError, PemBundle, check_bundle,
-                                  der_fingerprint, describe_certificate, fingerprint,
-                                  self_signed_certificate, split_pem)
-from ..errors import InvalidInput, NotFound, RGWBenchError
-from .base import ClientSide, PlanView, Secrets, Setting, SettingContext, SettingNotInEffect, \
-    on_off
+from ..agents.certificate import der_fingerprint, fingerprint
+from ..certificates import (TLS_KEYS, Certificates, TLSCertificate,  # noqa: F401
+                            certificate_to_text)
+from ..errors import InvalidInput
+from .base import ClientSide, PlanView, Setting, SettingContext, SettingNotInEffect, on_off
 from .changes import Change, service_change
 from .cluster import NotReady
 
-OPERATOR_KEY = 'tls/certificate'      # the operator's PEM: certificate, chain, key
-GENERATED_KEY = 'tls/generated'       # JSON: the self-signed PEM and the names it has
-RENEW_DAYS = 30                       # a generated certificate closer to its end is made anew
+OPERATOR_KEY = TLS_KEYS.operator
+GENERATED_KEY = TLS_KEYS.generated
 VERIFY_TIMEOUT_S = 60.0
-
-
-class TLSCertificate(NamedTuple):
-    bundle: PemBundle
-    source: str                       # 'operator' or 'generated'
-
-
-class Certificates:
-    """The certificate TLS settings serve, in the module's store; the key is never shown."""
-
-    def __init__(self, store: Secrets) -> None:
-        self.store = store
-
-    # -- the operator's ---------------------------------------------------------------
-    def set(self, text: str) -> Dict[str, Any]:
-        """Check and store a PEM (certificate, optional chain, key); nothing is stored if bad."""
-        try:
-            bundle = split_pem(text)
-            check_bundle(bundle)
-        except CertificateError as e:
-            raise InvalidInput('certificate: %s' % e)
-        self.store.set_store(OPERATOR_KEY, bundle.server_pem)
-        return dict(describe_certificate(bundle.certificate), source='operator')
-
-    def remove(self) -> bool:
-        had = self.store.get_store(OPERATOR_KEY) is not None
-        self.store.set_store(OPERATOR_KEY, None)
-        return had
-
-    def operator(self) -> Optional[PemBundle]:
-        """The operator's certificate, checked again (the store can be written around us)."""
-        stored = self.store.get_store(OPERATOR_KEY)
-        if not stored:
-            return None
-        try:
-            bundle = split_pem(stored)
-            check_bundle(bundle)
-        except CertificateError as e:
-            raise InvalidInput('the certificate set with `ceph rgwbench certificate set` '
-                               'cannot be used: %s; set a good one or `ceph rgwbench '
-                               'certificate rm`' % e)
-        return bundle
-
-    # -- the generated one ------------------------------------------------------------
-    def _generated(self) -> Optional[Tuple[PemBundle, List[str]]]:
-        stored = self.store.get_store(GENERATED_KEY)
-        if not stored:
-            return None
-        try:
-            data = json.loads(stored)
-            return split_pem(data['pem']), list(data['names'])
-        except (ValueError, KeyError, TypeError, CertificateError):
-            return None
-
-    def for_names(self, names: List[str]) -> TLSCertificate:
-        """The operator's certificate, else a self-signed one naming at least `names`."""
-        bundle = self.operator()
-        if bundle is not None:
-            return TLSCertificate(bundle, 'operator')
-        found = self._generated()
-        if found is not None:
-            bundle, has = found
-            days_left = describe_certificate(bundle.certificate).get('days_left')
-            if set(names) <= set(has) and (days_left is None or days_left > RENEW_DAYS):
-                return TLSCertificate(bundle, 'generated')
-        wanted = sorted(set(names))
-        try:
-            cert, key = self_signed_certificate('rgwbench-tls', wanted)
-        except (CertificateError, OSError) as e:
-            raise RGWBenchError('cannot make a self-signed certificate (%s); give one with '
-                                '`ceph rgwbench certificate set -i <pem>`' % e)
-        bundle = split_pem(cert + key)
-        self.store.set_store(GENERATED_KEY, json.dumps({'pem': bundle.server_pem,
-                                                        'names': wanted}))
-        return TLSCertificate(bundle, 'generated')
-
-    def current(self) -> Optional[TLSCertificate]:
-        """What TLS settings serve now, without making anything."""
-        bundle = self.operator()
-        if bundle is not None:
-            return TLSCertificate(bundle, 'operator')
-        found = self._generated()
-        return TLSCertificate(found[0], 'generated') if found else None
-
-    def show(self) -> Dict[str, Any]:
-        current = self.current()
-        if current is None:
-            raise NotFound('no certificate: set one with `ceph rgwbench certificate set -i '
-                           '<pem>`, or rgwbench makes a self-signed one when TLS is planned')
-        bundle = current.bundle
-        return dict(describe_certificate(bundle.certificate), source=current.source,
-                    chain=[describe_certificate(c)['subject'] for c in bundle.chain],
-                    certificate=bundle.full_chain, ca_bundle=bundle.ca_bundle)
-
-
-def certificate_to_text(info: Dict[str, Any]) -> str:
-    lines = ['source:      %s' % ('set by the operator' if info['source'] == 'operator'
-                                  else 'self-signed, made by rgwbench'),
-             'subject:     %s' % info['subject'],
-             'issuer:      %s' % info['issuer'],
-             'names:       %s' % (', '.join(info['sans']) or '(none)'),
-             'not after:   %s (%s)' % (info['not_after'], 'expired' if info['expired']
-                                       else '%s days left' % info['days_left']),
-             'sha256:      %s' % info['fingerprint_sha256']]
-    lines += ['chain:       %s' % subject for subject in info.get('chain', [])]
-    return '\n'.join(lines)
 
 
 # -- the cluster as TLS sees it -----------------------------------------------------------
