@@ -2,21 +2,25 @@
 import json
 import socket
 import threading
-from typing import Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 import orchestrator
 from ceph.deployment.service_spec import ServiceSpec
 from mgr_module import HandleCommandResult, MgrModule, Option
+from mgr_util import build_url
 
 from .agents.certificate import self_signed_certificate
 from .agents.channel import AgentChannel
 from .agents.launchers import AgentLauncher, LocalLauncher, OrchestratorLauncher
+from .certificates import Certificates, certificate_to_text
 from .cli import RGWBenchCLICommand, read_command, write_command
 from .credentials import CredentialStore
 from .errors import Busy, InvalidInput, NotFound
 from .formatting import parse_format, render
 from .loads import LoadRequest, LoadService, load_to_text
 from .orchestration import orchestrator_state
+from .panel.backend import ModuleBackend
+from .panel.service import DEFAULT_PORT, Panel, panel_to_text
 from .profiles import Profile, ProfileStore, profile_to_text, profiles_to_text, with_overrides
 from .results.compare import compare_runs
 from .results.report import (comparison_to_text, result_to_csv, result_to_markdown,
@@ -31,8 +35,11 @@ from .settings.cluster import ClusterAccess
 from .settings.registry import all_settings, describe, parse_assignments
 from .settings.session import SettingsSession, settings_to_text
 from .settings.sse import MODULE_OPTIONS as SSE_MODULE_OPTIONS
-from .certificates import Certificates, certificate_to_text
 from .status import build_status, ceph_version_number, status_to_text
+
+if TYPE_CHECKING:
+    from .panel.app import PanelApp
+    from .panel.server import PanelServer
 
 
 class Module(orchestrator.OrchestratorClientMixin, MgrModule):
@@ -69,6 +76,15 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
         Option('ingress_monitor_port', type='int', default=0, min=0, max=65535,
                desc='HAProxy monitor port of the ingress of tls@ingress (0: an existing '
                     'ingress\'s)'),
+        Option('panel_address', type='str', default='',
+               desc='address the web panel listens on (default: every address)'),
+        Option('panel_port', type='int', default=DEFAULT_PORT, min=1, max=65535,
+               desc='TCP port of the web panel'),
+        Option('panel_ssl', type='bool', default=True,
+               desc='serve the web panel over HTTPS (with `panel certificate set`, or a '
+                    'self-signed certificate)'),
+        Option('panel_session_timeout', type='secs', default=28800, min=60,
+               desc='how long a login to the web panel lasts'),
     ] + [Option(opt, type='str', default=default, desc=desc)
          for opt, default, desc in SSE_MODULE_OPTIONS]
 
@@ -89,8 +105,13 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
                               ClusterRunEvents(self, self.log),
                               lambda: ceph_version_number(self.version), self.log,
                               keep_objects=lambda: bool(self.get_module_option('keep_objects')))
+        self.panel = Panel(self, ModuleBackend(
+            self._about, self.results, self.runs, self.profiles, self._plan,
+            lambda name: self._start_run(self.profiles.get(name))),
+                           self._panel_server, build_url, self.log)
 
     def serve(self) -> None:
+        self.panel.start()
         # Whatever a load, a run or settings changed before a failover or crash is put
         # back first.
         # Each clean-up on its own: one that fails must not keep the journals (the
@@ -106,8 +127,23 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
 
     def shutdown(self) -> None:
         self._stopping.set()
+        self.panel.stop()
+
+    def config_notify(self) -> None:
+        if self._stopping.is_set():
+            return
+        self.panel.restart_if_changed()
 
     # -- collaborators ------------------------------------------------------------
+    def _about(self) -> Dict[str, Any]:
+        return {'ceph_version': ceph_version_number(self.version),
+                'ceph_release': self.release_name}
+
+    def _panel_server(self, app: 'PanelApp') -> 'PanelServer':
+        # CherryPy is loaded only where the panel runs: in the mgr, not in unit tests.
+        from .panel.server import PanelServer
+        return PanelServer(app, self.log)
+
     def _active_run(self) -> Optional[Dict[str, Any]]:
         return self.runs.active()
 
@@ -274,6 +310,58 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
         return HandleCommandResult(stdout='certificate removed' if removed
                                    else 'no certificate was set')
 
+    # -- the web panel --------------------------------------------------------------
+    @read_command('rgwbench panel show')
+    def _cmd_panel_show(self, format: str = 'plain') -> HandleCommandResult:
+        """Show the web panel's URL, how it listens, its certificate, if a password is set"""
+        fmt = parse_format(format)
+        return HandleCommandResult(stdout=render(self.panel.describe(), fmt, panel_to_text))
+
+    @write_command('rgwbench panel password set')
+    def _cmd_panel_password_set(self, inbuf: Optional[str] = None) -> HandleCommandResult:
+        """Set the web panel's password (-i file; at least 8 characters); ends every session"""
+        if not inbuf or not inbuf.strip('\r\n'):
+            raise InvalidInput('give the password with -i <file>')
+        self.panel.passwords.set(inbuf)
+        self.panel.password_changed()
+        return HandleCommandResult(stdout='panel password set')
+
+    @write_command('rgwbench panel password generate')
+    def _cmd_panel_password_generate(self) -> HandleCommandResult:
+        """Make a new random web panel password and print it once; ends every session"""
+        password = self.panel.passwords.generate()
+        self.panel.password_changed()
+        return HandleCommandResult(stdout=password, stderr='the panel password is set; it is '
+                                   'shown this once')
+
+    @write_command('rgwbench panel password rm')
+    def _cmd_panel_password_rm(self) -> HandleCommandResult:
+        """Remove the web panel's password: nobody can log in until one is set"""
+        removed = self.panel.passwords.remove()
+        self.panel.password_changed()
+        return HandleCommandResult(stdout='panel password removed' if removed
+                                   else 'no panel password was set')
+
+    @write_command('rgwbench panel certificate set')
+    def _cmd_panel_certificate_set(self, inbuf: Optional[str] = None) -> HandleCommandResult:
+        """Set the web panel's certificate (-i PEM: certificate, key, CA chain); restarts it"""
+        if not inbuf or not inbuf.strip():
+            raise InvalidInput('give the certificate with -i <pem> (certificate, private key '
+                               'and optional CA chain in one PEM file)')
+        info = self.panel.certificates().set(inbuf)
+        self.panel.restart()
+        return HandleCommandResult(stdout='panel certificate %s stored (sha256 %s)' % (
+            info['subject'], info['fingerprint_sha256']))
+
+    @write_command('rgwbench panel certificate rm')
+    def _cmd_panel_certificate_rm(self) -> HandleCommandResult:
+        """Remove the web panel's certificate: it serves a self-signed one; restarts it"""
+        removed = self.panel.certificates().remove()
+        if removed:
+            self.panel.restart()
+        return HandleCommandResult(stdout='panel certificate removed' if removed
+                                   else 'no panel certificate was set')
+
     # -- settings under test ------------------------------------------------------
     @read_command('rgwbench settings ls')
     def _cmd_settings_ls(self, format: str = 'plain') -> HandleCommandResult:
@@ -389,15 +477,24 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
             raise InvalidInput('a run changes settings and restarts daemons of this cluster '
                                'while it lasts; see `ceph rgwbench plan --profile %s` and '
                                'add --yes-i-really-mean-it' % chosen.name)
+        run_id = self._start_run(chosen, force=force)
+        return HandleCommandResult(stdout=run_id, stderr='run %s started; `ceph rgwbench '
+                                   'status` follows it, `ceph rgwbench results show %s` '
+                                   'shows it' % (run_id, run_id))
+
+    def _start_run(self, chosen: Profile, force: bool = False) -> str:
+        """Start a run (the CLI's and the panel's), unless something else changes the cluster."""
         if self.settings.in_place() is not None:
             raise Busy('settings applied with `ceph rgwbench settings apply` are in place; '
                        '`ceph rgwbench settings revert` first')
         if self.loads.active() is not None:
             raise Busy('a load is in progress; wait for it')
-        run_id = self.runs.start(chosen, force=force)
-        return HandleCommandResult(stdout=run_id, stderr='run %s started; `ceph rgwbench '
-                                   'status` follows it, `ceph rgwbench results show %s` '
-                                   'shows it' % (run_id, run_id))
+        return self.runs.start(chosen, force=force)
+
+    def _plan(self, profile: str) -> Tuple[Dict[str, Any], str]:
+        """A profile's run plan, as data and as the text `ceph rgwbench plan` prints."""
+        plan = self.runs.plan(self.profiles.get(profile))
+        return plan, run_plan_to_text(plan)
 
     @write_command('rgwbench abort')
     def _cmd_abort(self) -> HandleCommandResult:

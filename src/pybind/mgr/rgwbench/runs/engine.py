@@ -98,7 +98,7 @@ class RunEngine:
             if self._record is None:
                 return None
             active = {k: self._record.get(k) for k in (
-                'run_id', 'profile', 'state', 'started', 'progress', 'current')}
+                'run_id', 'profile', 'state', 'started', 'progress', 'fraction', 'current')}
             agent_run = self._agent_run
         active['live'] = agent_run.live_figures() if agent_run is not None else None
         return active
@@ -128,7 +128,7 @@ class RunEngine:
                 'ceph_version': self.ceph_version(), 'started': self.clock(),
                 'finished': None, 'baseline': profile.baseline, 'error': None,
                 'definition': profile.to_dict(), 'variants': [], 'comparison': [],
-                'progress': 'starting', 'current': None}
+                'progress': 'starting', 'fraction': 0.0, 'current': None}
             self._record = record
             self._abort.clear()
             self.results.save(record)
@@ -153,8 +153,8 @@ class RunEngine:
     def _progress(self, record: Dict[str, Any], message: str, done_s: float,
                   total_s: float, changed: List[str]) -> None:
         record['progress'] = message
-        self.events.update(record['run_id'], message, min(0.99, done_s / max(total_s, 1.0)),
-                           changed)
+        record['fraction'] = round(min(0.99, done_s / max(total_s, 1.0)), 3)
+        self.events.update(record['run_id'], message, record['fraction'], changed)
 
     def _run(self, record: Dict[str, Any], profile: Profile, creds: Dict[str, str]) -> None:
         run_id = record['run_id']
@@ -216,6 +216,7 @@ class RunEngine:
             record['comparison'] = comparison(record)
             record['finished'] = self.clock()
             record['progress'], record['current'] = record['state'], None
+            record['fraction'] = 1.0
             self.results.save(record)
             self.events.finished(run_id, record['state'], record.get('error') or '')
             with self._lock:

@@ -1,0 +1,1 @@
+"""The rgwbench web panel: runs, tables and charts in the browser, served by the module."""
