@@ -2,7 +2,9 @@
 
 Only the agents of the run in progress are served: each request carries the
 run's secret as a bearer token and the agent's id, and the agents trust this
-endpoint by the SHA-256 fingerprint of its certificate.
+endpoint by the SHA-256 fingerprint of its certificate. A wrong secret is
+answered 401 after a delay that grows with each one from the same address,
+as a wrong password of the panel is (see brake.py).
 """
 import hashlib
 import hmac
@@ -13,6 +15,8 @@ import tempfile
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Dict, Optional, Protocol, Tuple
+
+from ..brake import AuthBrake
 
 log = logging.getLogger(__name__)
 
@@ -56,10 +60,14 @@ class _Handler(BaseHTTPRequestHandler):
         session = self.server.session
         token = self.headers.get('Authorization', '')
         agent = self.headers.get('X-Agent-Id', '')
+        address = str(self.client_address[0])
         if session is None or not hmac.compare_digest(token.encode(),
                                                       ('Bearer ' + session.secret).encode()):
+            if self.server.brake.locked_for(address) <= 0:
+                self.server.brake.failed(address)
             self._reply(401, {'error': 'unknown run or wrong secret'})
             return None
+        self.server.brake.succeeded(address)
         if not session.knows(agent):
             self._reply(403, {'error': 'agent %r is not part of this run' % agent})
             return None
@@ -107,6 +115,7 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     session: Optional[AgentSession] = None
     context: ssl.SSLContext
+    brake: AuthBrake
 
     def get_request(self) -> Tuple[Any, Any]:
         # The TLS handshake happens in the request's own thread, so that a
@@ -120,7 +129,8 @@ class _Server(ThreadingHTTPServer):
 class AgentChannel:
     """Serves one run's agents, over TLS with a certificate made for it."""
 
-    def __init__(self, address: str, port: int, cert_pem: str, key_pem: str) -> None:
+    def __init__(self, address: str, port: int, cert_pem: str, key_pem: str,
+                 brake: Optional[AuthBrake] = None) -> None:
         self._server = _Server((address, port), _Handler)
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         with tempfile.NamedTemporaryFile('w') as cert, tempfile.NamedTemporaryFile('w') as key:
@@ -130,6 +140,7 @@ class AgentChannel:
             key.flush()
             context.load_cert_chain(cert.name, key.name)
         self._server.context = context
+        self._server.brake = brake or AuthBrake()
         self.fingerprint = hashlib.sha256(ssl.PEM_cert_to_DER_cert(cert_pem)).hexdigest()
         host, bound_port = str(self._server.server_address[0]), self._server.server_address[1]
         self.url = 'https://%s:%d' % (host if ':' not in host else '[%s]' % host, bound_port)

@@ -11,6 +11,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 import pytest
 
 from rgwbench.agents.channel import AgentChannel
+from rgwbench.brake import AuthBrake
 from rgwbench.agents.coordinator import DONE, FAILED, AgentRun, agents_failed
 from rgwbench.loadgen.agent import AgentError, ModuleChannel, run_agent
 from rgwbench.loadgen.s3stub import StubS3
@@ -137,17 +138,21 @@ def test_an_agent_error_is_reported(stub: StubS3, certificate: Tuple[str, str]) 
 
 def test_channel_refuses_strangers(stub: StubS3, certificate: Tuple[str, str]) -> None:
     agent_run = AgentRun(job(stub), ThreadLauncher(['host-a']))
-    channel = AgentChannel('127.0.0.1', 0, *certificate)
+    waited: List[float] = []
+    channel = AgentChannel('127.0.0.1', 0, *certificate, brake=AuthBrake(sleep=waited.append))
     channel.open(agent_run)
     try:
         fp = channel.fingerprint
-        assert ModuleChannel(channel.url, fp, 'not-the-secret', 'host-a').call(
-            'GET', 'job')[0] == 401
+        for _ in range(2):
+            assert ModuleChannel(channel.url, fp, 'not-the-secret', 'host-a').call(
+                'GET', 'job')[0] == 401
+        assert waited == [1.0, 2.0]  # each wrong secret from an address waits longer
         assert ModuleChannel(channel.url, fp, agent_run.secret, 'host-z').call(
             'GET', 'job')[0] == 403
         status, doc = ModuleChannel(channel.url, fp, agent_run.secret, 'host-a').call(
             'GET', 'job')
         assert status == 200 and doc['job']['key_prefix'].endswith('host-a/')
+        assert waited == [1.0, 2.0]  # the right secret is never slowed down
         # Not every agent is ready: no start time yet.
         assert ModuleChannel(channel.url, fp, agent_run.secret, 'host-a').call(
             'GET', 'start')[0] == 425
