@@ -107,11 +107,13 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
                               keep_objects=lambda: bool(self.get_module_option('keep_objects')))
         self.panel = Panel(self, ModuleBackend(
             self._about, self.results, self.runs, self.profiles, self._plan,
-            lambda name: self._start_run(self.profiles.get(name))),
+            lambda name, changes: self._start_run(self._chosen(name, changes))),
                            self._panel_server, build_url, self.log)
 
     def serve(self) -> None:
-        self.panel.start()
+        # Its own thread: waiting for the panel's port must not hold up the recovery.
+        threading.Thread(target=self.panel.start, name='rgwbench-panel-start',
+                         daemon=True).start()
         # Whatever a load, a run or settings changed before a failover or crash is put
         # back first.
         # Each clean-up on its own: one that fails must not keep the journals (the
@@ -491,9 +493,14 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
             raise Busy('a load is in progress; wait for it')
         return self.runs.start(chosen, force=force)
 
-    def _plan(self, profile: str) -> Tuple[Dict[str, Any], str]:
+    def _chosen(self, profile: str, changes: Dict[str, int]) -> Profile:
+        """A profile with the panel's overrides (duration, warmup, repeats)."""
+        return self._profile(profile, changes.get('duration'), None, None, None,
+                             changes.get('repeats'), changes.get('warmup'))
+
+    def _plan(self, profile: str, changes: Dict[str, int]) -> Tuple[Dict[str, Any], str]:
         """A profile's run plan, as data and as the text `ceph rgwbench plan` prints."""
-        plan = self.runs.plan(self.profiles.get(profile))
+        plan = self.runs.plan(self._chosen(profile, changes))
         return plan, run_plan_to_text(plan)
 
     @write_command('rgwbench abort')

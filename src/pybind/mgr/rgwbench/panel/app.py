@@ -15,7 +15,7 @@ import urllib.parse
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Protocol, Tuple
 
 from ..brake import AuthBrake
-from ..errors import RGWBenchError
+from ..errors import InvalidInput, RGWBenchError
 from ..results.report import result_to_csv
 from .auth import PasswordStore, Session, Sessions, same_token
 from . import pages
@@ -60,22 +60,24 @@ class PanelBackend(Protocol):
 
     def profiles(self) -> List[Dict[str, Any]]: ...
 
-    def plan(self, profile: str) -> Tuple[Dict[str, Any], str]: ...
+    def plan(self, profile: str, overrides: Dict[str, int]) -> Tuple[Dict[str, Any], str]: ...
 
-    def start_run(self, profile: str) -> str: ...
+    def start_run(self, profile: str, overrides: Dict[str, int]) -> str: ...
 
     def abort_run(self) -> str: ...
 
 
-SECURITY_HEADERS = [
+CSP = ("default-src 'none'; script-src 'self'; style-src %s; img-src 'self' data:; "
+       "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+COMMON_HEADERS = [
     ('X-Content-Type-Options', 'nosniff'),
     ('X-Frame-Options', 'DENY'),
     ('Referrer-Policy', 'no-referrer'),
     ('Cache-Control', 'no-store'),
-    ('Content-Security-Policy', "default-src 'none'; script-src 'self'; "
-     "style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; "
-     "frame-ancestors 'none'; base-uri 'none'"),
 ]
+SECURITY_HEADERS = COMMON_HEADERS + [('Content-Security-Policy', CSP % "'self'")]
+#: the login page is served before a session, so it fetches no stylesheet
+LOGIN_HEADERS = COMMON_HEADERS + [('Content-Security-Policy', CSP % pages.LOGIN_STYLE_CSP)]
 
 
 def _json(status: int, data: Any, headers: Optional[List[Tuple[str, str]]] = None) -> Response:
@@ -83,9 +85,10 @@ def _json(status: int, data: Any, headers: Optional[List[Tuple[str, str]]] = Non
                     'application/json', SECURITY_HEADERS + (headers or []))
 
 
-def _html(status: int, text: str, headers: Optional[List[Tuple[str, str]]] = None) -> Response:
+def _html(status: int, text: str, headers: Optional[List[Tuple[str, str]]] = None,
+          security: Optional[List[Tuple[str, str]]] = None) -> Response:
     return Response(status, text.encode('utf-8'), 'text/html; charset=utf-8',
-                    SECURITY_HEADERS + (headers or []))
+                    (security or SECURITY_HEADERS) + (headers or []))
 
 
 def _redirect(location: str, headers: Optional[List[Tuple[str, str]]] = None) -> Response:
@@ -152,7 +155,8 @@ class PanelApp:
         text = pages.login_page(token, _safe_next(request.form.get('next') or
                                                   request.query.get('next') or next_path),
                                 error, self.passwords.is_set())
-        return _html(status, text, [_cookie(LOGIN_COOKIE, token, 3600, request.secure)])
+        return _html(status, text, [_cookie(LOGIN_COOKIE, token, 3600, request.secure)],
+                     security=LOGIN_HEADERS)
 
     def _login(self, request: Request) -> Response:
         if not same_token(request.form.get('login_token'), request.cookies.get(LOGIN_COOKIE)
@@ -186,7 +190,8 @@ class PanelApp:
         if path == '/api/runs':
             return _json(200, self.backend.runs())
         if path == '/api/plan':
-            plan, text = self.backend.plan(request.query.get('profile', ''))
+            plan, text = self.backend.plan(request.query.get('profile', ''),
+                                           overrides(request.query))
             return _json(200, {'plan': plan, 'text': text})
         if path.startswith('/static/'):
             return self._static(path[len('/static/'):])
@@ -219,11 +224,30 @@ class PanelApp:
             self.sessions.close(session.token)
             return _redirect('/login', [_cookie(SESSION_COOKIE, '', 0, request.secure)])
         if path == '/api/runs':
-            run_id = self.backend.start_run(request.form.get('profile', ''))
+            run_id = self.backend.start_run(request.form.get('profile', ''),
+                                            overrides(request.form))
             return _json(202, {'run_id': run_id})
         if path == '/api/abort':
             return _json(202, {'run_id': self.backend.abort_run()})
         return _json(404, {'error': 'no such resource'})
+
+
+#: what the panel lets an operator change of a profile for one run, as the CLI's options
+OVERRIDES = ('duration', 'warmup', 'repeats')
+
+
+def overrides(fields: Dict[str, str]) -> Dict[str, int]:
+    """The run's overrides among the request's fields (empty ones are left out)."""
+    found = {}
+    for name in OVERRIDES:
+        text = (fields.get(name) or '').strip()
+        if not text:
+            continue
+        try:
+            found[name] = int(text)
+        except ValueError:
+            raise InvalidInput('%s must be a whole number, got %r' % (name, text[:40]))
+    return found
 
 
 def _attachment(filename: str) -> Tuple[str, str]:

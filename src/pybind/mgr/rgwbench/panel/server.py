@@ -39,7 +39,7 @@ def _guard_bus() -> None:
         wspbus.os = _NoExit()
 
 
-def wait_for_port(address: str, port: int, timeout_s: float = 30.0,
+def wait_for_port(address: str, port: int, timeout_s: float = 10.0,
                   sleep: Callable[[float], None] = time.sleep) -> None:
     """Wait until (address, port) can be bound: an old mgr may not have let go of it yet."""
     family = socket.AF_INET6 if ':' in address else socket.AF_INET

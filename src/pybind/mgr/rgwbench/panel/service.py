@@ -81,6 +81,7 @@ class Panel:
         self._listening: Optional[Listen] = None
         self.url: Optional[str] = None
         self.error: Optional[str] = None
+        self._closed = False
 
     def session_timeout_s(self) -> float:
         return float(self.host.get_module_option('panel_session_timeout') or 28800)
@@ -99,6 +100,8 @@ class Panel:
             self._start()
 
     def _start(self) -> None:
+        if self._closed:
+            return
         wanted = self.wanted()
         address = wanted.address or self.default_address()
         try:
@@ -124,7 +127,9 @@ class Panel:
         self.log.info('the rgwbench panel serves %s', self.url)
 
     def stop(self) -> None:
+        """Stop serving until start() (also when a start in its own thread comes later)."""
         with self._lock:
+            self._closed = True
             self._stop()
 
     def _stop(self) -> None:

@@ -84,22 +84,36 @@
     pollTimer = window.setTimeout(poll, 200);
   }
 
+  function overrides() {
+    var found = {};
+    ['duration', 'warmup', 'repeats'].forEach(function (name) {
+      var value = $(name).value.trim();
+      if (value !== '') { found[name] = value; }
+    });
+    return found;
+  }
+
   var showPlan = $('show-plan');
   if (showPlan) {
     var confirmBox = $('confirm');
     var startRun = $('start-run');
     var profile = $('profile');
     var updateStart = function () { startRun.disabled = !confirmBox.checked || $('plan').hidden; };
-    profile.addEventListener('change', function () {
+    var planChanged = function () {
       $('plan').hidden = true;
       $('confirm-line').hidden = true;
       confirmBox.checked = false;
       updateStart();
+    };
+    profile.addEventListener('change', planChanged);
+    ['duration', 'warmup', 'repeats'].forEach(function (name) {
+      $(name).addEventListener('input', planChanged);
     });
     showPlan.addEventListener('click', function () {
       $('start-error').textContent = '';
-      fetch('/api/plan?profile=' + encodeURIComponent(profile.value),
-            {credentials: 'same-origin'})
+      var query = new URLSearchParams(overrides());
+      query.set('profile', profile.value);
+      fetch('/api/plan?' + query.toString(), {credentials: 'same-origin'})
         .then(function (r) { return r.json().then(function (d) { return [r.ok, d]; }); })
         .then(function (res) {
           if (!res[0]) { throw new Error(res[1].error); }
@@ -114,7 +128,9 @@
     startRun.addEventListener('click', function () {
       startRun.disabled = true;
       $('start-error').textContent = '';
-      post('/api/runs', {profile: profile.value}).then(function (data) {
+      var body = overrides();
+      body.profile = profile.value;
+      post('/api/runs', body).then(function (data) {
         $('plan').hidden = true;
         $('confirm-line').hidden = true;
         confirmBox.checked = false;
