@@ -1,0 +1,375 @@
+"""The panel's password, sessions and token comparison, and the brake on wrong passwords."""
+import base64
+import errno
+import hashlib
+import json
+from typing import Dict, List, Optional
+
+import pytest
+from fixtures import MemoryStore
+
+from rgwbench.brake import AuthBrake
+from rgwbench.errors import InvalidInput
+from rgwbench.panel.auth import (MAX_LENGTH, MIN_LENGTH, PASSWORD_KEY, PasswordStore, Sessions,
+                                 same_token)
+
+ITERATIONS = 1000          # the real 200000 are slow; the scheme is the same
+PASSWORD = 'correct horse battery'
+
+
+class Clock:
+    """A clock the test moves by hand."""
+
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Sleeps:
+    """A sleep that only records how long it was asked to wait."""
+
+    def __init__(self) -> None:
+        self.waits: List[float] = []
+
+    def __call__(self, seconds: float) -> None:
+        self.waits.append(seconds)
+
+
+def stored(store: MemoryStore) -> Dict[str, object]:
+    data = json.loads(store.data[PASSWORD_KEY])
+    assert isinstance(data, dict)
+    return data
+
+
+# -- PasswordStore -------------------------------------------------------------------
+def test_password_is_kept_as_a_salted_pbkdf2_hash() -> None:
+    store = MemoryStore()
+    PasswordStore(store, iterations=ITERATIONS).set(PASSWORD)
+    assert list(store.data) == [PASSWORD_KEY]
+    assert PASSWORD not in store.data[PASSWORD_KEY]
+    data = stored(store)
+    assert data['scheme'] == 'pbkdf2-sha256'
+    assert data['iterations'] == ITERATIONS
+    salt = base64.b64decode(str(data['salt']))
+    assert len(salt) >= 16
+    expected = hashlib.pbkdf2_hmac('sha256', PASSWORD.encode('utf-8'), salt, ITERATIONS)
+    assert base64.b64decode(str(data['hash'])) == expected
+
+
+def test_the_same_password_twice_has_another_salt_and_hash() -> None:
+    store = MemoryStore()
+    passwords = PasswordStore(store, iterations=ITERATIONS)
+    passwords.set(PASSWORD)
+    first = stored(store)
+    passwords.set(PASSWORD)
+    second = stored(store)
+    assert first['salt'] != second['salt']
+    assert first['hash'] != second['hash']
+    assert passwords.verify(PASSWORD)
+
+
+def test_verify_right_and_wrong() -> None:
+    passwords = PasswordStore(MemoryStore(), iterations=ITERATIONS)
+    assert not passwords.verify(PASSWORD)          # nothing set: nobody gets in
+    assert not passwords.verify('')
+    passwords.set(PASSWORD)
+    assert passwords.verify(PASSWORD)
+    assert not passwords.verify(PASSWORD + 'x')
+    assert not passwords.verify(PASSWORD[:-1])
+    assert not passwords.verify(PASSWORD.upper())
+    assert not passwords.verify('')
+    assert not passwords.verify('x' * (MAX_LENGTH + 1))
+
+
+def test_a_hash_made_with_other_iterations_still_verifies() -> None:
+    store = MemoryStore()
+    PasswordStore(store, iterations=ITERATIONS).set(PASSWORD)
+    later = PasswordStore(store, iterations=ITERATIONS * 2)
+    assert later.verify(PASSWORD)
+    assert not later.verify('another password')
+
+
+@pytest.mark.parametrize('short', ['', 'a', 'x' * (MIN_LENGTH - 1), 'x' * (MIN_LENGTH - 1) + '\n',
+                                   'x' * (MIN_LENGTH - 1) + '\r\n', '\n' * 10])
+def test_a_short_password_is_refused_and_nothing_stored(short: str) -> None:
+    store = MemoryStore()
+    passwords = PasswordStore(store, iterations=ITERATIONS)
+    with pytest.raises(InvalidInput) as caught:
+        passwords.set(short)
+    assert caught.value.errno == -errno.EINVAL
+    assert str(MIN_LENGTH) in str(caught.value)
+    assert store.data == {}
+    assert not passwords.is_set()
+
+
+def test_a_refused_password_leaves_the_old_one() -> None:
+    store = MemoryStore()
+    passwords = PasswordStore(store, iterations=ITERATIONS)
+    passwords.set(PASSWORD)
+    before = dict(store.data)
+    for bad in ('short', 'y' * (MAX_LENGTH + 1)):
+        with pytest.raises(InvalidInput) as caught:
+            passwords.set(bad)
+        assert caught.value.errno == -errno.EINVAL
+    assert store.data == before
+    assert passwords.verify(PASSWORD)
+
+
+def test_the_shortest_and_longest_passwords_are_taken() -> None:
+    passwords = PasswordStore(MemoryStore(), iterations=ITERATIONS)
+    for good in ('p' * MIN_LENGTH, 'q' * MAX_LENGTH):
+        passwords.set(good)
+        assert passwords.verify(good)
+
+
+def test_the_newline_of_a_password_file_is_stripped() -> None:
+    store = MemoryStore()
+    passwords = PasswordStore(store, iterations=ITERATIONS)
+    passwords.set(PASSWORD + '\n')             # `-i file` as an editor writes it
+    assert passwords.verify(PASSWORD)
+    assert not passwords.verify(PASSWORD + '\n')
+    passwords.set(PASSWORD + '\r\n')           # and as a Windows editor does
+    assert passwords.verify(PASSWORD)
+    passwords.set('  ' + PASSWORD + '  \n')    # but only the line ending goes
+    assert passwords.verify('  ' + PASSWORD + '  ')
+    assert not passwords.verify(PASSWORD)
+
+
+def test_generate_makes_a_password_that_verifies() -> None:
+    store = MemoryStore()
+    passwords = PasswordStore(store, iterations=ITERATIONS)
+    first = passwords.generate()
+    assert len(first) >= 16
+    assert passwords.verify(first)
+    assert first not in store.data[PASSWORD_KEY]
+    second = passwords.generate()
+    assert second != first
+    assert passwords.verify(second)
+    assert not passwords.verify(first)
+
+
+def test_version_changes_with_the_password() -> None:
+    passwords = PasswordStore(MemoryStore(), iterations=ITERATIONS)
+    assert passwords.version() == ''
+    passwords.set(PASSWORD)
+    one = passwords.version()
+    assert one and one == passwords.version()
+    passwords.set(PASSWORD)                    # even the same password again
+    two = passwords.version()
+    assert two not in ('', one)
+    passwords.generate()
+    assert passwords.version() not in ('', one, two)
+    passwords.remove()
+    assert passwords.version() == ''
+
+
+def test_remove() -> None:
+    store = MemoryStore()
+    passwords = PasswordStore(store, iterations=ITERATIONS)
+    assert passwords.remove() is False
+    passwords.set(PASSWORD)
+    assert passwords.is_set()
+    assert passwords.remove() is True
+    assert store.data == {}
+    assert not passwords.is_set()
+    assert not passwords.verify(PASSWORD)
+    assert passwords.remove() is False
+
+
+def test_a_stored_value_that_is_not_json_counts_as_no_password() -> None:
+    store = MemoryStore()
+    store.set_store(PASSWORD_KEY, 'not json')
+    passwords = PasswordStore(store, iterations=ITERATIONS)
+    assert not passwords.is_set()
+    assert passwords.version() == ''
+    assert not passwords.verify('not json')
+    store.set_store(PASSWORD_KEY, json.dumps({'scheme': 'plain', 'password': PASSWORD}))
+    assert not passwords.is_set()
+    assert not passwords.verify(PASSWORD)
+
+
+@pytest.mark.xfail(strict=True, reason='PasswordStore._stored calls .get on whatever JSON the '
+                   'store holds: a value that is JSON but not an object raises AttributeError '
+                   '(every panel request, even GET /login, answers 500) instead of counting '
+                   'as no password')
+@pytest.mark.parametrize('value', ['[]', 'null', '"text"', '5'])
+def test_a_stored_value_that_is_json_but_no_object_counts_as_no_password(value: str) -> None:
+    store = MemoryStore()
+    store.set_store(PASSWORD_KEY, value)
+    passwords = PasswordStore(store, iterations=ITERATIONS)
+    assert not passwords.is_set()
+    assert passwords.version() == ''
+    assert not passwords.verify(PASSWORD)
+
+
+# -- Sessions -----------------------------------------------------------------------
+def test_open_and_find() -> None:
+    clock = Clock()
+    sessions = Sessions(lambda: 600.0, clock=clock)
+    one = sessions.open('v1')
+    two = sessions.open('v1')
+    assert len({one.token, one.csrf, two.token, two.csrf}) == 4
+    assert len(one.token) >= 32 and len(one.csrf) >= 32
+    assert one.expires == clock.now + 600.0
+    assert one.password_version == 'v1'
+    assert sessions.find(one.token, 'v1') == one
+    assert sessions.find(two.token, 'v1') == two
+    assert sessions.count() == 2
+
+
+@pytest.mark.parametrize('token', [None, '', 'no-such-token'])
+def test_find_without_a_known_token(token: Optional[str]) -> None:
+    sessions = Sessions(lambda: 600.0, clock=Clock())
+    opened = sessions.open('v1')
+    assert sessions.find(token, 'v1') is None
+    assert sessions.find(opened.csrf, 'v1') is None     # the CSRF token is no session token
+    assert sessions.count() == 1
+
+
+def test_a_session_expires() -> None:
+    clock = Clock()
+    sessions = Sessions(lambda: 600.0, clock=clock)
+    session = sessions.open('v1')
+    clock.now += 599.9
+    assert sessions.find(session.token, 'v1') == session
+    assert sessions.count() == 1
+    clock.now += 0.1                           # exactly at its end
+    assert sessions.count() == 0
+    assert sessions.find(session.token, 'v1') is None
+    clock.now -= 10                            # gone for good, even if the clock goes back
+    assert sessions.find(session.token, 'v1') is None
+
+
+def test_the_timeout_is_read_at_each_login() -> None:
+    clock = Clock()
+    timeout = [600.0]
+    sessions = Sessions(lambda: timeout[0], clock=clock)
+    short = sessions.open('v1')
+    timeout[0] = 3600.0
+    long = sessions.open('v1')
+    assert long.expires - short.expires == 3000.0
+    clock.now += 1000
+    assert sessions.find(short.token, 'v1') is None
+    assert sessions.find(long.token, 'v1') == long
+
+
+def test_a_session_of_another_password_ends() -> None:
+    sessions = Sessions(lambda: 600.0, clock=Clock())
+    session = sessions.open('v1')
+    other = sessions.open('v1')
+    assert sessions.find(session.token, 'v2') is None
+    assert sessions.find(session.token, 'v1') is None   # ended, not only hidden
+    assert sessions.find(other.token, 'v1') == other
+    assert sessions.count() == 1
+
+
+def test_close_and_close_all() -> None:
+    sessions = Sessions(lambda: 600.0, clock=Clock())
+    one, two, three = sessions.open('v'), sessions.open('v'), sessions.open('v')
+    sessions.close(two.token)
+    sessions.close('not-a-session')            # no error
+    assert sessions.find(two.token, 'v') is None
+    assert sessions.find(one.token, 'v') == one
+    assert sessions.count() == 2
+    sessions.close_all()
+    assert sessions.count() == 0
+    assert sessions.find(one.token, 'v') is None
+    assert sessions.find(three.token, 'v') is None
+
+
+def test_count_leaves_out_expired_sessions() -> None:
+    clock = Clock()
+    sessions = Sessions(lambda: 100.0, clock=clock)
+    sessions.open('v')
+    clock.now += 60
+    late = sessions.open('v')
+    assert sessions.count() == 2
+    clock.now += 50
+    assert sessions.count() == 1
+    assert sessions.find(late.token, 'v') == late
+
+
+# -- same_token ---------------------------------------------------------------------
+def test_same_token() -> None:
+    assert same_token('abc-DEF_123', 'abc-DEF_123')
+    assert not same_token('abc-DEF_124', 'abc-DEF_123')
+    assert not same_token('abc-DEF_12', 'abc-DEF_123')
+    assert not same_token('abc-DEF_1234', 'abc-DEF_123')
+    assert not same_token(None, 'abc')
+    assert not same_token('', 'abc')
+    assert not same_token('', '')              # an empty token never matches
+    assert not same_token('\u00e9t\u00e9', 'abc')   # no error on text that is not ASCII
+    assert same_token('\u00e9t\u00e9', '\u00e9t\u00e9')
+
+
+# -- AuthBrake ----------------------------------------------------------------------
+def test_the_brake_doubles_its_delay_up_to_the_most() -> None:
+    sleeps, clock = Sleeps(), Clock()
+    brake = AuthBrake(sleep=sleeps, clock=clock)
+    waited = [brake.failed('192.0.2.1') for _ in range(5)]
+    assert sleeps.waits == [1.0, 2.0, 4.0, 8.0, 8.0]
+    assert waited == sleeps.waits
+    assert brake.locked_for('192.0.2.1') == 0.0      # 5 of 10: not locked yet
+
+
+def test_the_brake_counts_each_address_apart() -> None:
+    sleeps = Sleeps()
+    brake = AuthBrake(sleep=sleeps, clock=Clock())
+    brake.failed('192.0.2.1')
+    brake.failed('192.0.2.1')
+    brake.failed('2001:db8::1')
+    brake.failed('192.0.2.1')
+    brake.failed('2001:db8::1')
+    assert sleeps.waits == [1.0, 2.0, 1.0, 4.0, 2.0]
+
+
+def test_a_success_clears_the_address() -> None:
+    sleeps = Sleeps()
+    brake = AuthBrake(sleep=sleeps, clock=Clock())
+    for address in ('192.0.2.1', '192.0.2.2'):
+        brake.failed(address)
+        brake.failed(address)
+    brake.succeeded('192.0.2.1')
+    brake.succeeded('192.0.2.9')                     # never failed: no error
+    assert brake.failed('192.0.2.1') == 1.0
+    assert brake.failed('192.0.2.2') == 4.0
+
+
+def test_the_brake_locks_an_address_after_too_many_failures() -> None:
+    sleeps, clock = Sleeps(), Clock()
+    brake = AuthBrake(lock_after=4, lock_s=300.0, sleep=sleeps, clock=clock)
+    for _ in range(3):
+        brake.failed('192.0.2.1')
+        assert brake.locked_for('192.0.2.1') == 0.0
+    clock.now += 5
+    brake.failed('192.0.2.1')
+    assert brake.locked_for('192.0.2.1') == pytest.approx(300.0)
+    assert brake.locked_for('192.0.2.2') == 0.0      # only that address
+    clock.now += 299
+    assert brake.locked_for('192.0.2.1') == pytest.approx(1.0)
+    clock.now += 1                                   # lock_s after its last failure
+    assert brake.locked_for('192.0.2.1') == 0.0
+    assert brake.failed('192.0.2.1') == 1.0          # and it starts again from the first
+    assert sleeps.waits == [1.0, 2.0, 4.0, 8.0, 1.0]
+
+
+def test_old_failures_are_forgotten_after_lock_s() -> None:
+    sleeps, clock = Sleeps(), Clock()
+    brake = AuthBrake(lock_after=10, lock_s=300.0, sleep=sleeps, clock=clock)
+    for _ in range(3):
+        brake.failed('192.0.2.1')
+    clock.now += 301
+    assert brake.failed('192.0.2.1') == 1.0
+    assert sleeps.waits == [1.0, 2.0, 4.0, 1.0]
+
+
+def test_the_brake_settings() -> None:
+    sleeps, clock = Sleeps(), Clock()
+    brake = AuthBrake(first_s=0.5, max_s=3.0, lock_after=5, lock_s=60.0, sleep=sleeps,
+                      clock=clock)
+    for _ in range(5):
+        brake.failed('h')
+    assert sleeps.waits == [0.5, 1.0, 2.0, 3.0, 3.0]
+    assert brake.locked_for('h') == pytest.approx(60.0)
