@@ -1,0 +1,362 @@
+"""The web panel in a real mgr: its rules over HTTPS, and an operator's visit in headless Chromium.
+
+On the `two_osds` cluster (two mgrs, for the failover). Screenshots go to
+RGWBENCH_SCREENSHOTS (default .tox/screenshots), one folder per release.
+"""
+import hashlib
+import http.client
+import itertools
+import json
+import os
+import re
+import socket
+import ssl
+import time
+import urllib.parse
+from typing import Dict, Iterator, List, Optional, Tuple
+
+import pytest
+from conftest import Cluster
+from test_runs import buckets, runs, snapshot, wait_run  # noqa: F401 (runs: a fixture)
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import WebDriverException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
+SHOTS = os.environ.get('RGWBENCH_SCREENSHOTS', os.path.join(ROOT, '.tox', 'screenshots'))
+CHROMIUM = os.environ.get('RGWBENCH_CHROMIUM', '/usr/bin/chromium')
+CHROMEDRIVER = os.environ.get('RGWBENCH_CHROMEDRIVER', '/usr/bin/chromedriver')
+#: the flags a headless Chromium needs on a closed network, as root
+CHROMIUM_FLAGS = ('--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic',
+                  '--no-first-run', '--disable-background-networking',
+                  '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage',
+                  '--ignore-certificate-errors', '--window-size=1280,1000')
+
+
+class Panel:
+    """The panel of the cluster's active mgr, reached as a client would (and its password)."""
+
+    def __init__(self, cluster: Cluster, port: int, password: str) -> None:
+        self.cluster = cluster
+        self.port = port
+        self.password = password
+
+    def url(self) -> str:
+        return str(self.cluster.ceph_json('mgr', 'services').get('rgwbench') or '')
+
+    def wait_serving(self, timeout: float = 120) -> str:
+        """Until `mgr services` shows the panel on its port and it answers."""
+        deadline = time.monotonic() + timeout
+        while True:
+            url = self.url()
+            if url.endswith(':%d/' % self.port):
+                try:
+                    if HTTPS(url).request('GET', '/login')[0] == 200:
+                        return url
+                except OSError:
+                    pass
+            assert time.monotonic() < deadline, 'the panel is not serving: %r' % url
+            time.sleep(1)
+
+
+class HTTPS:
+    """A client of the panel with its own cookies; it trusts the certificate by fingerprint."""
+
+    def __init__(self, url: str) -> None:
+        parts = urllib.parse.urlsplit(url)
+        self.host, self.port = str(parts.hostname), int(parts.port or 443)
+        self.cookies: Dict[str, str] = {}
+
+    def connection(self) -> http.client.HTTPSConnection:
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE  # checked by fingerprint in the tests
+        return http.client.HTTPSConnection(self.host, self.port, context=context, timeout=60)
+
+    def fingerprint(self) -> str:
+        conn = self.connection()
+        conn.connect()
+        assert conn.sock is not None
+        der = conn.sock.getpeercert(binary_form=True)
+        conn.close()
+        assert der is not None
+        digest = hashlib.sha256(der).hexdigest().upper()
+        return ':'.join(digest[i:i + 2] for i in range(0, len(digest), 2))
+
+    def request(self, method: str, path: str, form: Optional[Dict[str, str]] = None,
+                headers: Optional[Dict[str, str]] = None) -> Tuple[int, str, float]:
+        """(status, body, seconds taken); cookies the answer sets are kept."""
+        conn = self.connection()
+        sent = dict(headers or {})
+        if self.cookies:
+            sent['Cookie'] = '; '.join('%s=%s' % kv for kv in self.cookies.items())
+        body = None
+        if form is not None:
+            body = urllib.parse.urlencode(form)
+            sent['Content-Type'] = 'application/x-www-form-urlencoded'
+        began = time.monotonic()
+        conn.request(method, path, body=body, headers=sent)
+        answer = conn.getresponse()
+        text = answer.read().decode('utf-8', 'replace')
+        took = time.monotonic() - began
+        for header in answer.msg.get_all('Set-Cookie') or []:
+            name, _, rest = header.partition('=')
+            value = rest.split(';')[0]
+            if 'Max-Age=0' in header:
+                self.cookies.pop(name, None)
+            else:
+                self.cookies[name] = value
+        conn.close()
+        return answer.status, text, took
+
+    def login(self, password: str) -> Tuple[int, float]:
+        status, page, _ = self.request('GET', '/login')
+        token = re.search(r'name="login_token" value="([^"]+)"', page)
+        assert status == 200 and token, page[:500]
+        status, _, took = self.request('POST', '/login', form={
+            'password': password, 'login_token': token.group(1), 'next': '/'})
+        return status, took
+
+    def csrf(self) -> str:
+        status, page, _ = self.request('GET', '/')
+        found = re.search(r'name="csrf-token" content="([^"]+)"', page)
+        assert status == 200 and found, page[:500]
+        return found.group(1)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope='module')
+def panel(runs: Cluster) -> Iterator[Panel]:  # noqa: F811 (the fixture imported above)
+    port = free_port()
+    # An option changed at runtime moves the panel (config_notify).
+    runs.ceph('config', 'set', 'mgr', 'mgr/rgwbench/panel_port', str(port))
+    password = runs.ceph('rgwbench', 'panel', 'password', 'generate').stdout.strip()
+    found = Panel(runs, port, password)
+    found.wait_serving()
+    yield found
+    runs.ceph('rgwbench', 'panel', 'password', 'rm')
+    runs.ceph('config', 'set', 'mgr', 'mgr/rgwbench/panel_port', '9494')
+    runs.ceph('config', 'rm', 'mgr', 'mgr/rgwbench/panel_port')
+
+
+@pytest.fixture
+def browser(runs: Cluster) -> Iterator[WebDriver]:  # noqa: F811
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in CHROMIUM_FLAGS:
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def shot(driver: WebDriver, release: str, name: str, full: bool = False,
+         width: int = 1280) -> None:
+    folder = os.path.join(SHOTS, release)
+    os.makedirs(folder, exist_ok=True)
+    if full:
+        height = int(driver.execute_script('return document.body.scrollHeight'))
+        driver.set_window_size(width, height + 120)
+    driver.save_screenshot(os.path.join(folder, name + '.png'))
+    if full:
+        driver.set_window_size(1280, 1000)
+
+
+def browser_login(driver: WebDriver, panel: Panel) -> str:
+    url = panel.url().rstrip('/')
+    driver.get(url + '/')
+    driver.find_element(By.ID, 'password').send_keys(panel.password)
+    driver.find_element(By.ID, 'login-button').click()
+    WebDriverWait(driver, 30).until(lambda d: d.find_elements(By.ID, 'start'))
+    return url
+
+
+def start_from_panel(driver: WebDriver, profile: str, duration: int, warmup: int) -> str:
+    """Pick a profile, see its plan, confirm, start; returns the run id the live view shows."""
+    Select(driver.find_element(By.ID, 'profile')).select_by_value(profile)
+    driver.find_element(By.CSS_SELECTOR, '#overrides summary').click()
+    driver.find_element(By.ID, 'duration').send_keys(str(duration))
+    driver.find_element(By.ID, 'warmup').send_keys(str(warmup))
+    start = driver.find_element(By.ID, 'start-run')
+    assert not start.is_enabled(), 'a run can start before its plan is shown'
+    driver.find_element(By.ID, 'show-plan').click()
+    WebDriverWait(driver, 60).until(lambda d: d.find_element(By.ID, 'plan').is_displayed())
+    plan = driver.find_element(By.ID, 'plan').text
+    assert 'profile %s' % profile in plan and 'variant' in plan, plan
+    assert not start.is_enabled(), 'a run can start before it is confirmed'
+    driver.find_element(By.ID, 'confirm').click()
+    assert start.is_enabled()
+    start.click()
+    WebDriverWait(driver, 60).until(lambda d: d.find_element(By.ID, 'live').is_displayed())
+    assert driver.find_element(By.ID, 'start-error').text == ''
+    return str(driver.find_element(By.ID, 'live-run').text)
+
+
+def test_the_panel_is_published_and_serves_its_certificate(panel: Panel) -> None:
+    url = panel.url()
+    assert url.startswith('https://') and url.endswith(':%d/' % panel.port), url
+    shown = panel.cluster.ceph_json('rgwbench', 'panel', 'show')
+    assert shown['serving'] and shown['url'] == url and shown['password_set']
+    assert shown['certificate']['source'] == 'generated'
+    assert HTTPS(url).fingerprint() == shown['certificate']['fingerprint_sha256']
+    assert 'PRIVATE KEY' not in panel.cluster.ceph('rgwbench', 'panel', 'show',
+                                                   '-f', 'json').stdout
+
+
+def test_nothing_is_served_without_a_session(panel: Panel) -> None:
+    client = HTTPS(panel.url())
+    for method, path in (('GET', '/'), ('GET', '/api/status'), ('GET', '/api/runs'),
+                         ('GET', '/static/panel.js'), ('GET', '/runs/x.json'),
+                         ('POST', '/api/runs'), ('POST', '/api/abort')):
+        status, body, _ = client.request(method, path, form={'profile': 'quick'}
+                                         if method == 'POST' else None)
+        assert status == 401, (method, path, status, body[:200])
+        assert 'run-link' not in body and 'csrf-token' not in body
+    assert panel.cluster.ceph_json('rgwbench', 'status')['active_run'] is None
+
+
+def test_a_wrong_password_is_refused_and_slowed_down(panel: Panel) -> None:
+    client = HTTPS(panel.url())
+    first = client.login('not-the-password')
+    second = client.login('not-the-password-either')
+    assert first[0] == 401 and second[0] == 401
+    # Each wrong password from an address waits longer: 1 s, then 2 s.
+    assert first[1] >= 1.0 and second[1] >= 2.0, (first, second)
+    assert client.request('GET', '/api/status')[0] == 401
+    status, took = client.login(panel.password)
+    assert status == 303 and took < second[1], (status, took)
+    assert client.request('GET', '/api/status')[0] == 200
+
+
+def test_a_post_without_the_csrf_token_is_refused(panel: Panel) -> None:
+    client = HTTPS(panel.url())
+    assert client.login(panel.password)[0] == 303
+    csrf = client.csrf()
+    for headers in ({}, {'X-CSRF-Token': 'x' + csrf}):
+        status, body, _ = client.request('POST', '/api/runs', form={'profile': 'quick'},
+                                         headers=headers)
+        assert status == 403 and 'CSRF' in body, (status, body)
+    assert panel.cluster.ceph_json('rgwbench', 'status')['active_run'] is None
+    # The right token is taken (and a bad override is refused before anything runs).
+    status, body, _ = client.request('POST', '/api/runs', form={
+        'profile': 'quick', 'duration': '-5'}, headers={'X-CSRF-Token': csrf})
+    assert status == 400 and 'duration' in body, (status, body)
+    assert panel.cluster.ceph_json('rgwbench', 'status')['active_run'] is None
+    status, _, _ = client.request('POST', '/logout', form={'csrf_token': csrf})
+    assert status == 303 and client.request('GET', '/api/status')[0] == 401
+
+
+def test_an_operator_runs_quick_from_the_panel_and_reads_its_charts(
+        panel: Panel, browser: WebDriver) -> None:
+    release = panel.cluster.release
+    before = snapshot(panel.cluster)
+    browser.get(panel.url())
+    shot(browser, release, '01-login')
+    browser_login(browser, panel)
+    shot(browser, release, '02-runs')
+    rm_shot = os.path.join(SHOTS, release, '03-live.png')
+    if os.path.exists(rm_shot):
+        os.remove(rm_shot)
+    run_id = start_from_panel(browser, 'quick', duration=8, warmup=1)
+    seen: List[str] = []
+    figures = re.compile(r'[1-9][0-9.]* ops/s')
+    deadline = time.monotonic() + 900
+    # The live view follows the run without a reload, until the run ends (then the
+    # page reloads itself).
+    for turn in itertools.count():
+        try:
+            message = browser.find_element(By.ID, 'live-message').text
+            throughput = browser.find_element(By.ID, 'live-throughput').text
+        except WebDriverException:  # the page is reloading
+            message = throughput = ''
+        if message and message not in seen:
+            seen.append(message)
+        if figures.search(throughput) and \
+                not os.path.exists(os.path.join(SHOTS, release, '03-live.png')):
+            shot(browser, release, '03-live')
+        if 'ended' in message or turn % 8 == 7 and panel.cluster.ceph_json(
+                'rgwbench', 'status')['active_run'] is None:
+            break
+        assert time.monotonic() < deadline, seen
+        time.sleep(0.5)
+    assert any('workload' in m for m in seen), seen
+    assert os.path.exists(os.path.join(SHOTS, release, '03-live.png')), \
+        'the live view never showed throughput'
+    record = wait_run(panel.cluster, run_id)
+    assert record['state'] == 'complete', record
+    WebDriverWait(browser, 60).until(lambda d: d.find_elements(
+        By.CSS_SELECTOR, 'tr[data-run-id="%s"] .state-complete' % run_id))
+    browser.find_element(By.CSS_SELECTOR, 'tr[data-run-id="%s"] a.run-link' % run_id).click()
+    WebDriverWait(browser, 60).until(lambda d: d.find_elements(By.ID, 'comparison'))
+    assert browser.find_element(By.ID, 'run-state').text == 'complete'
+    rows = browser.find_elements(By.CSS_SELECTOR, '#comparison tbody tr')
+    assert len(rows) == 4, [r.text for r in rows]  # 2 workloads x 2 variants
+    assert 'threads-256' in browser.find_element(By.ID, 'comparison').text
+    charts = browser.find_elements(By.CSS_SELECTOR, '#bar-charts figure')
+    assert [c.get_attribute('data-metric') for c in charts] == [
+        'throughput_pct', 'latency_p50_pct', 'latency_p99_pct', 'rgw_cpu_pct', 'rgw_rss_pct']
+    for chart in charts:
+        bars = chart.find_elements(By.CSS_SELECTOR, 'rect.bar')
+        assert {b.get_attribute('data-series') for b in bars} == {'threads-256'}
+        assert {b.get_attribute('data-group') for b in bars} == {'put-4KiB', 'get-4KiB'}
+    lines = browser.find_elements(By.CSS_SELECTOR, '#per-second polyline.line')
+    assert len(lines) == 4, 'one line per variant and workload'
+    assert 'rgw_thread_pool_size' in browser.find_element(By.ID, 'settings-table').text
+    shot(browser, release, '04-run', full=True)
+    shot(browser, release, '05-run-phone', full=True, width=390)
+    # The downloads are the stored result.
+    client = HTTPS(panel.url())
+    assert client.login(panel.password)[0] == 303
+    status, body, _ = client.request('GET', '/runs/%s.json' % run_id)
+    assert status == 200 and json.loads(body) == json.loads(panel.cluster.ceph(
+        'rgwbench', 'results', 'export', run_id).stdout)
+    status, body, _ = client.request('GET', '/runs/%s.csv' % run_id)
+    assert status == 200 and body == panel.cluster.ceph(
+        'rgwbench', 'results', 'show', run_id, '--table', 'csv').stdout.rstrip('\n') + '\n'
+    panel.cluster.wait_rgw_registered()
+    assert snapshot(panel.cluster) == before and buckets(panel.cluster) == []
+
+
+def test_an_operator_aborts_a_run_from_the_panel(panel: Panel, browser: WebDriver) -> None:
+    before = snapshot(panel.cluster)
+    browser_login(browser, panel)
+    run_id = start_from_panel(browser, 'quick', duration=120, warmup=1)
+    WebDriverWait(browser, 600).until(
+        lambda d: 'workload' in d.find_element(By.ID, 'live-message').text)
+    browser.find_element(By.ID, 'abort').click()
+    confirm = browser.find_element(By.ID, 'abort-confirm')
+    assert confirm.is_displayed()
+    confirm.click()
+    record = wait_run(panel.cluster, run_id, timeout=600)
+    assert record['state'] == 'aborted', record
+    assert browser.find_element(By.ID, 'abort-error').text == ''
+    shot(browser, panel.cluster.release, '06-aborted')
+    panel.cluster.wait_rgw_registered()
+    assert snapshot(panel.cluster) == before and buckets(panel.cluster) == []
+
+
+def test_the_panel_comes_back_on_the_new_active_mgr(panel: Panel) -> None:
+    client = HTTPS(panel.url())
+    assert client.login(panel.password)[0] == 303
+    old = panel.cluster.ceph_json('mgr', 'stat')['active_name']
+    panel.cluster.ceph('mgr', 'fail', old)
+    deadline = time.monotonic() + 300
+    while panel.cluster.ceph_json('mgr', 'stat')['active_name'] in ('', old):
+        assert time.monotonic() < deadline, 'no other mgr took over'
+        time.sleep(1)
+    panel.wait_serving()
+    # Sessions were the old mgr's: log in again.
+    assert client.request('GET', '/api/status')[0] == 401
+    assert client.login(panel.password)[0] == 303
+    assert client.request('GET', '/api/status')[0] == 200
