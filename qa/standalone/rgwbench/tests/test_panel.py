@@ -250,7 +250,7 @@ def test_a_post_without_the_csrf_token_is_refused(panel: Panel) -> None:
     assert panel.cluster.ceph_json('rgwbench', 'status')['active_run'] is None
     # The right token is taken (and a bad override is refused before anything runs).
     status, body, _ = client.request('POST', '/api/runs', form={
-        'profile': 'quick', 'duration': '-5'}, headers={'X-CSRF-Token': csrf})
+        'profile': 'quick', 'duration': '-5', 'confirm': 'yes'}, headers={'X-CSRF-Token': csrf})
     assert status == 400 and 'duration' in body, (status, body)
     assert panel.cluster.ceph_json('rgwbench', 'status')['active_run'] is None
     status, _, _ = client.request('POST', '/logout', form={'csrf_token': csrf})

@@ -63,8 +63,7 @@ class _Handler(BaseHTTPRequestHandler):
         address = str(self.client_address[0])
         if session is None or not hmac.compare_digest(token.encode(),
                                                       ('Bearer ' + session.secret).encode()):
-            if self.server.brake.locked_for(address) <= 0:
-                self.server.brake.failed(address)
+            self.server.brake.failed(address)
             self._reply(401, {'error': 'unknown run or wrong secret'})
             return None
         self.server.brake.succeeded(address)

@@ -102,8 +102,13 @@ def _cookie(name: str, value: str, max_age: int, secure: bool) -> Tuple[str, str
 
 
 def _safe_next(target: str) -> str:
-    """Where to go after the login: a path of this panel only."""
-    if target.startswith('/') and not target.startswith('//') and '\\' not in target:
+    """Where to go after the login: a path of this panel only.
+
+    Browsers drop tabs and line breaks from a URL, so `/`, a tab, `/host` would
+    be `//host`, another site: any control character or backslash sends to `/`.
+    """
+    if target.startswith('/') and not target.startswith('//') and \
+            not any(c == '\\' or ord(c) < 32 or ord(c) == 127 for c in target):
         return target
     return '/'
 
@@ -224,6 +229,10 @@ class PanelApp:
             self.sessions.close(session.token)
             return _redirect('/login', [_cookie(SESSION_COOKIE, '', 0, request.secure)])
         if path == '/api/runs':
+            if request.form.get('confirm') != 'yes':
+                raise InvalidInput('a run changes settings and restarts daemons of this '
+                                   'cluster while it lasts; see its plan and confirm '
+                                   '(confirm=yes)')
             run_id = self.backend.start_run(request.form.get('profile', ''),
                                             overrides(request.form))
             return _json(202, {'run_id': run_id})

@@ -66,10 +66,10 @@ class PasswordStore:
             return None
         try:
             data = json.loads(text)
-            if data.get('scheme') == 'pbkdf2-sha256':
-                return dict(data)
         except ValueError:
-            pass
+            return None
+        if isinstance(data, dict) and data.get('scheme') == 'pbkdf2-sha256':
+            return dict(data)
         return None
 
     def is_set(self) -> bool:

@@ -190,8 +190,13 @@ def comparison_table(record: Dict[str, Any]) -> str:
 
 
 def chart_data(record: Dict[str, Any], metric: str) -> Tuple[
-        List[str], List[Tuple[str, List[Optional[float]]]], Dict[Tuple[str, str], bool]]:
-    """Workloads, (variant, % change per workload) and which bars are significant."""
+        List[str], List[Tuple[str, List[Optional[float]]]],
+        Optional[Dict[Tuple[str, str], bool]]]:
+    """Workloads, (variant, % change per workload) and which bars are significant.
+
+    Significance is tested on one figure (throughput, or latency in open loop):
+    the charts of the others carry none (None), rather than "not significant".
+    """
     rows = comparison(record)
     workloads: List[str] = []
     variants: List[str] = []
@@ -203,6 +208,8 @@ def chart_data(record: Dict[str, Any], metric: str) -> Tuple[
     by = {(r['variant'], r['workload']): r for r in rows}
     series = [(v, [by[(v, w)].get(metric) if (v, w) in by else None for w in workloads])
               for v in variants]
+    if not any(metric in TESTED.get(row.get('tested') or '', ()) for row in rows):
+        return workloads, series, None
     marked = {key: bool(row.get('significant')) and
               metric in TESTED.get(row.get('tested') or '', ()) for key, row in by.items()}
     return workloads, series, marked

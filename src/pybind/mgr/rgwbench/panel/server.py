@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import cherrypy
 
-from .app import PanelApp, Request, Response, parse_cookies, parse_form
+from .app import SECURITY_HEADERS, PanelApp, Request, Response, parse_cookies, parse_form
 
 MAX_BODY = 1024 * 1024
 APP_NAME = 'rgwbench'
@@ -79,7 +79,7 @@ class _Root:
         length = int(headers.get('content-length') or 0)
         if length > MAX_BODY:
             return self._answer(Response(413, b'{"error": "body too large"}',
-                                         'application/json', []))
+                                         'application/json', SECURITY_HEADERS))
         body = req.rfile.read(length) if length else b''
         query = {k: v[0] if isinstance(v, list) else str(v)
                  for k, v in cherrypy.lib.httputil.parse_query_string(

@@ -127,7 +127,7 @@ class Panel:
         self.log.info('the rgwbench panel serves %s', self.url)
 
     def stop(self) -> None:
-        """Stop serving until start() (also when a start in its own thread comes later)."""
+        """Stop serving for good: a start, restart or change of options after it does nothing."""
         with self._lock:
             self._closed = True
             self._stop()

@@ -130,6 +130,7 @@
       $('start-error').textContent = '';
       var body = overrides();
       body.profile = profile.value;
+      body.confirm = 'yes';
       post('/api/runs', body).then(function (data) {
         $('plan').hidden = true;
         $('confirm-line').hidden = true;
