@@ -3,6 +3,7 @@
 On the `two_osds` cluster (two mgrs, for the failover). Screenshots go to
 RGWBENCH_SCREENSHOTS (default .tox/screenshots), one folder per release.
 """
+import errno
 import hashlib
 import http.client
 import itertools
@@ -13,11 +14,12 @@ import socket
 import ssl
 import time
 import urllib.parse
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
-from conftest import Cluster
+from conftest import Cluster, one_line
 from test_runs import buckets, runs, snapshot, wait_run  # noqa: F401 (runs: a fixture)
+from test_settings_tls import ceph_input, make_pems, served_certificate
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
@@ -212,6 +214,30 @@ def test_the_panel_is_published_and_serves_its_certificate(panel: Panel) -> None
     assert HTTPS(url).fingerprint() == shown['certificate']['fingerprint_sha256']
     assert 'PRIVATE KEY' not in panel.cluster.ceph('rgwbench', 'panel', 'show',
                                                    '-f', 'json').stdout
+
+
+def test_the_operators_certificate_is_checked_and_served(panel: Panel, tmp_path: Any) -> None:
+    c = panel.cluster
+    generated = c.ceph_json('rgwbench', 'panel', 'show')['certificate']['fingerprint_sha256']
+    pems = make_pems(str(tmp_path))
+    proc = ceph_input(c, pems['a_cert'] + pems['b_key'], 'rgwbench', 'panel', 'certificate',
+                      'set')
+    assert proc.returncode == errno.EINVAL and 'does not match' in one_line(proc.stderr)
+    assert HTTPS(panel.wait_serving()).fingerprint() == generated
+    proc = ceph_input(c, pems['a_cert'] + pems['a_key'], 'rgwbench', 'panel', 'certificate',
+                      'set')
+    assert proc.returncode == 0, proc.stderr
+    try:
+        shown = c.ceph_json('rgwbench', 'panel', 'show')['certificate']
+        assert shown['source'] == 'operator' and shown['subject'] == 'commonName=rgwbench-a'
+        ca_file = os.path.join(str(tmp_path), 'a.crt')  # the certificate is its own CA
+        # A handshake that verifies against the operator's certificate, name included.
+        assert served_certificate(panel.wait_serving().rstrip('/'), ca_file) == \
+            shown['fingerprint_sha256']
+    finally:
+        assert c.ceph('rgwbench', 'panel', 'certificate', 'rm').stdout.strip() == \
+            'panel certificate removed'
+    assert HTTPS(panel.wait_serving()).fingerprint() == generated
 
 
 def test_nothing_is_served_without_a_session(panel: Panel) -> None:
