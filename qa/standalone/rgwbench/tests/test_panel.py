@@ -367,6 +367,10 @@ def test_an_operator_aborts_a_run_from_the_panel(panel: Panel, browser: WebDrive
     record = wait_run(panel.cluster, run_id, timeout=600)
     assert record['state'] == 'aborted', record
     assert browser.find_element(By.ID, 'abort-error').text == ''
+    # The live view sees the end by itself and the page then lists the run aborted.
+    WebDriverWait(browser, 60).until(lambda d: d.find_elements(
+        By.CSS_SELECTOR, 'tr[data-run-id="%s"] .state-aborted' % run_id))
+    assert not browser.find_element(By.ID, 'live').is_displayed()
     shot(browser, panel.cluster.release, '06-aborted')
     panel.cluster.wait_rgw_registered()
     assert snapshot(panel.cluster) == before and buckets(panel.cluster) == []

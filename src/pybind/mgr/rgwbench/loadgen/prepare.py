@@ -10,7 +10,8 @@ import re
 import socket
 import ssl
 import threading
-from typing import IO, Callable, Dict, List, Optional, Tuple, TypeVar
+import time
+from typing import IO, Any, Callable, Dict, List, Optional, Tuple, TypeVar
 
 from .errors import AuthError, EndpointError, LoadgenError, ProtocolError, UsageError
 from .payload import Pattern
@@ -218,29 +219,48 @@ def list_keys(client: S3Client, bucket: str, prefix: str) -> Tuple[List[str], bo
         token = _unescape(m.group(1))
 
 
-def cleanup(job: Job, progress: Optional[IO[str]] = None) -> Dict[str, int]:
-    """Delete every object under the key prefix, then the (empty) buckets."""
+def cleanup(job: Job, progress: Optional[IO[str]] = None, attempts: int = 10,
+            pause_s: float = 1.0, sleep: Callable[[float], None] = time.sleep) -> Dict[str, Any]:
+    """Delete every object under the key prefix, then the (empty) buckets.
+
+    A write that agents sent just before they were stopped can land after
+    the listing; the bucket is then not empty (409), and its objects are
+    listed and deleted again, up to `attempts` times. Buckets still there
+    after that are named in ``buckets_left``.
+    """
     client = make_client(job)
     deleted = buckets = 0
+    left = []
     try:
         for bucket in job.bucket_names:
-            keys, exists = _call(job, "clean-up",
-                                 lambda: list_keys(client, bucket, job.key_prefix))
-            if not exists:
-                continue
-            for i in range(0, len(keys), 1000):
-                batch = keys[i:i + 1000]
-                resp = client.delete_objects(bucket, batch)
-                if resp.status != 200 or b"<Error>" in resp.body:
-                    for key in batch:  # fall back to one by one
-                        client.request("DELETE", "/%s/%s" % (bucket, key))
-                deleted += len(batch)
-                if progress is not None:
-                    progress.write("[clean-up] %s: %d objects deleted\n" % (bucket, deleted))
-                    progress.flush()
-            resp = client.delete_bucket(bucket)
-            if resp.status in (200, 204):
-                buckets += 1
+            for attempt in range(attempts):
+                keys, exists = _call(job, "clean-up",
+                                     lambda: list_keys(client, bucket, job.key_prefix))
+                if not exists:
+                    break
+                for i in range(0, len(keys), 1000):
+                    batch = keys[i:i + 1000]
+                    resp = client.delete_objects(bucket, batch)
+                    if resp.status != 200 or b"<Error>" in resp.body:
+                        for key in batch:  # fall back to one by one
+                            client.request("DELETE", "/%s/%s" % (bucket, key))
+                    deleted += len(batch)
+                    if progress is not None:
+                        progress.write("[clean-up] %s: %d objects deleted\n" % (bucket, deleted))
+                        progress.flush()
+                resp = client.delete_bucket(bucket)
+                if resp.status in (200, 204):
+                    buckets += 1
+                    break
+                if resp.status == 404:
+                    break
+                if attempt + 1 < attempts:
+                    sleep(pause_s)
+            else:
+                left.append(bucket)
     finally:
         client.close()
-    return {"objects_deleted": deleted, "buckets_deleted": buckets}
+    out: Dict[str, Any] = {"objects_deleted": deleted, "buckets_deleted": buckets}
+    if left:
+        out["buckets_left"] = left
+    return out

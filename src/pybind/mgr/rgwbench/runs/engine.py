@@ -55,7 +55,8 @@ class RunEngine:
                  make_channel: Callable[[], AgentChannel],
                  events: RunEvents, ceph_version: Callable[[], str], log: Any,
                  keep_objects: Callable[[], bool] = lambda: False,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 settle_after_abort_s: float = 3.0) -> None:
         self.store = store
         self.results = results
         self.credentials = credentials
@@ -69,6 +70,7 @@ class RunEngine:
         self.log = log
         self.keep_objects = keep_objects
         self.clock = clock
+        self.settle_after_abort_s = settle_after_abort_s
         self.leftovers = Leftovers(store, LEFTOVERS_KEY)
         self._lock = threading.Lock()
         self._record: Optional[Dict[str, Any]] = None
@@ -264,6 +266,10 @@ class RunEngine:
                 if self.keep_objects():
                     self.log.info('run %s: keeping buckets %s*', run_id, job['bucket_prefix'])
                 else:
+                    if self._abort.is_set():
+                        # Requests the agents sent before they were stopped (a bucket
+                        # created, an object written) land first.
+                        time.sleep(self.settle_after_abort_s)
                     self._cleanup(job, ca_pem)
                 self.leftovers.clear()
             problems += agents_failed(summary)
@@ -281,9 +287,13 @@ class RunEngine:
 
     def _cleanup(self, job: Dict[str, Any], ca_pem: Optional[str]) -> None:
         try:
-            remove_buckets(job, ca_pem)
+            done = remove_buckets(job, ca_pem)
         except Exception as e:
             self.log.warning('clean-up of %s failed: %s', job['bucket_prefix'], e)
+            return
+        if done.get('buckets_left'):
+            self.log.warning('clean-up: buckets %s are not empty and stay',
+                             ', '.join(done['buckets_left']))
 
     # -- after a failover -----------------------------------------------------------
     def recover(self, remove_service: Callable[[str], Any]) -> None:

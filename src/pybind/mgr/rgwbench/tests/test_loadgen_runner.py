@@ -7,12 +7,12 @@ import ssl
 import subprocess
 import threading
 import time
-from typing import Any, Dict, Iterator, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 
 
-from rgwbench.loadgen import api
+from rgwbench.loadgen import api, prepare
 from rgwbench.loadgen.errors import EndpointError
 from rgwbench.loadgen.histogram import Histogram, bucket_bounds
 from rgwbench.loadgen.s3stub import StubS3
@@ -202,6 +202,35 @@ def test_cleanup_lists_pages_and_deletes_buckets(stub: StubS3) -> None:
     assert stub.buckets == {}
     # two pages of a listing (1000 + 100 keys), two multi-object deletes
     assert stub.counts["list"] == 2 and stub.counts["multi_delete"] == 2
+
+
+def test_cleanup_deletes_again_what_landed_after_its_listing(
+        stub: StubS3, monkeypatch: pytest.MonkeyPatch) -> None:
+    api.run_job(job_for(stub, op="put", ops=20, size="1KiB"))
+    real = prepare.list_keys
+    listings = []
+
+    def late(client: Any, bucket: str, prefix: str) -> Tuple[List[str], bool]:
+        listings.append(bucket)
+        # The first listing misses the writes still on their way (as after an abort).
+        return ([], True) if len(listings) == 1 else real(client, bucket, prefix)
+
+    monkeypatch.setattr(prepare, "list_keys", late)
+    waits: List[float] = []
+    done = prepare.cleanup(job_for(stub, op="put", ops=20, size="1KiB"), sleep=waits.append)
+    assert done == {"objects_deleted": 20, "buckets_deleted": 1}
+    assert len(listings) == 2 and waits == [1.0] and stub.buckets == {}
+
+
+def test_cleanup_names_the_buckets_it_could_not_empty(
+        stub: StubS3, monkeypatch: pytest.MonkeyPatch) -> None:
+    api.run_job(job_for(stub, op="put", ops=5, size="1KiB"))
+    monkeypatch.setattr(prepare, "list_keys", lambda *args: ([], True))
+    waits: List[float] = []
+    done = prepare.cleanup(job_for(stub, op="put", ops=5, size="1KiB"), attempts=3,
+                           sleep=waits.append)
+    assert done["buckets_deleted"] == 0 and done["buckets_left"] == list(stub.buckets)
+    assert waits == [1.0, 1.0]
 
 
 def test_server_process_sampling(stub: StubS3) -> None:
