@@ -187,6 +187,7 @@ class LocalCluster:
         host = socket.gethostname().split('.')[0]
         mon_port = free_port()
         rgw_port = free_port([mon_port], count=rgws)
+        panel_port = free_port([mon_port] + list(range(rgw_port, rgw_port + rgws)))
         self.state = {
             'release': release.name,
             'fsid': str(uuid.uuid4()),
@@ -199,6 +200,9 @@ class LocalCluster:
             # rgw_port, rgw_port + 1, ... on each host.
             'rgw_port': rgw_port,
             'rgws_per_host': rgws,
+            # The rgwbench web panel of each cluster on a port of its own: clusters
+            # side by side (tests of two releases) would take turns at the default.
+            'panel_port': panel_port,
         }
         if hosts > 1:
             try:
@@ -472,6 +476,9 @@ class LocalCluster:
         # modules answer.
         self._wait('the rgwbench module to answer',
                    lambda: self._try_ceph(['rgwbench', 'status']), 180)
+        if 'panel_port' in self.state:
+            self.ceph(['config', 'set', 'mgr', 'mgr/rgwbench/panel_port',
+                       str(self.state['panel_port'])])
         self._wait('the %s orchestrator backend' % ORCH_BACKEND,
                    lambda: self._try_ceph(['orch', 'set', 'backend', ORCH_BACKEND]), 120)
         self._wait('the orchestrator to answer', lambda: self._try_ceph(['orch', 'status']), 60)

@@ -139,6 +139,7 @@ def free_port() -> int:
 @pytest.fixture(scope='module')
 def panel(runs: Cluster) -> Iterator[Panel]:  # noqa: F811 (the fixture imported above)
     port = free_port()
+    first = runs.ceph('config', 'get', 'mgr', 'mgr/rgwbench/panel_port').stdout.strip()
     # An option changed at runtime moves the panel (config_notify).
     runs.ceph('config', 'set', 'mgr', 'mgr/rgwbench/panel_port', str(port))
     password = runs.ceph('rgwbench', 'panel', 'password', 'generate').stdout.strip()
@@ -146,8 +147,7 @@ def panel(runs: Cluster) -> Iterator[Panel]:  # noqa: F811 (the fixture imported
     found.wait_serving()
     yield found
     runs.ceph('rgwbench', 'panel', 'password', 'rm')
-    runs.ceph('config', 'set', 'mgr', 'mgr/rgwbench/panel_port', '9494')
-    runs.ceph('config', 'rm', 'mgr', 'mgr/rgwbench/panel_port')
+    runs.ceph('config', 'set', 'mgr', 'mgr/rgwbench/panel_port', first)
 
 
 @pytest.fixture
