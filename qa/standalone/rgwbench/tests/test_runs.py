@@ -13,6 +13,13 @@ from conftest import CLUSTER, Cluster, one_line
 from test_settings_tls import OPTIONS, VIP, free_ports
 
 FAST = ['--duration', '4', '--warmup', '1']
+FAILOVER_PROFILE = {
+    'name': 'failover-test', 'baseline': 'as-is',
+    'variants': [{'name': 'as-is', 'settings': {}},
+                 {'name': 'threads-256',
+                  'settings': {'config': {'client.rgw/rgw_thread_pool_size': 256}}}],
+    'workloads': [{'name': 'put-4KiB', 'op': 'put', 'size': '4KiB', 'duration': 20,
+                   'warmup': 1}]}
 
 
 def snapshot(c: Cluster) -> Dict[str, Any]:
@@ -197,9 +204,13 @@ def test_an_aborted_run_keeps_what_it_measured_and_restores_the_cluster(
 
 def test_a_run_cut_off_by_a_failover_ends_failed_and_restores_the_cluster(
         runs: Cluster) -> None:
+    # One workload a variant: the baseline's measure is short, the failover comes
+    # in the long one of the variant after it.
+    proc = ceph_stdin(runs, json.dumps(FAILOVER_PROFILE), 'rgwbench', 'profile', 'set')
+    assert proc.returncode == 0, proc.stderr
     before = snapshot(runs)
-    run_id = runs.ceph('rgwbench', 'run', '--profile', 'quick', '--duration', '60',
-                       '--warmup', '1', '--yes-i-really-mean-it').stdout.strip()
+    run_id = runs.ceph('rgwbench', 'run', '--profile', FAILOVER_PROFILE['name'],
+                       '--yes-i-really-mean-it').stdout.strip()
     # fail over while a variant's settings are in place and its load runs
     record = runs.ceph_json('rgwbench', 'results', 'show', run_id)
     baseline = record['baseline']
@@ -224,3 +235,4 @@ def test_a_run_cut_off_by_a_failover_ends_failed_and_restores_the_cluster(
     assert record['variants'][0]['workloads'], 'what the baseline measured is kept'
     runs.wait_rgw_registered()
     assert snapshot(runs) == before and buckets(runs) == []
+    runs.ceph('rgwbench', 'profile', 'rm', FAILOVER_PROFILE['name'])
