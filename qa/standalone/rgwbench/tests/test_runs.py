@@ -13,8 +13,9 @@ from conftest import CLUSTER, Cluster, one_line
 from test_settings_tls import OPTIONS, VIP, free_ports
 
 FAST = ['--duration', '4', '--warmup', '1']
-FAILOVER_PROFILE = {
-    'name': 'failover-test', 'baseline': 'as-is',
+FAILOVER_NAME = 'failover-test'
+FAILOVER_PROFILE: Dict[str, Any] = {
+    'name': FAILOVER_NAME, 'baseline': 'as-is',
     'variants': [{'name': 'as-is', 'settings': {}},
                  {'name': 'threads-256',
                   'settings': {'config': {'client.rgw/rgw_thread_pool_size': 256}}}],
@@ -209,7 +210,7 @@ def test_a_run_cut_off_by_a_failover_ends_failed_and_restores_the_cluster(
     proc = ceph_stdin(runs, json.dumps(FAILOVER_PROFILE), 'rgwbench', 'profile', 'set')
     assert proc.returncode == 0, proc.stderr
     before = snapshot(runs)
-    run_id = runs.ceph('rgwbench', 'run', '--profile', FAILOVER_PROFILE['name'],
+    run_id = runs.ceph('rgwbench', 'run', '--profile', FAILOVER_NAME,
                        '--yes-i-really-mean-it').stdout.strip()
     # fail over while a variant's settings are in place and its load runs
     record = runs.ceph_json('rgwbench', 'results', 'show', run_id)
@@ -235,4 +236,4 @@ def test_a_run_cut_off_by_a_failover_ends_failed_and_restores_the_cluster(
     assert record['variants'][0]['workloads'], 'what the baseline measured is kept'
     runs.wait_rgw_registered()
     assert snapshot(runs) == before and buckets(runs) == []
-    runs.ceph('rgwbench', 'profile', 'rm', FAILOVER_PROFILE['name'])
+    runs.ceph('rgwbench', 'profile', 'rm', FAILOVER_NAME)
