@@ -44,6 +44,9 @@ class Certificates:
     # -- the operator's ---------------------------------------------------------------
     def set(self, text: str) -> Dict[str, Any]:
         """Check and store a PEM (certificate, optional chain, key); nothing is stored if bad."""
+        if not text or not text.strip():
+            raise InvalidInput('give the certificate with -i <pem> (certificate, private key '
+                               'and optional CA chain in one PEM file)')
         try:
             bundle = split_pem(text)
             check_bundle(bundle)

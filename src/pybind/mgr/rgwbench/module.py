@@ -291,10 +291,7 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
     @write_command('rgwbench certificate set')
     def _cmd_certificate_set(self, inbuf: Optional[str] = None) -> HandleCommandResult:
         """Store the certificate TLS settings serve (-i PEM: certificate, key, CA chain)"""
-        if not inbuf or not inbuf.strip():
-            raise InvalidInput('give the certificate with -i <pem> (certificate, private key '
-                               'and optional CA chain in one PEM file)')
-        info = Certificates(self).set(inbuf)
+        info = Certificates(self).set(inbuf or '')
         return HandleCommandResult(stdout='certificate %s stored (sha256 %s)' % (
             info['subject'], info['fingerprint_sha256']))
 
@@ -347,10 +344,7 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
     @write_command('rgwbench panel certificate set')
     def _cmd_panel_certificate_set(self, inbuf: Optional[str] = None) -> HandleCommandResult:
         """Set the web panel's certificate (-i PEM: certificate, key, CA chain); restarts it"""
-        if not inbuf or not inbuf.strip():
-            raise InvalidInput('give the certificate with -i <pem> (certificate, private key '
-                               'and optional CA chain in one PEM file)')
-        info = self.panel.certificates().set(inbuf)
+        info = self.panel.certificates().set(inbuf or '')
         self.panel.restart()
         return HandleCommandResult(stdout='panel certificate %s stored (sha256 %s)' % (
             info['subject'], info['fingerprint_sha256']))
