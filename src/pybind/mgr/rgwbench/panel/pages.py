@@ -189,7 +189,7 @@ def comparison_table(record: Dict[str, Any]) -> str:
             % (head, ''.join(body), e(record.get('baseline'))))
 
 
-def chart_data(record: Dict[str, Any], metric: str) -> Tuple[
+def chart_data(rows: List[Dict[str, Any]], metric: str) -> Tuple[
         List[str], List[Tuple[str, List[Optional[float]]]],
         Optional[Dict[Tuple[str, str], bool]]]:
     """Workloads, (variant, % change per workload) and which bars are significant.
@@ -197,7 +197,6 @@ def chart_data(record: Dict[str, Any], metric: str) -> Tuple[
     Significance is tested on one figure (throughput, or latency in open loop):
     the charts of the others carry none (None), rather than "not significant".
     """
-    rows = comparison(record)
     workloads: List[str] = []
     variants: List[str] = []
     for row in rows:
@@ -226,8 +225,9 @@ def per_second(entry: Dict[str, Any]) -> List[Tuple[float, float]]:
 
 def _charts(record: Dict[str, Any]) -> str:
     figures = []
+    rows = comparison(record)
     for metric, title in CHART_METRICS:
-        workloads, series, marked = chart_data(record, metric)
+        workloads, series, marked = chart_data(rows, metric)
         if not series:
             continue
         figures.append('<figure class="chart-box" data-metric="%s">%s</figure>' % (
