@@ -103,12 +103,27 @@ def _daemon_ip(addr: str) -> str:
     return host
 
 
+def _newest_first(item: Tuple[str, Any]) -> Tuple[int, int]:
+    info = item[1]
+    return (-_number(info.get('start_epoch')), -_number(info.get('gid')))
+
+
+def _number(value: Any) -> int:
+    return int(value) if str(value or '').isdigit() else 0
+
+
 def rgw_daemons(service_map: Dict[str, Any]) -> List[RGWDaemon]:
+    """Every RGW daemon once, as its newest registration describes it.
+
+    A restarted radosgw registers under a new gid while its old entry stays in
+    the map until the mgr's beacon grace runs out (a minute), or while the old
+    process still shuts down (Tentacle's takes up to 30 s).
+    """
     daemons = service_map.get('services', {}).get('rgw', {}).get('daemons', {})
     found = []
-    for key, info in daemons.items():
-        if key == 'summary' or not isinstance(info, dict):
-            continue
+    names = set()
+    entries = [(k, v) for k, v in daemons.items() if k != 'summary' and isinstance(v, dict)]
+    for key, info in sorted(entries, key=_newest_first):
         meta = info.get('metadata', {})
         ip = _daemon_ip(str(info.get('addr', '')))
         frontends = [meta[k] for k in sorted(meta)
@@ -116,6 +131,9 @@ def rgw_daemons(service_map: Dict[str, Any]) -> List[RGWDaemon]:
         endpoints = [e for f in frontends for e in parse_frontend(f, ip)]
         # Since Pacific the map is keyed by gid; the daemon's name is in `id`.
         name = meta.get('id') or key
+        if name in names:
+            continue
+        names.add(name)
         pid = meta.get('pid')
         found.append(RGWDaemon(name=name, host=meta.get('hostname', ''),
                                zone=meta.get('zone_name'), version=meta.get('ceph_version'),

@@ -1,4 +1,4 @@
-from typing import List
+from typing import Any, Dict, List
 
 import pytest
 
@@ -52,3 +52,31 @@ def test_daemons_from_service_map() -> None:
 def test_no_rgw_in_service_map() -> None:
     assert rgw_daemons({'services': {'mgr': {'daemons': {}}}}) == []
     assert rgw_daemons({}) == []
+
+
+def only_entry(smap: Dict[str, Any]) -> Dict[str, Any]:
+    (entry,) = [v for k, v in smap['services']['rgw']['daemons'].items() if k != 'summary']
+    return entry
+
+
+def test_a_restarted_daemon_is_listed_once_as_its_newest_registration() -> None:
+    old_entry = only_entry(rgw_service_map(**{'default.vm.a': 'beast ssl_port=8443'}))
+    new_entry = only_entry(rgw_service_map(**{'default.vm.a': 'beast port=8000'}))
+    new_entry.update(start_epoch=9, gid=5000)
+    new_entry['metadata']['pid'] = '222'
+    old_entry['metadata']['pid'] = '111'
+    for entries in ([('4131', old_entry), ('5000', new_entry)],
+                    [('5000', new_entry), ('4131', old_entry)]):
+        smap = {'services': {'rgw': {'daemons': dict(entries, summary='')}}}
+        (daemon,) = rgw_daemons(smap)
+        assert (daemon.key, daemon.pid) == ('5000', 222)
+        assert [e.url for e in daemon.endpoints] == ['http://127.0.0.1:8000']
+
+
+def test_in_the_same_epoch_the_higher_gid_wins() -> None:
+    entry = only_entry(rgw_service_map(**{'default.vm.a': 'beast port=8000'}))
+    older = dict(entry, metadata=dict(entry['metadata'], pid='1'))
+    newer = dict(entry, gid=4140, metadata=dict(entry['metadata'], pid='2'))
+    for entries in ([('4131', older), ('4140', newer)], [('4140', newer), ('4131', older)]):
+        (daemon,) = rgw_daemons({'services': {'rgw': {'daemons': dict(entries)}}})
+        assert daemon.pid == 2
