@@ -43,6 +43,12 @@ def _start_time(pid: int) -> Optional[str]:
     return None if fields[0] == 'Z' else fields[19]
 
 
+# What `podman stop` gives a cephadm container: SIGTERM, then SIGKILL after 10 s.
+# (Tentacle's radosgw takes up to 30 s to exit; the registration of a killed one
+# stays in the service map for the mgr's beacon grace.)
+STOP_GRACE_S = 10.0
+
+
 class ProcessTable:
     """The processes of one cluster: started detached, found again by pid file.
 
@@ -102,7 +108,7 @@ class ProcessTable:
         except OSError:
             return ''
 
-    def stop(self, names: Sequence[str], timeout: float = 30.0) -> List[str]:
+    def stop(self, names: Sequence[str], timeout: float = STOP_GRACE_S) -> List[str]:
         """SIGTERM, then SIGKILL whatever is left; returns the names stopped."""
         live: Dict[str, Tuple[int, str]] = {}
         for name in names:
