@@ -139,6 +139,10 @@ class Panel:
             except Exception:
                 self.log.exception('stopping the rgwbench panel failed')
         self._server, self._listening = None, None
+        if self.url is not None:
+            # An empty URI leaves `ceph mgr services`: no stale URL if the next start fails.
+            self.host.set_uri('')
+            self.url = None
 
     def restart_if_changed(self) -> None:
         """After an option changed: start again if the panel must listen elsewhere."""

@@ -1025,6 +1025,17 @@ def test_a_server_that_cannot_start() -> None:
     assert service.host.uris == ['http://192.0.2.10:9494/']
 
 
+def test_a_restart_that_fails_unpublishes_the_old_url() -> None:
+    service = Service(panel_port=9494, panel_ssl=False)
+    service.panel.start()
+    service.fail = OSError(98, 'Address already in use')
+    service.host.options['panel_port'] = 9595
+    service.panel.restart_if_changed()
+    assert service.host.uris == ['http://192.0.2.10:9494/', '']
+    assert service.panel.describe()['url'] is None
+    assert service.panel.describe()['serving'] is False
+
+
 def test_restart_if_changed() -> None:
     service = Service(panel_port=9494, panel_ssl=False)
     service.panel.start()
@@ -1049,6 +1060,7 @@ def test_stop() -> None:
     service.panel.start()
     service.panel.stop()
     assert service.servers[0].stopped == 1
+    assert service.host.uris == ['http://192.0.2.10:9494/', '']
     described = service.panel.describe()
     assert described['serving'] is False and described['url'] is None
     service.panel.stop()                       # twice: nothing more to stop
