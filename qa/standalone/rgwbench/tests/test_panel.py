@@ -216,6 +216,27 @@ def test_the_panel_is_published_and_serves_its_certificate(panel: Panel) -> None
                                                    '-f', 'json').stdout
 
 
+def test_a_port_in_use_takes_the_url_out_until_the_panel_serves_again(panel: Panel) -> None:
+    c = panel.cluster
+    with socket.socket(socket.AF_INET6) as taken:
+        taken.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        taken.bind(('::', 0))
+        taken.listen()
+        c.ceph('config', 'set', 'mgr', 'mgr/rgwbench/panel_port', str(taken.getsockname()[1]))
+        try:
+            deadline = time.monotonic() + 120
+            while c.ceph_json('rgwbench', 'panel', 'show')['error'] is None:
+                assert time.monotonic() < deadline, 'the panel did not try the port in use'
+                time.sleep(1)
+            shown = c.ceph_json('rgwbench', 'panel', 'show')
+            assert shown['serving'] is False and shown['url'] is None
+            assert 'in use' in shown['error'], shown['error']
+            assert 'rgwbench' not in c.ceph_json('mgr', 'services')
+        finally:
+            c.ceph('config', 'set', 'mgr', 'mgr/rgwbench/panel_port', str(panel.port))
+    panel.wait_serving()
+
+
 def test_the_operators_certificate_is_checked_and_served(panel: Panel, tmp_path: Any) -> None:
     c = panel.cluster
     generated = c.ceph_json('rgwbench', 'panel', 'show')['certificate']['fingerprint_sha256']
