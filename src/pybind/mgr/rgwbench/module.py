@@ -2,7 +2,7 @@
 import json
 import socket
 import threading
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
 import orchestrator
 from ceph.deployment.service_spec import ServiceSpec
@@ -112,8 +112,7 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
 
     def serve(self) -> None:
         # Its own thread: waiting for the panel's port must not hold up the recovery.
-        threading.Thread(target=self.panel.start, name='rgwbench-panel-start',
-                         daemon=True).start()
+        self._in_background(self.panel.start, 'rgwbench-panel-start')
         # Whatever a load, a run or settings changed before a failover or crash is put
         # back first.
         # Each clean-up on its own: one that fails must not keep the journals (the
@@ -134,7 +133,12 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
     def config_notify(self) -> None:
         if self._stopping.is_set():
             return
-        self.panel.restart_if_changed()
+        # Waiting for a port must not hold up the mgr's thread that delivers notifications.
+        self._in_background(self.panel.restart_if_changed, 'rgwbench-panel-restart')
+
+    @staticmethod
+    def _in_background(work: Callable[[], None], name: str) -> None:
+        threading.Thread(target=work, name=name, daemon=True).start()
 
     # -- collaborators ------------------------------------------------------------
     def _about(self) -> Dict[str, Any]:

@@ -1,6 +1,7 @@
 """The module as ceph-mgr drives it: registered commands called with a cmd dict."""
 import errno
 import json
+import threading
 from typing import Any, Dict, List, Tuple
 
 import pytest
@@ -139,3 +140,24 @@ def test_a_failing_clean_up_does_not_keep_the_settings_from_being_put_back() -> 
     mod._stopping.set()
     mod.serve()
     assert recovered == ['settings']
+
+
+def test_an_option_change_never_waits_for_the_panel() -> None:
+    mod = ModuleUnderTest({})
+    started, release, finished = threading.Event(), threading.Event(), threading.Event()
+
+    def slow_restart() -> None:        # as one waiting for its port to be let go
+        started.set()
+        release.wait(5)
+        finished.set()
+
+    mod.panel.restart_if_changed = slow_restart  # type: ignore[method-assign]
+    mod.config_notify()
+    assert not finished.is_set()       # config_notify came back while the restart waits
+    assert started.wait(10), 'the panel was not asked to restart'
+    release.set()
+    assert finished.wait(10)
+    mod._stopping.set()
+    started.clear()
+    mod.config_notify()                # nothing after a shutdown
+    assert not started.wait(0.5)
