@@ -17,7 +17,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set
 
 from . import netns, releases
 from .processes import ProcessTable, free_port
@@ -55,6 +55,7 @@ class LocalCluster:
         self.log = log
         self.procs = ProcessTable(self.dir)
         self.state: Dict[str, Any] = self._load_state()
+        self._mgrs_revived: Set[str] = set()
 
     # -- state ---------------------------------------------------------------
     def _load_state(self) -> Dict[str, Any]:
@@ -394,12 +395,27 @@ class LocalCluster:
         while time.monotonic() < deadline:
             if ready():
                 return
-            dead = [n for n in self.procs.names() if not self.procs.running(n)]
+            dead = [n for n in self.procs.names()
+                    if not self.procs.running(n) and not self._revived(n)]
             if dead:
                 raise ClusterError('waiting for %s: %s exited:\n%s' % (
                     what, ', '.join(dead), self.procs.output_tail(dead[0])))
             time.sleep(1)
         raise ClusterError('timed out after %ds waiting for %s' % (timeout, what))
+
+    def _revived(self, name: str) -> bool:
+        """A mgr that dies while the cluster starts is started once more, as systemd would.
+
+        Pacific's ceph-mgr can abort in cephx_verify_authorizer when clients
+        connect while it starts on a loaded machine.
+        """
+        if not name.startswith('mgr.') or name in self._mgrs_revived:
+            return False
+        self._mgrs_revived.add(name)
+        self.log('%s exited while the cluster started; starting it again:\n%s'
+                 % (name, self.procs.output_tail(name, lines=40)))
+        self._start_mgr(name[len('mgr.'):])
+        return True
 
     def _mgr_available(self) -> bool:
         try:

@@ -2,8 +2,9 @@
 import os
 import pathlib
 import subprocess
+import sys
 import urllib.request
-from typing import List
+from typing import Any, List, Set
 
 import pytest
 
@@ -33,6 +34,50 @@ def test_commands_on_a_missing_cluster_fail_clearly(tmp_path: pathlib.Path) -> N
     proc = run('s3-endpoints', '--dir', str(tmp_path / 'none'))
     assert proc.returncode == 1
     assert 'no cluster in' in one_line(proc.stderr)
+
+
+class DyingProcesses:
+    """A process table whose daemons in `dead` have exited."""
+
+    def __init__(self, dead: Set[str]) -> None:
+        self.dead = dead
+
+    def names(self) -> List[str]:
+        return ['mgr.x', 'mon.a', 'osd.0']
+
+    def running(self, name: str) -> bool:
+        return name not in self.dead
+
+    def output_tail(self, name: str, lines: int = 15) -> str:
+        return '%s: Aborted' % name
+
+
+def test_a_mgr_that_dies_while_the_cluster_starts_is_started_once_more(
+        tmp_path: pathlib.Path) -> None:
+    sys.path.insert(0, os.path.dirname(CLUSTER))
+    from localcluster.cluster import ClusterError, LocalCluster
+    logged: List[str] = []
+    local: Any = LocalCluster(str(tmp_path), log=logged.append)
+    local.procs = DyingProcesses({'mgr.x'})
+    started: List[str] = []
+
+    def start_mgr(mgr: str) -> None:
+        started.append(mgr)
+        local.procs.dead.discard('mgr.' + mgr)
+
+    local._start_mgr = start_mgr
+    answers = iter([False, False, True])
+    local._wait('the module', lambda: next(answers), 30)
+    assert started == ['x']
+    assert 'mgr.x exited while the cluster started' in logged[0]
+    assert 'mgr.x: Aborted' in logged[0]
+    # a second death is the cluster's end, as is any other daemon's first
+    for dead in ('mgr.x', 'osd.0'):
+        local.procs.dead.add(dead)
+        with pytest.raises(ClusterError, match='waiting for the module: %s exited' % dead):
+            local._wait('the module', lambda: False, 30)
+        local.procs.dead.clear()
+    assert started == ['x']
 
 
 def test_start_twice_keeps_the_cluster(cluster: Cluster) -> None:
