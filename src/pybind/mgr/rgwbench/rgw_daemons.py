@@ -103,13 +103,14 @@ def _daemon_ip(addr: str) -> str:
     return host
 
 
+def _whole_number(value: Any) -> Optional[int]:
+    return int(value) if str(value or '').isdigit() else None
+
+
 def _newest_first(item: Tuple[str, Any]) -> Tuple[int, int]:
     info = item[1]
-    return (-_number(info.get('start_epoch')), -_number(info.get('gid')))
-
-
-def _number(value: Any) -> int:
-    return int(value) if str(value or '').isdigit() else 0
+    return (-(_whole_number(info.get('start_epoch')) or 0),
+            -(_whole_number(info.get('gid')) or 0))
 
 
 def rgw_daemons(service_map: Dict[str, Any]) -> List[RGWDaemon]:
@@ -125,19 +126,17 @@ def rgw_daemons(service_map: Dict[str, Any]) -> List[RGWDaemon]:
     entries = [(k, v) for k, v in daemons.items() if k != 'summary' and isinstance(v, dict)]
     for key, info in sorted(entries, key=_newest_first):
         meta = info.get('metadata', {})
-        ip = _daemon_ip(str(info.get('addr', '')))
-        frontends = [meta[k] for k in sorted(meta)
-                     if k.startswith('frontend_config#')]
-        endpoints = [e for f in frontends for e in parse_frontend(f, ip)]
         # Since Pacific the map is keyed by gid; the daemon's name is in `id`.
         name = meta.get('id') or key
         if name in names:
             continue
         names.add(name)
-        pid = meta.get('pid')
+        ip = _daemon_ip(str(info.get('addr', '')))
+        frontends = [meta[k] for k in sorted(meta)
+                     if k.startswith('frontend_config#')]
+        endpoints = [e for f in frontends for e in parse_frontend(f, ip)]
         found.append(RGWDaemon(name=name, host=meta.get('hostname', ''),
                                zone=meta.get('zone_name'), version=meta.get('ceph_version'),
                                frontends=frontends, endpoints=endpoints,
-                               pid=int(pid) if str(pid or '').isdigit() else None,
-                               key=str(key)))
+                               pid=_whole_number(meta.get('pid')), key=str(key)))
     return sorted(found, key=lambda d: (d.host, d.name))
