@@ -170,7 +170,7 @@ class Panel:
                            'fingerprint_sha256': info['fingerprint_sha256']}
         except Exception as e:
             current = {'error': str(e)}
-        return {'url': self.url if self._server is not None else None,
+        return {'url': self.url,
                 'serving': self._server is not None, 'error': self.error,
                 'address': wanted.address or self.default_address(), 'port': wanted.port,
                 'tls': wanted.tls, 'certificate': current if wanted.tls else None,
