@@ -360,12 +360,15 @@ def cluster_tool(command: str, directory: str, *args: str, timeout: float = 900)
     return proc.stdout
 
 
-def start_bench_cluster(directory: str) -> None:
-    """A memstore cluster in an empty DIR, tuned with BENCH_CLUSTER_CONFIG."""
+def start_bench_cluster(directory: str, *start_args: str) -> None:
+    """A memstore cluster in an empty DIR, tuned with BENCH_CLUSTER_CONFIG.
+
+    start_args: more arguments of `cluster start` (``--hosts 3``, say).
+    """
     if os.geteuid() != 0:
         raise SystemExit("bench: no cluster in %s, and starting one needs root" % directory)
     print("starting a memstore cluster in %s ..." % directory)
-    cluster_tool("start", directory, "--objectstore", "memstore")
+    cluster_tool("start", directory, "--objectstore", "memstore", *start_args)
     for who, name, value in BENCH_CLUSTER_CONFIG:
         cluster_tool("ceph", directory, "--", "config", "set", who, name, value, timeout=120)
     # Thread counts are read at start-up.

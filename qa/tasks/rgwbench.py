@@ -26,12 +26,16 @@ Config keys (see "Teuthology" in doc/mgr/rgwbench.rst):
   client / role        role whose host runs the ceph CLI (default: the first mon)
   profile              the profile to run (required)
   profile_definition   a profile document, stored with `profile set -i -` first
-  overrides            duration, concurrency, sizes, placement, repeats, warmup
+  overrides            duration, concurrency, sizes, placement, repeats, warmup, rate,
+                       rates, objects, range, multipart_threshold, part_size
   credentials          access_key, secret_key (and ca_bundle) for the load; without
                        them an S3 user is created for the run and removed after it
   timeout              seconds the run may take (default 3600)
   poll_interval        seconds between two looks at the run (default 10)
   bounds               limits the result must keep (see check_bounds)
+  fail_on              finding levels that fail the task besides refuse, which
+                       always does: [skews] fails a run whose figures a finding
+                       skews (see check_findings)
   keep_results         keep the result (and a stored profile) in the cluster
 
 On the way out the task aborts a run still going and removes what it created:
@@ -69,11 +73,13 @@ CONFIG_KEYS: Dict[str, Tuple[Tuple[type, ...], str]] = {
     'profile': ((str,), 'a profile name'),
     'profile_definition': ((dict,), 'a profile document (a mapping)'),
     'overrides': ((dict,), 'a mapping of duration, concurrency, sizes, placement, '
-                           'repeats, warmup'),
+                           'repeats, warmup, rate, rates, objects, range, '
+                           'multipart_threshold, part_size'),
     'credentials': ((dict,), 'a mapping with access_key and secret_key'),
     'timeout': (Number, 'a number of seconds'),
     'poll_interval': (Number, 'a number of seconds'),
     'bounds': ((dict,), 'a mapping of limits'),
+    'fail_on': ((list,), 'a list of finding levels, e.g. [skews]'),
     'keep_results': ((bool,), 'true or false'),
 }
 OVERRIDE_KEYS: Dict[str, Tuple[Tuple[type, ...], str]] = {
@@ -83,6 +89,12 @@ OVERRIDE_KEYS: Dict[str, Tuple[Tuple[type, ...], str]] = {
     'placement': ((str, list), 'hosts, e.g. host1,host2 or [host1, host2]'),
     'repeats': ((int,), 'a whole number'),
     'warmup': ((int,), 'a whole number of seconds'),
+    'rate': (Number, 'operations a second over all agents'),
+    'rates': ((str, list), 'a rate list, e.g. 100,200 or [100, 200]'),
+    'objects': ((int,), 'a whole number of objects'),
+    'range': ((str,), 'START-END, e.g. 0-1MiB'),
+    'multipart_threshold': ((str,), 'a size, e.g. 64MiB'),
+    'part_size': ((str,), 'a size, e.g. 16MiB'),
 }
 CREDENTIAL_KEYS = ('access_key', 'secret_key', 'ca_bundle')
 
@@ -96,6 +108,9 @@ LIMITS: Dict[str, Tuple[str, int]] = {
     'max_rgw_rss_increase_pct': ('rgw_rss_pct', 1),
 }
 STATES = ('running', 'complete', 'failed', 'aborted')
+# Finding levels (`ceph rgwbench check`): a refuse finding in a result fails the task always.
+LEVELS = ('refuse', 'skews', 'info')
+ALWAYS_FAIL_ON = ('refuse',)
 ANY_VARIANT = '*'
 
 
@@ -105,6 +120,10 @@ class ConfigError(ValueError):
 
 class BoundsMissed(AssertionError):
     """The result misses one or more bounds; the message names each one."""
+
+
+class FindingsFailed(AssertionError):
+    """The result carries findings of a level the task fails on; the message names each."""
 
 
 class CommandFailed(RuntimeError):
@@ -183,6 +202,11 @@ def validate_config(config: Any) -> Dict[str, Any]:
                 problems.append('credentials.%s is missing or not a string' % key)
     if isinstance(config.get('bounds'), dict):
         _check_bounds(config['bounds'], problems)
+    if isinstance(config.get('fail_on'), list):
+        bad = [level for level in config['fail_on'] if level not in LEVELS]
+        if bad:
+            problems.append('fail_on: unknown level(s) %s (known: %s)'
+                            % (', '.join(repr(b) for b in bad), ', '.join(LEVELS)))
     definition = config.get('profile_definition')
     if isinstance(definition, dict) and isinstance(config.get('profile'), str):
         named = definition.get('name', config['profile'])
@@ -200,6 +224,8 @@ def validate_config(config: Any) -> Dict[str, Any]:
     found.setdefault('timeout', DEFAULT_TIMEOUT_S)
     found.setdefault('poll_interval', DEFAULT_POLL_S)
     found.setdefault('keep_results', False)
+    found['fail_on'] = sorted(set(found.get('fail_on') or []) | set(ALWAYS_FAIL_ON),
+                              key=LEVELS.index)
     bounds = dict(found.get('bounds') or {})
     bounds.setdefault('require_state', 'complete')
     found['bounds'] = bounds
@@ -223,7 +249,7 @@ def run_args(profile: str, overrides: Dict[str, Any]) -> List[str]:
     args = ['rgwbench', 'run', '--profile', profile]
     for key in OVERRIDE_KEYS:
         if overrides.get(key) is not None:
-            args += ['--%s' % key, _flag_value(overrides[key])]
+            args += ['--%s' % key.replace('_', '-'), _flag_value(overrides[key])]
     return args + ['--yes-i-really-mean-it']
 
 
@@ -316,6 +342,35 @@ def bounds_error(run_id: str, misses: Sequence[Miss], result: Dict[str, Any]) ->
     if result.get('error'):
         lines.append('  run error: %s' % result['error'])
     return BoundsMissed('\n'.join(lines))
+
+
+# -- findings ------------------------------------------------------------------------------
+
+def check_findings(result: Dict[str, Any], fail_on: Sequence[str]) -> List[str]:
+    """The result's findings of a level in `fail_on`, one line each.
+
+    A run stores what `ceph rgwbench check` found before it started, before
+    each workload and during it (scrubs, recovery); a `skews` finding means
+    its figures are marked, a `refuse` one that the run went on past a
+    refusal (--force) or met it while it ran.
+    """
+    failing = []
+    for finding in result.get('findings') or []:
+        if not isinstance(finding, dict) or finding.get('level') not in fail_on:
+            continue
+        where = ' / '.join(str(finding[k]) for k in ('variant', 'workload') if finding.get(k))
+        if finding.get('seconds'):
+            where += '%sseconds %s' % (', ' if where else '',
+                                       ','.join(str(s) for s in finding['seconds']))
+        failing.append('[%s] %s%s: %s (fix: %s)' % (
+            finding.get('level'), finding.get('id'), ' (%s)' % where if where else '',
+            finding.get('summary'), finding.get('fix') or '-'))
+    return failing
+
+
+def findings_error(run_id: str, failing: Sequence[str]) -> FindingsFailed:
+    return FindingsFailed('\n'.join(['rgwbench run %s has %d finding(s) the task fails on:'
+                                     % (run_id, len(failing))] + ['  ' + f for f in failing]))
 
 
 # -- the task ------------------------------------------------------------------------------
@@ -505,6 +560,9 @@ class Bench:
 
     def check(self) -> None:
         assert self.run_id and self.result is not None
+        failing = check_findings(self.result, self.config['fail_on'])
+        if failing:
+            raise findings_error(self.run_id, failing)
         misses = check_bounds(self.result, self.config['bounds'])
         if misses:
             raise bounds_error(self.run_id, misses, self.result)

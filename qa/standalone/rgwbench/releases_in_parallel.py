@@ -1,20 +1,52 @@
 #!/usr/bin/env python3
-"""Run the integration tests of each release at the same time, one pytest per release.
+"""Run the integration tests of each release at the same time, in shards of one pytest each.
 
     releases_in_parallel.py JUNIT_DIR [pytest arguments...]
 
 Most of a test's time is spent waiting for daemons (restarts, failovers,
-PGs), not computing, so the releases share the machine well. Each release's
-output goes to a log of its own, printed whole when it ends; the exit status
-is that of the first release that failed (0 when none did).
-RGWBENCH_RELEASES (default "pacific,tentacle") lists the releases.
+PGs), not computing, so releases and shards share the machine well. Given
+the test folder, each release runs as three shards: the files whose tests use
+the two-OSD cluster (settings, runs and failovers: restart-heavy), the fault
+loop (OWN_SHARD), and the rest, each shard starting only the clusters its
+tests use. Given test files,
+each release runs them in one pytest. Each shard's output goes to a log of
+its own, printed whole when it ends; the exit status is that of the first
+shard that failed (0 when none did).
+
+RGWBENCH_RELEASES (default "pacific,tentacle") lists the releases;
+RGWBENCH_PHASES names a file each shard's time is added to (a line of
+"name, seconds, exit status", tab-separated), for `./dev test`'s time table.
 """
+import glob
 import os
 import subprocess
 import sys
 import tempfile
 import time
 from typing import Dict, List, Tuple
+
+# Tests on this cluster restart OSDs and RGWs and fail mgrs over.
+RESTART_HEAVY_FIXTURE = 'two_osds'
+# Files long enough to be a shard of their own (on a cluster of their own), beside
+# the others rather than after them.
+OWN_SHARD = {'test_fault_loop.py': 'faults'}
+
+
+def shards(pytest_args: List[str]) -> Dict[str, List[str]]:
+    """Shard name to pytest arguments: the folder split in two, or the arguments as given."""
+    folders = [a for a in pytest_args if os.path.isdir(a)]
+    if len(folders) != 1 or any(a.split('::')[0].endswith('.py') for a in pytest_args):
+        return {'all': pytest_args}
+    options = [a for a in pytest_args if a not in folders]
+    found: Dict[str, List[str]] = {'restarts': [], 'others': []}
+    for path in sorted(glob.glob(os.path.join(folders[0], 'test_*.py'))):
+        own = OWN_SHARD.get(os.path.basename(path))
+        if own:
+            found[own] = [path]
+            continue
+        with open(path) as f:
+            found['restarts' if RESTART_HEAVY_FIXTURE in f.read() else 'others'].append(path)
+    return {name: options + files for name, files in found.items() if files}
 
 
 def main(argv: List[str]) -> int:
@@ -27,29 +59,35 @@ def main(argv: List[str]) -> int:
     os.makedirs(junit_dir, exist_ok=True)
     running: Dict[str, Tuple[subprocess.Popen, str]] = {}
     for release in releases:
-        out = tempfile.NamedTemporaryFile('w', prefix='rgwbench-%s-' % release,
-                                          suffix='.log', delete=False)
-        command = [sys.executable, '-m', 'pytest', '-p', 'no:cacheprovider',
-                   '--junitxml=%s' % os.path.join(junit_dir, 'integration-%s.xml' % release)]
-        proc = subprocess.Popen(command + pytest_args, stdout=out, stderr=subprocess.STDOUT,
-                                env=dict(os.environ, RGWBENCH_RELEASES=release))
-        out.close()
-        running[release] = (proc, out.name)
-        print('integration tests of %s started (pid %d)' % (release, proc.pid), flush=True)
+        for shard, args in shards(pytest_args).items():
+            name = '%s %s' % (release, shard)
+            out = tempfile.NamedTemporaryFile('w', prefix='rgwbench-%s-%s-' % (release, shard),
+                                              suffix='.log', delete=False)
+            junit = os.path.join(junit_dir, 'integration-%s-%s.xml' % (release, shard))
+            command = [sys.executable, '-m', 'pytest', '-p', 'no:cacheprovider',
+                       '--durations=15', '--junitxml=%s' % junit]
+            proc = subprocess.Popen(command + args, stdout=out, stderr=subprocess.STDOUT,
+                                    env=dict(os.environ, RGWBENCH_RELEASES=release))
+            out.close()
+            running[name] = (proc, out.name)
+            print('integration tests of %s started (pid %d)' % (name, proc.pid), flush=True)
     status = 0
     began = time.monotonic()
     while running:
-        for release, (proc, log) in list(running.items()):
+        for name, (proc, log) in list(running.items()):
             if proc.poll() is None:
                 continue
-            del running[release]
+            del running[name]
             took = time.monotonic() - began
-            print('=' * 30, '%s: exit %d after %.0f s' % (release, proc.returncode, took),
+            print('=' * 30, '%s: exit %d after %.0f s' % (name, proc.returncode, took),
                   '=' * 30)
             with open(log, errors='replace') as f:
                 sys.stdout.write(f.read())
             sys.stdout.flush()
             os.unlink(log)
+            if os.environ.get('RGWBENCH_PHASES'):
+                with open(os.environ['RGWBENCH_PHASES'], 'a') as phases:
+                    phases.write('  integration %s\t%d\t%d\n' % (name, took, proc.returncode))
             if proc.returncode and not status:
                 status = proc.returncode
         time.sleep(1)

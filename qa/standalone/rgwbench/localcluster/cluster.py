@@ -19,7 +19,8 @@ import urllib.request
 import uuid
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set
 
-from . import netns, releases
+from . import hostpackages, netns, releases
+from .containers import ANCHOR_ARGV, HOST_ROOT_ANCHOR, Containers
 from .processes import ProcessTable, free_port
 
 STATE_FILE = 'cluster.json'
@@ -115,9 +116,11 @@ class LocalCluster:
 
     # -- start ---------------------------------------------------------------
     def start(self, release_name: str, hosts: Optional[int], osds: int, rgws: int,
-              mgrs: int, objectstore: Optional[str] = None) -> None:
-        """Create a cluster, or start a stopped one again; `hosts` and `objectstore`
-        None keep what the cluster has (a new one: 1 host, bluestore)."""
+              mgrs: int, objectstore: Optional[str] = None,
+              containers: Optional[bool] = None) -> None:
+        """Create a cluster, or start a stopped one again; `hosts`, `objectstore` and
+        `containers` None keep what the cluster has (a new one: 1 host, bluestore,
+        no containers)."""
         release = releases.get(release_name)
         if hosts is not None and not 1 <= hosts <= netns.MAX_HOSTS:
             raise ClusterError('--hosts %d: choose 1 to %d hosts' % (hosts, netns.MAX_HOSTS))
@@ -137,13 +140,20 @@ class LocalCluster:
                 raise ClusterError('%s already holds a cluster of %d host(s); --hosts cannot '
                                    'change it: destroy it first, or use another --dir'
                                    % (self.dir, len(self.state['hosts'])))
+            if containers is not None and containers != bool(self.state.get('containers')):
+                raise ClusterError('%s already holds a cluster %s containers; --containers '
+                                   'cannot change it: destroy it first, or use another --dir'
+                                   % (self.dir, 'with' if containers is False else 'without'))
             release.ensure_installed(self.log)
             self._network_up()
             self._mount()
             self._start_daemons()
         else:
             release.ensure_installed(self.log)
-            self._create(release, hosts or 1, osds, rgws, mgrs, objectstore or 'bluestore')
+            if containers:
+                hostpackages.ensure(hostpackages.CONTAINERS, self.log)
+            self._create(release, hosts or 1, osds, rgws, mgrs, objectstore or 'bluestore',
+                         bool(containers))
         self._wait_usable()
         self._ensure_test_user()
         self.log('cluster ready: %s, %s' % (release_name, self.dir))
@@ -179,7 +189,7 @@ class LocalCluster:
             raise ClusterError(str(e))
 
     def _create(self, release: releases.Release, hosts: int, osds: int, rgws: int,
-                mgrs: int, objectstore: str) -> None:
+                mgrs: int, objectstore: str, containers: bool = False) -> None:
         if os.path.exists(self.dir) and os.listdir(self.dir):
             raise ClusterError('%s exists and is not empty; use an empty or new --dir'
                                % self.dir)
@@ -205,6 +215,10 @@ class LocalCluster:
             # side by side (tests of two releases) would take turns at the default.
             'panel_port': panel_port,
         }
+        if containers:
+            # The orchestrator runs custom containers and radosgw under podman, each
+            # on the release's own root (localcluster/containers.py).
+            self.state['containers'] = {'rootfs': release.root}
         if hosts > 1:
             try:
                 with netns.lock():
@@ -220,6 +234,7 @@ class LocalCluster:
         self._link_modules()
         self._mount()
         self.log('creating a %s cluster in %s' % (release.name, self.dir))
+        self._start_anchor()
         self._create_mon()
         for mgr in self.state['mgrs']:
             self._create_mgr(mgr)
@@ -369,13 +384,28 @@ class LocalCluster:
 
     def _start_mgr(self, mgr: str) -> None:
         # Keep the mgr from writing bytecode into the source tree it loads from.
+        # A temporary folder of its own, as a mgr container has: what one cluster's
+        # module leaves there is not mistaken for another's on the same machine.
+        tmp = self.mgr_tmp(mgr)
+        os.makedirs(tmp, mode=0o700, exist_ok=True)
         self._daemon('mgr.' + mgr, ['ceph-mgr', '-f', '-c', self.conf, '-i', mgr],
-                     env={'PYTHONDONTWRITEBYTECODE': '1'})
+                     env={'PYTHONDONTWRITEBYTECODE': '1', 'TMPDIR': tmp})
+
+    def mgr_tmp(self, mgr: str) -> str:
+        """The mgr's temporary folder (the same path inside a release's chroot)."""
+        return os.path.join(self.dir, 'tmp', 'mgr.' + mgr)
 
     def _start_osd(self, osd: int) -> None:
         self._daemon('osd.%d' % osd, ['ceph-osd', '-f', '-c', self.conf, '-i', str(osd)])
 
+    def _start_anchor(self) -> None:
+        # Run on the machine's root, not through the release (containers.py says why).
+        if self.state.get('containers') and not self.release.native and \
+                not self.procs.running(HOST_ROOT_ANCHOR):
+            self.procs.start(HOST_ROOT_ANCHOR, ANCHOR_ARGV)
+
     def _start_daemons(self) -> None:
+        self._start_anchor()
         self._start_mon()
         for mgr in self.state['mgrs']:
             self._start_mgr(mgr)
@@ -398,10 +428,28 @@ class LocalCluster:
             dead = [n for n in self.procs.names()
                     if not self.procs.running(n) and not self._revived(n)]
             if dead:
-                raise ClusterError('waiting for %s: %s exited:\n%s' % (
-                    what, ', '.join(dead), self.procs.output_tail(dead[0])))
+                raise ClusterError('waiting for %s: %s exited: %s' % (
+                    what, ', '.join(dead), self.death_cause(dead[0])))
             time.sleep(1)
         raise ClusterError('timed out after %ds waiting for %s' % (timeout, what))
+
+    def death_cause(self, name: str) -> str:
+        """Why a daemon ended, in its own words, and how to start afresh.
+
+        The daemon's log names the cause (`bluefs enospc` for a full OSD
+        file); the backtrace after it is left in the log, not printed.
+        """
+        log = next((p for p in (os.path.join(self.dir, 'log', n + '.log')
+                                for n in (name, 'client.' + name)) if os.path.exists(p)), '')
+        cause = _first_fatal_line(log) if log else ''
+        if not cause:
+            tail = self.procs.output_tail(name, lines=5).strip()
+            cause = tail.splitlines()[-1] if tail else 'no message'
+        hint = ('\nits log: %s\nto start afresh (this removes the cluster and its data): '
+                'cluster destroy --dir %s, then cluster start' % (log or '(none)', self.dir))
+        if 'enospc' in cause.lower() or 'no space left' in cause.lower():
+            hint = '\nits disk file is full' + hint
+        return cause + hint
 
     def _revived(self, name: str) -> bool:
         """A mgr that dies while the cluster starts is started once more, as systemd would.
@@ -534,6 +582,9 @@ class LocalCluster:
         mons = [n for n in names if n.startswith('mon.')]
         stopped = self.procs.stop(mgrs)
         stopped += self.procs.stop([n for n in names if n not in mgrs + mons])
+        containers = Containers.of(self.dir, self.state)
+        if containers is not None:
+            containers.remove_all()
         stopped += self.procs.stop(mons)
         # Namespaces and the bridge go once nothing of the cluster runs on them.
         removed = self._network_down()
@@ -550,3 +601,23 @@ class LocalCluster:
         if os.path.isdir(self.dir):
             shutil.rmtree(self.dir)
         self.state = {}
+
+
+# What a daemon writes to its log when it gives up, most telling first.
+_FATAL = ('enospc', 'no space left', 'ceph_assert', 'abort', 'failed to', 'unable to',
+          'error', ' err ')
+
+
+def _first_fatal_line(path: str, last_bytes: int = 256 * 1024) -> str:
+    """The log's most telling line about why the daemon ended, from its last part."""
+    try:
+        with open(path, 'rb') as f:
+            f.seek(max(0, os.path.getsize(path) - last_bytes))
+            lines = f.read().decode(errors='replace').splitlines()
+    except OSError:
+        return ''
+    for word in _FATAL:
+        for line in reversed(lines):
+            if word in line.lower():
+                return ' '.join(line.split())[:300]
+    return ''

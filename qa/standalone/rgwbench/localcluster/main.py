@@ -6,7 +6,7 @@ import subprocess
 import sys
 from typing import List, NoReturn, Optional
 
-from . import kmip, releases
+from . import hostpackages, kmip, releases
 from .chroot import ChrootError
 from .cluster import OBJECTSTORES, ClusterError, LocalCluster, default_dir
 
@@ -16,6 +16,10 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, '%s: error: %s\n' % (self.prog, message))
+
+
+# The cluster's own command-line tools, run through `cluster <tool>`.
+TOOLS = ('ceph', 'radosgw-admin', 'rados')
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -53,14 +57,20 @@ def _parser() -> argparse.ArgumentParser:
         'on a file keeps data across any stop; memstore keeps it in RAM, costs far less '
         'CPU per write (for benchmarks of clients) and keeps data only across a clean '
         '`stop`'))
+    start.add_argument('--containers', action='store_true', default=None, help=(
+        'run what cephadm runs in containers (the agents\' custom containers, radosgw) '
+        'under podman, radosgw in a PID namespace of its own (default: processes, or '
+        'what the cluster has)'))
     install = sub.add_parser('install', help="install a release's packages (or chroot) only")
     install.add_argument('--release', default='pacific', choices=sorted(releases.RELEASES))
+    install.add_argument('--tests', action='store_true',
+                         help='also what the tests run (Chromium and its driver)')
     with_dir(sub.add_parser('stop', help='end every process the cluster started'))
     with_dir(sub.add_parser('destroy', help='stop the cluster and remove its folder'))
     with_dir(sub.add_parser('s3-endpoints', help='RGW URLs and the test user keys, as JSON'))
     with_dir(sub.add_parser('info', help='the cluster state, as JSON'))
     kmip.add_parser(sub, with_dir)
-    for tool in ('ceph', 'radosgw-admin', 'rados'):
+    for tool in TOOLS:
         p = with_dir(sub.add_parser(tool, help='run %s against the cluster' % tool))
         p.add_argument('args', nargs=argparse.REMAINDER,
                        help='arguments for %s, after --' % tool)
@@ -73,13 +83,17 @@ def main(argv: Optional[List[str]] = None) -> int:
         cluster = LocalCluster(getattr(args, 'dir', default_dir()))
         if args.command in ('start', 'install') and os.geteuid() != 0:
             raise ClusterError('%s needs root (it installs packages)' % args.command)
+        if args.command in ('start', 'install'):
+            hostpackages.ensure(hostpackages.HOST, releases.stderr_log)
         if args.command == 'install':
+            if args.tests:
+                hostpackages.ensure(hostpackages.TESTS, releases.stderr_log)
             release = releases.get(args.release)
             release.ensure_installed(releases.stderr_log)
             print(release.root)
         elif args.command == 'start':
             cluster.start(args.release, args.hosts, args.osds, args.rgws, args.mgrs,
-                          args.objectstore)
+                          args.objectstore, args.containers)
             print(json.dumps(cluster.s3_endpoints()['endpoints']))
         elif args.command == 'stop':
             for name in cluster.stop():
@@ -90,13 +104,17 @@ def main(argv: Optional[List[str]] = None) -> int:
             print(json.dumps(cluster.s3_endpoints(), indent=2))
         elif args.command == 'info':
             print(json.dumps(dict(cluster.state, dir=cluster.dir, conf=cluster.conf,
-                                  root=cluster.release.root), indent=2))
+                                  root=cluster.release.root,
+                                  mgr_tmp={m: cluster.mgr_tmp(m)
+                                           for m in cluster.state.get('mgrs', [])},
+                                  tools={t: cluster.tool_argv(t, []) for t in TOOLS}),
+                             indent=2))
         elif args.command == 'kmip':
             kmip.command(cluster, args)
         else:
             tool_args = args.args[1:] if args.args[:1] == ['--'] else args.args
             return subprocess.call(cluster.tool_argv(args.command, tool_args))
-    except (ClusterError, ChrootError, releases.ReleaseError) as e:
+    except (ClusterError, ChrootError, releases.ReleaseError, hostpackages.InstallError) as e:
         first, _, rest = str(e).partition('\n')
         sys.stderr.write('cluster: error: %s\n' % first)
         if rest:

@@ -4,11 +4,10 @@ Pacific is Debian bookworm's own Ceph, run natively. Newer releases come from a
 newer Debian suite, installed once into a cached chroot and run inside it.
 """
 import os
-import subprocess
 import sys
 from typing import Dict, List, Optional, Sequence
 
-from . import chroot
+from . import chroot, hostpackages
 
 # Everything a local cluster runs: the daemons, the CLI tools and HAProxy.
 PACKAGES = ['ceph-mon', 'ceph-mgr', 'ceph-osd', 'radosgw', 'ceph-common',
@@ -69,13 +68,10 @@ class Release:
                 'release %s runs natively only on Debian %s; this host is %s'
                 % (self.name, self.suite, _host_suite() or 'unknown'))
         log('installing %s packages with apt' % self.name)
-        env = dict(os.environ, DEBIAN_FRONTEND='noninteractive')
-        for cmd in (['apt-get', 'update', '-qq'],
-                    ['apt-get', 'install', '-y', '-qq', '--no-install-recommends'] + PACKAGES):
-            proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, universal_newlines=True)
-            if proc.returncode != 0:
-                raise ReleaseError('%s failed:\n%s' % (' '.join(cmd), proc.stdout[-2000:]))
+        try:
+            hostpackages.apt_install(PACKAGES)
+        except hostpackages.InstallError as e:
+            raise ReleaseError(str(e))
 
     def mount(self, paths: Sequence[str], netns: bool = False) -> None:
         """Make host paths visible at the same place inside the release's root.

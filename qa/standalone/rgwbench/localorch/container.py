@@ -1,4 +1,7 @@
-"""A custom container service (CustomContainerSpec) run as a plain process.
+"""A custom container service (CustomContainerSpec) run as a plain process, or in podman.
+
+On a cluster started with --containers it runs under podman (podman.py) with
+the spec's container arguments; otherwise as follows.
 
 The command is the spec's entrypoint with its `extra_entrypoint_args`; `files`
 are written into the daemon's folder, which is the process's working
@@ -56,9 +59,16 @@ class ContainerKind(DaemonKind):
         for arg in getattr(spec, 'extra_entrypoint_args', None) or []:
             command += _arg_text(arg)
         mounts = (spec.volume_mounts or {}).items()
+        folder = self.ctx.daemon_dir(daemon.name)
+        if self.ctx.containers is not None:
+            return self.ctx.containers.argv(
+                daemon.name, command, workdir=folder,
+                mounts=[(s if os.path.isabs(s) else os.path.join(folder, s), t)
+                        for s, t in mounts],
+                env_names=sorted(self.env(spec, daemon)) + ['NODE_NAME'],
+                args=[a for arg in (spec.args or []) for a in _arg_text(arg)])
         if not mounts:
             return command
-        folder = self.ctx.daemon_dir(daemon.name)
         script = []
         for source, target in mounts:
             # Decided from the spec, not the disk, so the command stays the same

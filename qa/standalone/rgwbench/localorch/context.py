@@ -18,12 +18,15 @@ class MonCommander(Protocol):
 
 class Context:
     def __init__(self, cluster_dir: str, hosts: List[Host], mon: MonCommander,
-                 state: OrchestratorState) -> None:
+                 state: OrchestratorState, containers: Optional[Any] = None) -> None:
         self.dir = cluster_dir
         self.conf = os.path.join(cluster_dir, 'ceph.conf')
         self.hosts = hosts
         self.mon = mon
         self.state = state
+        # Set on a cluster started with --containers: custom containers and
+        # radosgw then run under podman.
+        self.containers = containers
 
     def host(self, name: str) -> Host:
         for h in self.hosts:

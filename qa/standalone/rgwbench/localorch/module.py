@@ -7,13 +7,20 @@ custom-container processes on its hosts, so that rgwbench's orchestrator calls
 have real effects. Like cephadm, `apply` checks a spec and records it at once;
 the serve thread then converges the daemons to it, and restarts a daemon that
 died (as systemd would) unless it was stopped on purpose.
+
+Fault injection, for the tests only (a real orchestrator has nothing like it):
+while the file `orch/fail-next-call` exists in the cluster folder, the next
+orchestrator call (get_hosts, apply*, remove_service, list_daemons,
+describe_service, daemon_action, service_action) removes it and fails with an
+OrchestratorError, as a backend that loses its hosts for a moment would. The
+file may name the calls that may take the failure, one per line (say
+`apply`); an empty file means any call. `available()` never fails this way:
+it is what `ceph orch status` and the module's status ask.
 """
 import datetime
-import importlib.util
 import os
 import random
 import string
-import sys
 import threading
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -32,26 +39,14 @@ from .ingress import IngressKind
 from .placement import place
 from .rgw import RGWKind
 from .state import DaemonRecord, OrchestratorState, ServiceRecord, now, parse_time
-
-
-def _load_process_table() -> Any:
-    """The cluster tool's process table, so that `cluster stop` ends our daemons too."""
-    here = os.path.dirname(os.path.realpath(__file__))
-    path = os.path.join(os.path.dirname(here), 'localcluster', 'processes.py')
-    spec = importlib.util.spec_from_file_location('localorch_processes', path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module.ProcessTable
-
-
-ProcessTable = _load_process_table()
+from .tool import HOST_ROOT_ANCHOR, Containers, ProcessTable
 
 # Services whose daemons this backend deploys, in the order they converge
 # (an ingress is configured from the RGW daemons behind it).
 DEPLOYED_TYPES = ('rgw', 'ingress', 'container')
 RESTARTS_PER_MINUTE = 3
+# In the cluster folder: its presence makes the next orchestrator call fail (tests only).
+FAIL_NEXT_CALL = os.path.join('orch', 'fail-next-call')
 
 
 class LocalOrchestrator(MgrModule, orchestrator.Orchestrator):
@@ -84,7 +79,11 @@ class LocalOrchestrator(MgrModule, orchestrator.Orchestrator):
         if not self.cluster_dir:
             raise orchestrator.OrchestratorError(
                 'mgr/%s/cluster_dir is not set: run `cluster start`' % self.module_name)
-        return Context(self.cluster_dir, load_hosts(self.cluster_dir), self, self.state)
+        cluster = load_cluster(self.cluster_dir)
+        in_chroot = (cluster.get('containers') or {}).get('rootfs', '/') != '/'
+        anchor = self._procs().pid(HOST_ROOT_ANCHOR) if in_chroot else None
+        return Context(self.cluster_dir, load_hosts(self.cluster_dir), self, self.state,
+                       Containers.of(self.cluster_dir, cluster, anchor))
 
     def _kinds(self, ctx: Context) -> Dict[str, DaemonKind]:
         return {'rgw': RGWKind(ctx, str(self.get_module_option('rgw_frontend_extra_args'))),
@@ -92,6 +91,32 @@ class LocalOrchestrator(MgrModule, orchestrator.Orchestrator):
 
     def _procs(self) -> Any:
         return ProcessTable(self.cluster_dir)
+
+    def _stop(self, ctx: Context, names: List[str]) -> None:
+        """Stop daemons; a container whose `podman run` was killed goes too."""
+        self._procs().stop(names)
+        if ctx.containers is not None:
+            ctx.containers.remove(names)
+
+    def _injected_failure(self, call: str) -> None:
+        """Fail this call once if a test asked for it (see FAIL_NEXT_CALL)."""
+        if not self.cluster_dir:
+            return
+        path = os.path.join(self.cluster_dir, FAIL_NEXT_CALL)
+        try:
+            with open(path) as f:
+                calls = f.read().split()
+        except FileNotFoundError:
+            return
+        if calls and call not in calls:
+            return
+        try:
+            os.unlink(path)  # whoever removes it takes the failure: exactly one call fails
+        except FileNotFoundError:
+            return
+        self.log.warning('failing %s on purpose (%s was there)', call, FAIL_NEXT_CALL)
+        raise orchestrator.OrchestratorError('%s failed: injected by a test (%s)'
+                                             % (call, FAIL_NEXT_CALL))
 
     def serve(self) -> None:
         while not self._stopping.is_set():
@@ -117,24 +142,29 @@ class LocalOrchestrator(MgrModule, orchestrator.Orchestrator):
     # -- hosts ------------------------------------------------------------------
     @orchestrator.handle_orch_error
     def get_hosts(self) -> List[HostSpec]:
+        self._injected_failure('get_hosts')
         return [HostSpec(h.name, addr=h.addr) for h in self._context().hosts]
 
     # -- apply ------------------------------------------------------------------
     @orchestrator.handle_orch_error
     def apply(self, specs: Sequence[Any], no_overwrite: bool = False,
               continue_on_error: bool = False) -> List[str]:
+        self._injected_failure('apply')
         return [self._apply_spec(spec) for spec in specs]
 
     @orchestrator.handle_orch_error
     def apply_rgw(self, spec: Any) -> str:
+        self._injected_failure('apply_rgw')
         return self._apply_spec(spec)
 
     @orchestrator.handle_orch_error
     def apply_ingress(self, spec: Any) -> str:
+        self._injected_failure('apply_ingress')
         return self._apply_spec(spec)
 
     @orchestrator.handle_orch_error
     def apply_container(self, spec: Any) -> str:
+        self._injected_failure('apply_container')
         return self._apply_spec(spec)
 
     def _apply_spec(self, spec: ServiceSpec) -> str:
@@ -156,6 +186,7 @@ class LocalOrchestrator(MgrModule, orchestrator.Orchestrator):
 
     @orchestrator.handle_orch_error
     def remove_service(self, service_name: str, force: bool = False) -> str:
+        self._injected_failure('remove_service')
         with self._lock:
             record = self.state.services().get(service_name)
             if record is None or record.deleted:
@@ -182,7 +213,7 @@ class LocalOrchestrator(MgrModule, orchestrator.Orchestrator):
                     self._converge_service(ctx, kinds[spec.service_type], spec)
             for daemon in self.state.daemons().values():
                 if daemon.service_name not in services:
-                    self._procs().stop([daemon.name])
+                    self._stop(ctx, [daemon.name])
                     self.state.remove_daemon(daemon.name)
 
     def _converge_service(self, ctx: Context, kind: DaemonKind, spec: Any) -> None:
@@ -231,7 +262,7 @@ class LocalOrchestrator(MgrModule, orchestrator.Orchestrator):
 
     def _deploy(self, ctx: Context, kind: DaemonKind, spec: Any, daemon: DaemonRecord) -> None:
         procs = self._procs()
-        procs.stop([daemon.name])
+        self._stop(ctx, [daemon.name])
         kind.prepare(spec, daemon)
         folder = ctx.daemon_dir(daemon.name)
         for fname, content in kind.files(spec, daemon).items():
@@ -247,7 +278,7 @@ class LocalOrchestrator(MgrModule, orchestrator.Orchestrator):
         self.log.info('deployed %s on %s', daemon.name, daemon.host)
 
     def _remove_daemon(self, kind: DaemonKind, spec: Any, daemon: DaemonRecord) -> None:
-        self._procs().stop([daemon.name])
+        self._stop(kind.ctx, [daemon.name])
         kind.remove(spec, daemon)
         self.state.remove_daemon(daemon.name)
         self.log.info('removed %s', daemon.name)
@@ -318,6 +349,7 @@ class LocalOrchestrator(MgrModule, orchestrator.Orchestrator):
     def list_daemons(self, service_name: Optional[str] = None,
                      daemon_type: Optional[str] = None, daemon_id: Optional[str] = None,
                      host: Optional[str] = None, refresh: bool = False) -> List[DaemonDescription]:
+        self._injected_failure('list_daemons')
         return [d for d in self._describe_daemons()
                 if (service_name is None or d.service_name() == service_name) and
                 (daemon_type is None or d.daemon_type == daemon_type) and
@@ -328,6 +360,7 @@ class LocalOrchestrator(MgrModule, orchestrator.Orchestrator):
     def describe_service(self, service_type: Optional[str] = None,
                          service_name: Optional[str] = None,
                          refresh: bool = False) -> List[ServiceDescription]:
+        self._injected_failure('describe_service')
         daemons = self._describe_daemons()
         refreshed = datetime.datetime.now(datetime.timezone.utc)
         found = []
@@ -361,6 +394,7 @@ class LocalOrchestrator(MgrModule, orchestrator.Orchestrator):
     @orchestrator.handle_orch_error
     def daemon_action(self, action: str, daemon_name: str, image: Optional[str] = None,
                       force: bool = False) -> str:
+        self._injected_failure('daemon_action')
         if action not in ('start', 'stop', 'restart', 'redeploy', 'reconfig'):
             raise orchestrator.OrchestratorError('unknown daemon action %s' % action)
         with self._lock:
@@ -374,7 +408,7 @@ class LocalOrchestrator(MgrModule, orchestrator.Orchestrator):
             spec = ctx.spec_of(daemon.service_name)
             kind = self._kinds(ctx)[spec.service_type] if spec else None
             if action == 'stop':
-                self._procs().stop([daemon_name])
+                self._stop(ctx, [daemon_name])
                 self.state.set_daemon(daemon._replace(wanted='stopped'))
             elif spec is not None and kind is not None:
                 self._deploy(ctx, kind, spec, daemon._replace(wanted='running'))
@@ -396,6 +430,7 @@ class LocalOrchestrator(MgrModule, orchestrator.Orchestrator):
 
     @orchestrator.handle_orch_error
     def service_action(self, action: str, service_name: str) -> List[str]:
+        self._injected_failure('service_action')
         with self._lock:
             names = [d.name for d in self._context().daemons_of(service_name)]
             if service_name == 'osd' or service_name.startswith('osd.'):

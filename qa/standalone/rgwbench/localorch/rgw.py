@@ -71,9 +71,13 @@ class RGWKind(DaemonKind):
         return os.path.join(self.ctx.daemon_dir(daemon.name), 'keyring')
 
     def argv(self, spec: Any, daemon: DaemonRecord) -> List[str]:
-        return ['radosgw', '-f', '-c', self.ctx.conf, '-n', self.entity(daemon),
-                '--keyring', self.keyring_path(daemon),
-                '--rgw-data', self.ctx.daemon_dir(daemon.name)]
+        command = ['radosgw', '-f', '-c', self.ctx.conf, '-n', self.entity(daemon),
+                   '--keyring', self.keyring_path(daemon),
+                   '--rgw-data', self.ctx.daemon_dir(daemon.name)]
+        if self.ctx.containers is not None:
+            # A PID namespace of its own, as cephadm's: it registers its pid in there.
+            return self.ctx.containers.argv(daemon.name, command)
+        return command
 
     def config_digest(self, spec: Any, daemon: DaemonRecord) -> str:
         # The frontend lives in the config database, not on the command line.

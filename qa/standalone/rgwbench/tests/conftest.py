@@ -7,15 +7,21 @@ each gets one cluster for the whole session, stopped and removed at the end
 import json
 import os
 import shutil
+import socket
+import ssl
 import subprocess
+import sys
 import tempfile
 import time
+import urllib.parse
 from typing import Any, Iterator, List, Optional
 
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CLUSTER = os.path.join(os.path.dirname(HERE), 'cluster')
+# The cluster tool's package (localcluster), for tests that read it directly.
+sys.path.insert(0, os.path.dirname(HERE))
 RELEASES = [r for r in os.environ.get('RGWBENCH_RELEASES', 'pacific,tentacle').split(',') if r]
 
 
@@ -25,20 +31,20 @@ class Cluster:
     def __init__(self, release: str, directory: str) -> None:
         self.release = release
         self.dir = directory
+        self._ceph_argv: List[str] = []
 
     def tool(self, *args: str, check: bool = True,
              timeout: float = 900) -> 'subprocess.CompletedProcess[str]':
         command, rest = args[0], list(args[1:])
-        argv = [CLUSTER, command, '--dir', self.dir] + rest
-        proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              universal_newlines=True, timeout=timeout)
-        if check and proc.returncode != 0:
-            raise AssertionError('%s failed (%d):\n%s\n%s' % (
-                ' '.join(argv), proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:]))
-        return proc
+        return run([CLUSTER, command, '--dir', self.dir] + rest, check, timeout)
 
     def ceph(self, *args: str, check: bool = True) -> 'subprocess.CompletedProcess[str]':
-        return self.tool('ceph', '--', *args, check=check, timeout=120)
+        # The `ceph` command line the cluster tool would run, run directly: tests
+        # call it thousands of times, and a second Python start each time was a
+        # good part of the machine's CPU while the suite ran.
+        if not self._ceph_argv:
+            self._ceph_argv = json.loads(self.tool('info').stdout)['tools']['ceph']
+        return run(self._ceph_argv + list(args), check, timeout=120)
 
     def ceph_json(self, *args: str) -> Any:
         return json.loads(self.ceph(*args, '-f', 'json').stdout)
@@ -70,6 +76,15 @@ class Cluster:
     def destroy(self) -> None:
         self.tool('destroy', check=False)
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def run(argv: List[str], check: bool, timeout: float) -> 'subprocess.CompletedProcess[str]':
+    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=timeout)
+    if check and proc.returncode != 0:
+        raise AssertionError('%s failed (%d):\n%s\n%s' % (
+            ' '.join(argv), proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:]))
+    return proc
 
 
 def pytest_collection_modifyitems(config: Any, items: List[Any]) -> None:
@@ -140,3 +155,47 @@ def one_line(text: Optional[str]) -> str:
     lines = [line for line in (text or '').splitlines() if line.strip()]
     assert len(lines) == 1, 'expected one line, got %r' % text
     return lines[0]
+
+
+def active_mgr_pid(cluster: Cluster) -> int:
+    """The pid of the active mgr's process."""
+    name = cluster.ceph_json('mgr', 'stat')['active_name']
+    for pid in processes_of(cluster.dir):
+        try:
+            with open('/proc/%d/cmdline' % pid, 'rb') as f:
+                argv = f.read().decode('utf-8', 'replace').split('\0')
+        except OSError:
+            continue
+        if argv and os.path.basename(argv[0]) == 'ceph-mgr' and \
+                argv[argv.index('-i') + 1:argv.index('-i') + 2] == [name]:
+            return pid
+    raise AssertionError('no process of the active mgr %s' % name)
+
+
+def rss_bytes(pid: int) -> int:
+    with open('/proc/%d/status' % pid) as f:
+        for line in f:
+            if line.startswith('VmRSS:'):
+                return int(line.split()[1]) * 1024
+    raise AssertionError('no VmRSS for %d' % pid)
+
+
+def tls_socket(url: str) -> ssl.SSLSocket:
+    parts = urllib.parse.urlsplit(url)
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    raw = socket.create_connection((str(parts.hostname), int(parts.port or 443)), timeout=10)
+    return context.wrap_socket(raw)
+
+
+def stream(sock: ssl.SSLSocket, total: int) -> int:
+    """Send up to `total` bytes, until the server closes; returns how many went."""
+    chunk, sent = b'x' * (1 << 20), 0
+    try:
+        while sent < total:
+            sock.sendall(chunk)
+            sent += len(chunk)
+    except OSError:
+        pass
+    return sent

@@ -2,7 +2,6 @@
 import os
 import pathlib
 import subprocess
-import sys
 import urllib.request
 from typing import Any, List, Set
 
@@ -54,7 +53,6 @@ class DyingProcesses:
 
 def test_a_mgr_that_dies_while_the_cluster_starts_is_started_once_more(
         tmp_path: pathlib.Path) -> None:
-    sys.path.insert(0, os.path.dirname(CLUSTER))
     from localcluster.cluster import ClusterError, LocalCluster
     logged: List[str] = []
     local: Any = LocalCluster(str(tmp_path), log=logged.append)
@@ -137,3 +135,31 @@ def test_memstore_cluster_serves_s3_and_stops(release: str) -> None:
         assert processes_of(c.dir) == []
     finally:
         c.destroy()
+
+
+def test_a_daemon_that_exits_is_named_with_its_own_cause_and_how_to_start_afresh(
+        tmp_path: pathlib.Path) -> None:
+    """A full OSD file ends the OSD with `bluefs enospc` and a long backtrace."""
+    from localcluster.cluster import ClusterError, LocalCluster
+    local: Any = LocalCluster(str(tmp_path), log=lambda _: None)
+    local.procs = DyingProcesses({'osd.0'})
+    (tmp_path / 'log').mkdir()
+    backtrace = ''.join(' %d: (ceph::__ceph_abort(char const*)+0x%x) [0x55]\n' % (i, i)
+                        for i in range(30))
+    (tmp_path / 'log' / 'osd.0.log').write_text(
+        '2026-11-23T07:00:00.000 7f osd.0 starting\n'
+        '2026-11-23T07:00:01.000 7f 1 bluefs _allocate unable to allocate 0x400000 on bdev 1,'
+        ' free 0x0\n'
+        '2026-11-23T07:00:01.001 7f -1 bluefs _flush_range_F allocated: 0x0 offset: 0x0'
+        ' length: 0x41a\n'
+        '2026-11-23T07:00:01.002 7f -1 bluefs enospc\n' + backtrace)
+    with pytest.raises(ClusterError) as raised:
+        local._wait('radosgw to answer S3 requests', lambda: False, 30)
+    message = str(raised.value)
+    first = message.splitlines()[0]
+    assert first.startswith('waiting for radosgw to answer S3 requests: osd.0 exited: ')
+    assert 'bluefs enospc' in first
+    assert 'its disk file is full' in message
+    assert 'cluster destroy --dir %s' % tmp_path in message
+    assert '__ceph_abort' not in message
+    assert len(message.splitlines()) <= 4

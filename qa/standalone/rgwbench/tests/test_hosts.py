@@ -324,7 +324,7 @@ def test_agents_on_two_hosts_run_one_job_and_merge(hosts3: HostsCluster) -> None
     assert proc.returncode == 0, proc.stderr
     try:
         load_id = hosts3.ceph('rgwbench', 'load', '--op', 'put', '--size', '8KiB',
-                              '--concurrency', '3', '--duration', '3', '--warmup', '1',
+                              '--concurrency', '6', '--duration', '3', '--warmup', '1',
                               '--placement', '%s,%s' % (host2['name'], host3['name'])
                               ).stdout.strip()
         deadline = time.monotonic() + 240
@@ -339,7 +339,7 @@ def test_agents_on_two_hosts_run_one_job_and_merge(hosts3: HostsCluster) -> None
     assert record['agents'] == {host2['name']: {'state': 'done', 'error': None},
                                 host3['name']: {'state': 'done', 'error': None}}
     merged = record['result']
-    # Two agents of concurrency 3, one start, their counts added.
+    # A concurrency of 6 in all: two agents of 3 each, one start, their counts added.
     assert merged['concurrency'] == 6
     assert merged['ops'] > 0 and merged['errors'] == 0
     assert merged['bytes'] == merged['ops'] * 8192
@@ -347,3 +347,32 @@ def test_agents_on_two_hosts_run_one_job_and_merge(hosts3: HostsCluster) -> None
     assert len(merged['hosts']) == 1
     assert hosts3.ceph('orch', 'ls', '--service_type', 'container').stdout.strip() in (
         '', 'No services reported')
+
+
+def test_placement_rgw_puts_an_agent_on_every_rgw_host(hosts3: HostsCluster) -> None:
+    s3 = hosts3.s3()
+    creds = json.dumps({'access_key': s3['access_key'], 'secret_key': s3['secret_key']})
+    proc = subprocess.run([CLUSTER, 'ceph', '--dir', hosts3.dir, '--', 'rgwbench',
+                           'credentials', 'set', '-i', '-'], input=creds,
+                          universal_newlines=True, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    rgw_hosts = sorted({d['hostname'] for d in hosts3.ceph_json(
+        'orch', 'ps', '--daemon_type', 'rgw')})
+    assert len(rgw_hosts) == 3
+    try:
+        load_id = hosts3.ceph('rgwbench', 'load', '--op', 'put', '--size', '8KiB',
+                              '--concurrency', '6', '--duration', '3', '--warmup', '1',
+                              '--placement', 'rgw').stdout.strip()
+        deadline = time.monotonic() + 240
+        record = hosts3.ceph_json('rgwbench', 'load', 'show', load_id)
+        while record['state'] == 'running':
+            assert time.monotonic() < deadline, 'load still running'
+            time.sleep(1)
+            record = hosts3.ceph_json('rgwbench', 'load', 'show', load_id)
+    finally:
+        hosts3.ceph('rgwbench', 'credentials', 'rm')
+    assert record['state'] == 'complete', record['error']
+    assert sorted(record['agents']) == rgw_hosts
+    assert all(a['state'] == 'done' for a in record['agents'].values()), record['agents']
+    assert record['result']['concurrency'] == 6 and record['result']['errors'] == 0

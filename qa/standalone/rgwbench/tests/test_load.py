@@ -1,15 +1,17 @@
 """`ceph rgwbench credentials` and `ceph rgwbench load` in the real mgr: agents
 started locally and through the orchestrator, results merged, nothing left behind."""
 import errno
+import glob
 import json
 import os
+import signal
 import subprocess
 import time
-from typing import Any, Dict, Iterator, List
+from typing import Any, Dict, Iterator, List, Tuple
 
 import pytest
 
-from conftest import CLUSTER, Cluster, one_line
+from conftest import CLUSTER, Cluster, active_mgr_pid, one_line
 
 
 def set_credentials(cluster: Cluster, doc: Dict[str, Any]) -> 'subprocess.CompletedProcess[str]':
@@ -79,11 +81,13 @@ def test_load_without_credentials_says_how(cluster: Cluster) -> None:
 
 
 @pytest.mark.parametrize('args, message', [
-    (['--op', 'frobnicate'], "unknown op 'frobnicate'"),
+    (['--op', 'frobnicate'], "--op: 'frobnicate' is not an operation"),
     (['--size', '0'], 'at least 1 byte'),
-    (['--duration', '0'], 'duration must be 1 to 3600 seconds'),
+    (['--duration', '0'], '--duration: must be a positive number of seconds'),
+    (['--concurrency', '1000000'], '--concurrency: must be a whole number from 1 to 1024'),
+    (['--size', '150GiB'], "--size: '150GiB' is above the 5GiB an object may have here"),
     (['--placement', 'no-such-host'], 'unknown host no-such-host'),
-    (['--endpoint', 'ftp://x'], 'endpoint must be an http'),
+    (['--endpoint', 'ftp://x'], "--endpoint: 'ftp://x' is not an http(s)://HOST:PORT URL"),
 ])
 def test_bad_load_input_changes_nothing(cluster: Cluster, credentials: Dict[str, Any],
                                         args: List[str], message: str) -> None:
@@ -100,18 +104,24 @@ def test_bad_load_input_changes_nothing(cluster: Cluster, credentials: Dict[str,
 def agent_folders(cluster: Cluster) -> List[str]:
     """What a local agent and its engine unpack under the mgr's temporary folder.
 
-    Host paths: the mgr of a chroot release has its /tmp inside the chroot.
+    Each mgr of a local cluster has a folder of its own (TMPDIR), so the
+    agents of other clusters on this machine are not counted.
     """
-    tmp = os.path.join(json.loads(cluster.tool('info').stdout)['root'], 'tmp')
-    return sorted(os.path.join(tmp, d) for d in os.listdir(tmp)
-                  if d.startswith(('rgwbench-agent-', 'rgwbench-engine-')))
+    found = []
+    for tmp in json.loads(cluster.tool('info').stdout)['mgr_tmp'].values():
+        found += [os.path.join(tmp, d) for d in os.listdir(tmp)
+                  if d.startswith(('rgwbench-agent-', 'rgwbench-engine-'))]
+    return sorted(found)
 
 
 def test_load_with_a_local_agent(cluster: Cluster, credentials: Dict[str, Any]) -> None:
     before = buckets(cluster)
     folders = agent_folders(cluster)
+    # Long enough that the second command lands while the first load goes, even when
+    # each `ceph` call takes seconds on a busy machine.
     load_id = cluster.ceph('rgwbench', 'load', '--op', 'put', '--size', '4KiB',
-                           '--concurrency', '4', '--duration', '3', '--warmup', '1').stdout.strip()
+                           '--concurrency', '4', '--duration', '12', '--warmup', '1'
+                           ).stdout.strip()
     busy = cluster.ceph('rgwbench', 'load', check=False)
     assert busy.returncode == errno.EBUSY and load_id in one_line(busy.stderr)
     record = wait_load(cluster, load_id)
@@ -124,10 +134,13 @@ def test_load_with_a_local_agent(cluster: Cluster, credentials: Dict[str, Any]) 
     assert result['bytes'] == result['ops'] * 4096
     lat = result['latency_ms']
     assert 0 < lat['p50'] <= lat['p90'] <= lat['p99'] <= lat['max']
-    # The cluster's own radosgw, found by its pid in the service map: other
-    # clusters on this machine are not counted.
+    # The cluster's own radosgw, found by its name: other clusters on this
+    # machine are not counted.
     assert result['rgw']['daemons'] == 1 and result['rgw']['cpu_cores'] > 0
-    assert [s['radosgw']['counted_by'] for s in result['server'].values()] == ['pids']
+    assert [s['radosgw']['counted_by'] for s in result['server'].values()] == ['daemon']
+    (daemon,) = result['rgw']['per_daemon']
+    (rgw,) = cluster.ceph_json('orch', 'ps', '--daemon_type', 'rgw')
+    assert daemon['daemon'] == 'rgw.' + rgw['daemon_id'] and daemon['cpu_cores'] > 0
     assert record['cleanup']['buckets_deleted'] == 1
     assert buckets(cluster) == before
     assert load_id in [r['load_id'] for r in cluster.ceph_json('rgwbench', 'load', 'ls')]
@@ -182,8 +195,143 @@ def test_a_mgr_restart_during_a_load_leaves_nothing_behind(
     assert not [p for p in os.listdir('/proc') if p.isdigit() and working_in(p, started)]
 
 
+# The shortest dead-man time-out the module takes; how long after it an agent may still
+# be there: two of its asks (5 s at most each, a quarter of the time-out here), the 10 s
+# its load has to end, and 10 s for a busy machine.
+DEADMAN_S = 10
+AGENT_GONE_S = DEADMAN_S + 2 * DEADMAN_S / 4 + 10 + 10
+
+
+def test_a_local_agent_ends_itself_when_its_mgr_dies_and_the_mgr_back_removes_the_rest(
+        cluster: Cluster, credentials: Dict[str, Any]) -> None:
+    before, folders = buckets(cluster), agent_folders(cluster)
+    cluster.ceph('config', 'set', 'mgr', 'mgr/rgwbench/agent_deadman_timeout', str(DEADMAN_S))
+    try:
+        load_id = cluster.ceph('rgwbench', 'load', '--op', 'put', '--size', '4KiB',
+                               '--concurrency', '2', '--duration', '300').stdout.strip()
+        deadline = time.monotonic() + 120
+        while not [b for b in buckets(cluster) if b.startswith('rgwbench-%s' % load_id)]:
+            assert time.monotonic() < deadline, 'the load never created its bucket'
+            time.sleep(1)
+        started = [f for f in agent_folders(cluster) if f not in folders]
+        assert started, 'no agent folder'
+        assert agent_processes(started), 'no agent process'
+        os.kill(active_mgr_pid(cluster), signal.SIGKILL)
+        killed = time.monotonic()
+        while agent_processes(started):
+            assert time.monotonic() - killed < AGENT_GONE_S, \
+                'the agent still runs %d s after its mgr died' % AGENT_GONE_S
+            time.sleep(0.5)
+        # What the agent left (its folder, the load's buckets, the record of them) goes
+        # when a mgr comes back on this host.
+        cluster.start()
+        deadline = time.monotonic() + 240
+        while True:
+            proc = cluster.ceph('rgwbench', 'load', 'show', load_id, '-f', 'json',
+                                check=False)
+            if proc.returncode == 0 and json.loads(proc.stdout)['state'] != 'running':
+                record = json.loads(proc.stdout)
+                break
+            assert time.monotonic() < deadline, 'load %s never ended' % load_id
+            time.sleep(2)
+        assert record['state'] == 'failed' and record['error'].endswith('were removed'), \
+            record
+        assert buckets(cluster) == before
+        assert agent_folders(cluster) == folders
+        assert not [k for k in json.loads(cluster.ceph('config-key', 'ls').stdout)
+                    if 'leftovers' in k]
+        assert cluster.ceph_json('rgwbench', 'status')['leftovers'] == []
+    finally:
+        cluster.ceph('config', 'rm', 'mgr', 'mgr/rgwbench/agent_deadman_timeout')
+
+
+def agent_processes(folders: List[str]) -> List[str]:
+    return [p for p in os.listdir('/proc') if p.isdigit() and working_in(p, folders)]
+
+
 def working_in(pid: str, folders: List[str]) -> bool:
     try:
         return any(f in os.readlink('/proc/%s/cwd' % pid) for f in folders)
     except OSError:
         return False
+
+
+def osd_utilization(cluster: Cluster) -> float:
+    """The fullest OSD's use of its store, 0 to 1."""
+    nodes = cluster.ceph_json('osd', 'df')['nodes']
+    return max(float(n['utilization']) for n in nodes) / 100
+
+
+def test_a_put_load_stops_before_an_osd_gets_nearfull(
+        cluster: Cluster, credentials: Dict[str, Any]) -> None:
+    # A load the capacity check lets start (it would be refused if its estimate
+    # reached nearfull): once it writes, the OSD's nearfull ratio is brought down to
+    # 6 points above what it uses then, as if others filled the cluster meanwhile.
+    # The guard must stop the load 5 points below it, and the OSD never gets there.
+    ratios = cluster.ceph_json('osd', 'dump')
+    cluster.wait_rgw_registered()
+    load_id = cluster.ceph('rgwbench', 'load', '--op', 'put', '--size', '4KiB',
+                           '--concurrency', '4', '--duration', '100').stdout.strip()
+    try:
+        began = time.monotonic()
+        while not [b for b in buckets(cluster) if b.startswith('rgwbench-%s' % load_id)]:
+            assert time.monotonic() - began < 120, 'the load never created its bucket'
+            time.sleep(1)
+        nearfull = round(osd_utilization(cluster) + 0.05 + 0.01, 3)
+        cluster.ceph('osd', 'set-nearfull-ratio', str(nearfull))
+        lowered = time.monotonic()
+        seen: List[Tuple[float, float]] = []   # (seconds since lowered, utilization)
+        while cluster.ceph_json('rgwbench', 'load', 'show', load_id)['state'] == 'running':
+            seen.append((round(time.monotonic() - lowered, 1), osd_utilization(cluster)))
+            assert time.monotonic() - lowered < 240, 'load %s still running' % load_id
+            time.sleep(1)
+        seen.append((round(time.monotonic() - lowered, 1), osd_utilization(cluster)))
+        highest = max(u for _, u in seen)
+        record = cluster.ceph_json('rgwbench', 'load', 'show', load_id)
+        assert record['state'] == 'complete', record
+        assert (record.get('stopped') or '').startswith('capacity: osd.0 '), record
+        assert record['result']['ops'] > 0
+        assert record['result']['elapsed_s'] < 95, 'the load was not stopped early'
+        assert highest < nearfull, 'the OSD reached %.3f, nearfull is %.3f: %s; %s' % (
+            highest, nearfull, seen, record['stopped'])
+        assert 'stopped early: capacity' in cluster.ceph('rgwbench', 'load', 'show',
+                                                         load_id).stdout
+    finally:
+        cluster.ceph('osd', 'set-nearfull-ratio', str(ratios['nearfull_ratio']))
+
+
+def test_no_secret_shows_while_a_load_runs(cluster: Cluster,
+                                           credentials: Dict[str, Any]) -> None:
+    """What a read-only `ceph` user, a process list and the mgr's log show: no S3 secret."""
+    secret = credentials['secret_key']
+    hosts = [h['hostname'] for h in cluster.ceph_json('orch', 'host', 'ls')]
+    load_id = cluster.ceph('rgwbench', 'load', '--op', 'put', '--size', '4KiB',
+                           '--concurrency', '2', '--duration', '8', '--warmup', '1',
+                           '--placement', ','.join(hosts)).stdout.strip()
+    seen: Dict[str, str] = {}
+    specs_with_agents = 0
+    deadline = time.monotonic() + 180
+    while cluster.ceph_json('rgwbench', 'load', 'show', load_id)['state'] == 'running':
+        looks = {
+            'ps': subprocess.run(['ps', '-eo', 'args'], stdout=subprocess.PIPE,
+                                 universal_newlines=True).stdout,
+            'orch ls --export': cluster.ceph('orch', 'ls', '--export').stdout,
+            'orch ps': cluster.ceph('orch', 'ps', '-f', 'json').stdout,
+            'status': cluster.ceph('rgwbench', 'status', '-f', 'json').stdout,
+            'load show': cluster.ceph('rgwbench', 'load', 'show', load_id, '-f', 'json').stdout,
+            'credentials show': cluster.ceph('rgwbench', 'credentials', 'show',
+                                             '-f', 'json').stdout}
+        specs_with_agents += 'rgwbench-agent' in looks['orch ls --export']
+        for name, text in looks.items():
+            seen[name] = seen.get(name, '') + text
+        assert time.monotonic() < deadline, 'load %s still running' % load_id
+        time.sleep(1)
+    record = cluster.ceph_json('rgwbench', 'load', 'show', load_id)
+    assert record['state'] == 'complete', record.get('error')
+    assert specs_with_agents, 'the agents\' spec was never seen while the load ran'
+    for log in glob.glob(os.path.join(cluster.dir, 'log', 'mgr.*.log')):
+        with open(log, errors='replace') as f:
+            seen[log] = f.read()
+    assert len(seen) > 6
+    for name, text in seen.items():
+        assert secret not in text, 'the S3 secret key shows in %s' % name

@@ -172,6 +172,20 @@ def test_operations_succeed_with_plausible_figures(cluster: Cluster, s3: Dict[st
     assert prefix + '-0' not in buckets_of(cluster)
 
 
+@pytest.mark.parametrize('signing', ['unsigned', 'signed'])
+def test_put_over_plain_http_is_accepted_signed_or_not(s3: Dict[str, Any],
+                                                       signing: str) -> None:
+    """Every variant of a run sends UNSIGNED-PAYLOAD, plain HTTP ones too: RGW takes it."""
+    prefix = new_prefix('sign-%s' % signing)
+    res = run_json(s3['url'], s3, '--op', 'put', '--size', '4KiB', '--ops', '40',
+                   '--concurrency', '2', '--payload-signing', signing,
+                   '--bucket-prefix', prefix, '--cleanup', '--no-proc-stats')
+    assert s3['url'].startswith('http://')
+    assert res['payload_signing'] == signing
+    assert res['ops'] == 40 and res['errors'] == 0, res.get('error_samples')
+    assert res['cleanup']['objects_deleted'] == 40
+
+
 def test_delete_removes_exactly_what_it_counts(s3: Dict[str, Any]) -> None:
     prefix = new_prefix('delete')
     res = run_json(s3['url'], s3, '--op', 'delete', '--ops', '60', '--concurrency', '4',

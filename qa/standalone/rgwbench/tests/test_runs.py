@@ -4,6 +4,7 @@ On the `two_osds` cluster: the `sse` profile restarts OSDs (msgr2 secure),
 and a failover needs a standby mgr.
 """
 import json
+import re
 import subprocess
 import time
 from typing import Any, Dict, Iterator, List
@@ -85,7 +86,8 @@ def wait_progress(c: Cluster, run_id: str, words: str, timeout: float = 600) -> 
 
 def test_profiles_are_listed_and_shown(runs: Cluster) -> None:
     names = {p['name'] for p in runs.ceph_json('rgwbench', 'profile', 'ls')}
-    assert {'tls', 'msgr2', 'sse', 'security', 'sizes', 'rgw-threads', 'quick'} <= names
+    assert {'tls', 'msgr2', 'sse', 'security', 'sizes', 'rgw-threads', 'quick',
+            'calibrate'} <= names
     quick = runs.ceph_json('rgwbench', 'profile', 'show', 'quick')
     assert quick['name'] == 'quick' and quick['variants'] and quick['workloads']
     assert 'quick' in runs.ceph('rgwbench', 'profile', 'ls').stdout
@@ -170,6 +172,57 @@ def test_quick_runs_and_leaves_the_cluster_as_it_was(runs: Cluster) -> None:
         '\n') >= 2
     assert '|' in runs.ceph('rgwbench', 'results', 'show', run_id, '--table',
                             'markdown').stdout
+    # The studies' layout: a table per workload, a row per metric, a column per variant.
+    seeds = runs.ceph_json('rgwbench', 'results', 'show', run_id, '--layout', 'seeds')
+    assert [t['workload'] for t in seeds['tables']] == [
+        w['name'] for w in record['variants'][0]['workloads']]
+    baseline, other = record['variants'][0]['name'], record['variants'][1]['name']
+    for found in seeds['tables']:
+        assert found['headers'][1:4] == ['%s (baseline)' % baseline, other,
+                                         '%% change vs %s' % baseline]
+        # A change outside the run's noise carries the table's mark: '-50.2%*'.
+        assert found['rows'][0][0] == 'Throughput MiB/s'
+        assert re.fullmatch(r'[+-]?[0-9.]+%\*?', found['rows'][0][3]), found['rows'][0]
+    assert 'Throughput MiB/s' in runs.ceph('rgwbench', 'results', 'show', run_id,
+                                           '--layout', 'seeds').stdout
+
+
+def test_calibrate_stores_the_floor_later_comparisons_use(runs: Cluster) -> None:
+    before = snapshot(runs)
+    run_id = runs.ceph('rgwbench', 'run', '--profile', 'calibrate', *FAST, '--repeats', '2',
+                       '--yes-i-really-mean-it').stdout.strip()
+    record = wait_run(runs, run_id, timeout=1200)
+    assert record['state'] == 'complete', record.get('error')
+    assert record['definition']['order'] == 'interleaved'
+    for variant in record['variants']:
+        # applied twice (A B A B), every change put back each time
+        assert all(len(w['repeats']) == 2 for w in variant['workloads']), variant
+        assert variant['changes'] and all(c['state'] == 'undone' for c in variant['changes'])
+        assert [c['kind'] for c in variant['changes']].count('restart') == 2, variant
+    calibration = record['calibration']
+    assert calibration['run_id'] == run_id and calibration['repeats'] == 2
+    floors = calibration['floors']
+    assert {'throughput_pct', 'ops_pct', 'latency_mean_pct', 'latency_p99_pct', 'rgw_cpu_pct',
+            'rgw_rss_pct'} <= set(floors), floors
+    assert all(isinstance(v, float) and v > 0 for v in floors.values()), floors
+    stored = json.loads(runs.ceph('config-key', 'get', 'mgr/rgwbench/calibration').stdout)
+    assert stored == calibration
+    shown = runs.ceph('rgwbench', 'results', 'show', run_id).stdout
+    assert 'smallest change this cluster can show' in shown and 'Throughput MiB/s' in shown
+    runs.wait_rgw_registered()
+    assert snapshot(runs) == before and buckets(runs) == []
+    # A comparison of runs of one application a variant holds each figure to the floor.
+    quick = [r['run_id'] for r in runs.ceph_json('rgwbench', 'results', 'ls')
+             if r['profile'] == 'quick' and r['state'] == 'complete']
+    if not quick:  # this test alone: a quick run of its own
+        quick = [runs.ceph('rgwbench', 'run', '--profile', 'quick', *FAST,
+                           '--yes-i-really-mean-it').stdout.strip()]
+        assert wait_run(runs, quick[0])['state'] == 'complete'
+    rows = runs.ceph_json('rgwbench', 'results', 'compare', quick[0], quick[0])
+    assert rows and all(r['intervals']['ops_pct']['floor_pct'] == floors['ops_pct']
+                        for r in rows), rows
+    assert all(r['significant'] is False for r in rows)  # a run against itself: no change
+    runs.ceph('config-key', 'rm', 'mgr/rgwbench/calibration')
 
 
 def test_sse_runs_with_tls_msgr2_and_encryption_and_puts_it_all_back(runs: Cluster) -> None:

@@ -309,7 +309,8 @@ def test_an_ingress_the_orchestrator_refuses_puts_everything_back(
         shown = wait_state(cluster, ['failed'])
     assert 'already in use' in shown['error'], shown
     assert [(c['target'], c['state']) for c in shown['changes']] == [
-        ('rgw.default', 'undone'), ('ingress.rgw.default', 'undone')]
+        ('rgw/cert/rgw.default', 'undone'), ('rgw.default', 'undone'),
+        ('ingress.rgw.default', 'undone')]
     assert snapshot(cluster) == before
     assert cluster.ceph_json('orch', 'ps', '--daemon_type', 'haproxy') == []
     proc = cluster.ceph('rgwbench', 'settings', 'revert', check=False)

@@ -93,6 +93,9 @@ def test_config_defaults() -> None:
     assert config['keep_results'] is False
     assert config['overrides'] == {}
     assert config['bounds'] == {'require_state': 'complete'}
+    assert config['fail_on'] == ['refuse']
+    assert rb.validate_config({'profile': 'quick', 'fail_on': ['skews']})['fail_on'] == [
+        'refuse', 'skews']
 
 
 @pytest.mark.parametrize('config, message', [
@@ -123,6 +126,10 @@ def test_config_defaults() -> None:
      "bounds.max_throughput_drop_pct.sse must be a percentage of 0 or more, got 'half'"),
     ({'profile': 'quick', 'bounds': {'require_state': 'done'}},
      'bounds.require_state must be one of running, complete, failed, aborted'),
+    ({'profile': 'quick', 'fail_on': 'skews'},
+     "fail_on must be a list of finding levels, e.g. [skews], got 'skews'"),
+    ({'profile': 'quick', 'fail_on': ['skew']},
+     "fail_on: unknown level(s) 'skew' (known: refuse, skews, info)"),
     ({'profile': 'mine', 'profile_definition': {'name': 'other'}},
      "profile_definition is named 'other' but profile is 'mine'"),
 ])
@@ -154,6 +161,13 @@ def test_run_args() -> None:
     assert args == ['rgwbench', 'run', '--profile', 'sse', '--duration', '30',
                     '--concurrency', '8', '--sizes', '4KiB,4MiB', '--placement', 'host1,host2',
                     '--repeats', '3', '--warmup', '2', '--yes-i-really-mean-it']
+    args = rb.run_args('tls', {'rates': [100, 200.5], 'objects': 5000, 'range': '0-1MiB',
+                               'part_size': '8MiB', 'multipart_threshold': '32MiB'})
+    assert args == ['rgwbench', 'run', '--profile', 'tls', '--rates', '100,200.5',
+                    '--objects', '5000', '--range', '0-1MiB', '--multipart-threshold', '32MiB',
+                    '--part-size', '8MiB', '--yes-i-really-mean-it']
+    config = rb.validate_config({'profile': 'tls', 'overrides': {'rate': 50.5}})
+    assert rb.run_args('tls', config['overrides'])[4:6] == ['--rate', '50.5']
 
 
 @pytest.mark.parametrize('stdout, run_id', [
@@ -250,15 +264,45 @@ def test_the_state_is_checked() -> None:
     assert rb.check_bounds(failed, {'require_state': None}) == []
 
 
+# -- findings --------------------------------------------------------------------------------
+
+DEBUG_RGW = {'id': 'debug-rgw-raised', 'level': 'skews', 'summary': 'debug_rgw is above its '
+             'default (1/5)', 'evidence': ['section client.rgw: debug_rgw = 20'],
+             'fix': 'ceph config rm client.rgw debug_rgw'}
+SCRUBBING = {'id': 'pgs-scrubbing', 'level': 'skews', 'summary': 'PGs are being scrubbed',
+             'evidence': ['up to 2 PGs active+clean+scrubbing'], 'fix': 'ceph osd set noscrub',
+             'variant': 'tls', 'workload': 'put-4KiB', 'seconds': [3, 4]}
+FORCED = {'id': 'health-err', 'level': 'refuse', 'summary': 'the cluster is in HEALTH_ERR',
+          'evidence': ['OSD_FULL: 1 full osd(s)'], 'fix': 'ceph health detail'}
+ESTIMATE = {'id': 'capacity-estimate', 'level': 'info', 'summary': 'what a run would write',
+            'evidence': [], 'fix': ''}
+
+
+def test_findings_fail_on_their_levels_naming_each() -> None:
+    res = dict(result(), findings=[DEBUG_RGW, SCRUBBING, ESTIMATE])
+    assert rb.check_findings(res, ['refuse']) == []
+    failing = rb.check_findings(res, ['refuse', 'skews'])
+    assert failing == [
+        '[skews] debug-rgw-raised: debug_rgw is above its default (1/5) '
+        '(fix: ceph config rm client.rgw debug_rgw)',
+        '[skews] pgs-scrubbing (tls / put-4KiB, seconds 3,4): PGs are being scrubbed '
+        '(fix: ceph osd set noscrub)']
+    text = str(rb.findings_error('r1', failing))
+    assert text.startswith('rgwbench run r1 has 2 finding(s) the task fails on:')
+    assert rb.check_findings(result(), ['refuse', 'skews']) == []  # stored before findings
+
+
 # -- the task against a scripted mgr: set-up, polling and clean-up --------------------------
 
 class ScriptedRemote:
     """Answers the task's commands as the module would; `states` is what show returns."""
 
     def __init__(self, states: List[str], comparison: Optional[List[Dict[str, Any]]] = None,
-                 enabled: bool = True) -> None:
+                 enabled: bool = True,
+                 findings: Optional[List[Dict[str, Any]]] = None) -> None:
         self.states = states
         self.comparison = comparison or []
+        self.findings = findings
         self.enabled = enabled
         self.commands: List[Tuple[str, ...]] = []
         self.stdin: List[Optional[str]] = []
@@ -277,8 +321,11 @@ class ScriptedRemote:
         if words[:3] == ('rgwbench', 'results', 'show'):
             state = 'aborted' if self.aborted else (
                 self.states.pop(0) if len(self.states) > 1 else self.states[0])
-            return 0, json.dumps({'run_id': 'run-1', 'state': state, 'progress': state,
-                                  'comparison': self.comparison})
+            shown = {'run_id': 'run-1', 'state': state, 'progress': state,
+                     'comparison': self.comparison}
+            if self.findings is not None:
+                shown['findings'] = self.findings
+            return 0, json.dumps(shown)
         if words[:2] == ('rgwbench', 'abort'):
             self.aborted = True
         if words[:3] == ('rgwbench', 'results', 'export'):
@@ -354,6 +401,26 @@ def test_a_missed_bound_fails_the_task_after_cleaning_up() -> None:
     assert remote.commands[-1][:3] == ('radosgw-admin', 'user', 'rm')
 
 
+def test_skews_fail_the_task_when_asked_and_refuse_always() -> None:
+    cases: List[Tuple[Dict[str, Any], Optional[List[str]], bool]] = [
+        (DEBUG_RGW, None, False), (DEBUG_RGW, ['skews'], True), (FORCED, None, True),
+        (ESTIMATE, ['skews'], False)]
+    for found, fail_on, fails in cases:
+        remote = ScriptedRemote(['complete'], findings=[found])
+        config: Dict[str, Any] = {'profile': 'quick'}
+        if fail_on is not None:
+            config['fail_on'] = fail_on
+        if not fails:
+            run_task(remote, config)
+            continue
+        with pytest.raises(rb.FindingsFailed) as e:
+            run_task(remote, config)
+        assert found['id'] in str(e.value)
+        # the table was reported first, and everything removed after
+        assert 'rgwbench results show run-1' in remote.ceph_commands()
+        assert remote.ceph_commands()[-1] == 'rgwbench credentials rm'
+
+
 def test_a_run_past_its_timeout_is_aborted() -> None:
     remote = ScriptedRemote(['running'])
     with pytest.raises(RuntimeError) as e:
@@ -413,8 +480,27 @@ def _archive() -> Iterator[str]:
 
 
 def _require_run(cluster: Cluster) -> None:
+    """A module that did not load (or lacks `run`) fails the real-cluster tests: no skip."""
     if not _has_run_command(cluster):
-        pytest.skip('`ceph rgwbench run` is not in this build of the module yet')
+        health = cluster.ceph('health', 'detail', check=False)
+        pytest.fail('`ceph rgwbench run` is missing: the rgwbench module did not load, or '
+                    'lost its run command\n%s%s' % (health.stdout, health.stderr))
+
+
+class _ModuleNotLoaded:
+    """A cluster whose mgr does not know `ceph rgwbench`."""
+
+    def ceph(self, *args: str, check: bool = True) -> 'subprocess.CompletedProcess[str]':
+        if args[:1] == ('health',):
+            return subprocess.CompletedProcess(list(args), 0, 'HEALTH_ERR MGR_MODULE_ERROR', '')
+        return subprocess.CompletedProcess(list(args), 22, '', 'no valid command found')
+
+
+def test_a_module_that_did_not_load_fails_the_real_cluster_tests() -> None:
+    with pytest.raises(BaseException) as e:  # a skip is a BaseException too: caught here
+        _require_run(_ModuleNotLoaded())  # type: ignore[arg-type]
+    assert e.type is pytest.fail.Exception, 'the real-cluster tests were skipped, not failed'
+    assert 'MGR_MODULE_ERROR' in str(e.value)
 
 
 def test_task_runs_quick_on_a_real_cluster(two_osds: Cluster) -> None:

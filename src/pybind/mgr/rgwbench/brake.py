@@ -1,55 +1,100 @@
-"""A brake on guessing: each wrong password or secret from an address waits longer.
+"""A brake on guessing: after each wrong password or secret, its source must wait to try again.
 
-The first failure from an address waits `first_s`, each next one twice as
-long up to `max_s`; after `lock_after` failures the address is refused
-without a check until `lock_s` has passed since its last failure. A success
-clears the address. Shared by the panel's login and the agents' endpoint.
+A source is an IPv4 address, or an IPv6 /64: a host commonly has a whole
+/64, and counting single IPv6 addresses would let it rotate past the brake.
+After its first failure a source waits `first_s`, after each next one twice
+as long, up to `max_s`; after `lock_after` failures it is locked until
+`lock_s` after its last one. A source that tries before its time is refused
+without a check (the panel and the agents' endpoint answer 429 with
+Retry-After): nothing sleeps, so a guesser holds no server thread. A
+success clears the source.
+
+The table of sources is bounded. When it is full, the source that waited
+longest and may try again makes room; a source that must still wait is never
+pushed out by a new one, so that rotating addresses frees none. When every
+source of a full table must still wait, new sources count as one: many new
+addresses guessing at once are braked as a single one, while a source already
+known keeps its own count. Shared by the panel's login and the agents' endpoint.
 """
+import ipaddress
 import threading
 import time
-from typing import Callable, Dict, Tuple
+from typing import Callable, Dict, NamedTuple
+
+MAX_SOURCES = 10000
+OVERFLOW = '*'          # the source new ones count as while the table is full
+
+
+def source_of(address: str) -> str:
+    """What failures are counted by: an IPv4 address, or an IPv6 /64."""
+    try:
+        ip = ipaddress.ip_address(address.split('%', 1)[0])
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((int(ip) >> 64 << 64, 64)))
+    return str(ip)
+
+
+class _Failures(NamedTuple):
+    failures: int
+    last: float          # when the last failure was
+    until: float         # until when the source is refused without a check
 
 
 class AuthBrake:
     def __init__(self, first_s: float = 1.0, max_s: float = 8.0, lock_after: int = 10,
-                 lock_s: float = 300.0, sleep: Callable[[float], None] = time.sleep,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 lock_s: float = 300.0, clock: Callable[[], float] = time.monotonic,
+                 max_sources: int = MAX_SOURCES) -> None:
         self.first_s = first_s
         self.max_s = max_s
         self.lock_after = lock_after
         self.lock_s = lock_s
-        self.sleep = sleep
         self.clock = clock
+        self.max_sources = max_sources
         self._lock = threading.Lock()
-        self._failures: Dict[str, Tuple[int, float]] = {}  # address -> (count, last failure)
+        self._failures: Dict[str, _Failures] = {}
+
+    def _key(self, address: str, now: float) -> str:
+        """The source's key in the table; OVERFLOW for a new one while the table is full."""
+        key = source_of(address)
+        if key in self._failures or len(self._failures) < self.max_sources:
+            return key
+        free = [k for k, f in self._failures.items() if f.until <= now and k != OVERFLOW]
+        if free:
+            del self._failures[min(free, key=lambda k: self._failures[k].last)]
+            return key
+        return OVERFLOW
 
     def locked_for(self, address: str) -> float:
-        """Seconds `address` is still refused without a check (0: it may try)."""
+        """Seconds `address` must still wait before a check (0: it may try now)."""
         with self._lock:
-            count, last = self._failures.get(address, (0, 0.0))
-            if count < self.lock_after:
+            now = self.clock()
+            key = self._key(address, now)
+            found = self._failures.get(key)
+            if found is None:
                 return 0.0
-            left = last + self.lock_s - self.clock()
-            if left <= 0:
-                del self._failures[address]
+            if now - found.last >= self.lock_s:
+                del self._failures[key]
                 return 0.0
-            return left
+            return max(0.0, found.until - now)
 
     def failed(self, address: str) -> float:
-        """Count a failure of `address` and wait its delay; returns the seconds waited."""
+        """Count a failure of `address`; returns the seconds it must wait before its next try."""
         with self._lock:
-            count, last = self._failures.get(address, (0, 0.0))
-            if count and self.clock() - last > self.lock_s:
+            now = self.clock()
+            key = self._key(address, now)
+            count, last, _ = self._failures.get(key, _Failures(0, 0.0, 0.0))
+            if count and now - last >= self.lock_s:
                 count = 0
             count += 1
-            self._failures[address] = (count, self.clock())
-            if len(self._failures) > 10000:  # never grows without bound
-                oldest = min(self._failures, key=lambda a: self._failures[a][1])
-                del self._failures[oldest]
-        delay = min(self.max_s, self.first_s * 2 ** (count - 1))
-        self.sleep(delay)
-        return delay
+            wait = self.lock_s if count >= self.lock_after else \
+                min(self.max_s, self.first_s * 2 ** (count - 1))
+            self._failures[key] = _Failures(count, now, now + wait)
+            return wait
 
     def succeeded(self, address: str) -> None:
         with self._lock:
-            self._failures.pop(address, None)
+            self._failures.pop(source_of(address), None)

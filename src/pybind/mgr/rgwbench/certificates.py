@@ -4,22 +4,28 @@ Two users: the TLS settings under test (`ceph rgwbench certificate ...`,
 keys under ``tls/``) and the web panel (`ceph rgwbench panel certificate
 ...`, keys under ``panel/``). Each has the operator's PEM (certificate,
 chain, key) or else a self-signed one, made once and kept, naming the hosts
-and addresses asked for. The private key is never shown.
+and addresses asked for. The private key is never shown. A plan (a dry run)
+stores nothing: the certificate it makes is held in memory (pending.py) and
+stored by the apply that puts it in place.
 """
 import json
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
-from .agents.certificate import (CertificateError, PemBundle, check_bundle,
-                                 describe_certificate, self_signed_certificate, split_pem)
 from .errors import InvalidInput, NotFound, RGWBenchError
 from .kvstore import Store
+from .pem import (CertificateError, PemBundle, check_bundle, describe_certificate,
+                  self_signed_certificate, split_pem)
+from .pending import pending
 
 RENEW_DAYS = 30                       # a generated certificate closer to its end is made anew
 
 
+OPERATOR, GENERATED, NEW = 'operator', 'generated', 'new'
+
+
 class TLSCertificate(NamedTuple):
     bundle: PemBundle
-    source: str                       # 'operator' or 'generated'
+    source: str                       # OPERATOR, GENERATED (kept) or NEW (made by a plan)
 
 
 class CertificateKeys(NamedTuple):
@@ -53,7 +59,7 @@ class Certificates:
         except CertificateError as e:
             raise InvalidInput('certificate: %s' % e)
         self.store.set_store(self.keys.operator, bundle.server_pem)
-        return dict(describe_certificate(bundle.certificate), source='operator')
+        return dict(describe_certificate(bundle.certificate), source=OPERATOR)
 
     def remove(self) -> bool:
         had = self.store.get_store(self.keys.operator) is not None
@@ -84,35 +90,65 @@ class Certificates:
         except (ValueError, KeyError, TypeError, CertificateError):
             return None
 
-    def for_names(self, names: List[str]) -> TLSCertificate:
-        """The operator's certificate, else a self-signed one naming at least `names`."""
+    def _fitting(self, names: List[str]) -> Optional[TLSCertificate]:
+        """The operator's certificate, else the kept self-signed one if it names `names`."""
         bundle = self.operator()
         if bundle is not None:
-            return TLSCertificate(bundle, 'operator')
+            return TLSCertificate(bundle, OPERATOR)
         found = self._generated()
         if found is not None:
             bundle, has = found
             days_left = describe_certificate(bundle.certificate).get('days_left')
             if set(names) <= set(has) and (days_left is None or days_left > RENEW_DAYS):
-                return TLSCertificate(bundle, 'generated')
+                return TLSCertificate(bundle, GENERATED)
+        return None
+
+    def _make(self, names: List[str]) -> Tuple[PemBundle, List[str]]:
         wanted = sorted(set(names))
         try:
             cert, key = self_signed_certificate(self.keys.common_name, wanted)
         except (CertificateError, OSError) as e:
             raise RGWBenchError('cannot make a self-signed certificate (%s); give one with '
                                 '`%s set -i <pem>`' % (e, self.keys.command))
-        bundle = split_pem(cert + key)
+        return split_pem(cert + key), wanted
+
+    def _keep(self, bundle: PemBundle, names: List[str]) -> None:
         self.store.set_store(self.keys.generated, json.dumps({'pem': bundle.server_pem,
-                                                              'names': wanted}))
-        return TLSCertificate(bundle, 'generated')
+                                                              'names': names}))
+
+    def for_names(self, names: List[str]) -> TLSCertificate:
+        """The operator's certificate, else a self-signed one naming at least `names`, kept."""
+        found = self._fitting(names)
+        if found is not None:
+            return found
+        bundle, wanted = self._make(names)
+        self._keep(bundle, wanted)
+        return TLSCertificate(bundle, GENERATED)
+
+    def planned(self, names: List[str]) -> TLSCertificate:
+        """As for_names, for a plan: a certificate it makes is held in memory, not stored."""
+        found = self._fitting(names)
+        if found is not None:
+            return found
+        held = pending(self.store).get(self.keys.generated)
+        if held is None or not set(names) <= set(held[1]):
+            held = self._make(names)
+            pending(self.store)[self.keys.generated] = held
+        return TLSCertificate(held[0], NEW)
+
+    def keep_planned(self) -> None:
+        """Store the certificate a plan made, now that an apply put it in place."""
+        held = pending(self.store).pop(self.keys.generated, None)
+        if held is not None:
+            self._keep(*held)
 
     def current(self) -> Optional[TLSCertificate]:
         """What is served now, without making anything."""
         bundle = self.operator()
         if bundle is not None:
-            return TLSCertificate(bundle, 'operator')
+            return TLSCertificate(bundle, OPERATOR)
         found = self._generated()
-        return TLSCertificate(found[0], 'generated') if found else None
+        return TLSCertificate(found[0], GENERATED) if found else None
 
     def show(self) -> Dict[str, Any]:
         current = self.current()

@@ -2,8 +2,7 @@
 import json
 from typing import Any, Dict, Optional
 
-import yaml
-
+from .documents import load_document
 from .errors import InvalidInput, NotFound
 from .kvstore import Store
 
@@ -12,10 +11,7 @@ KEY = 'credentials/s3'
 
 def parse_credentials(text: str) -> Dict[str, str]:
     """`access_key`, `secret_key` and an optional `ca_bundle` (PEM), from JSON or YAML."""
-    try:
-        data: Any = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise InvalidInput('credentials: not JSON or YAML: %s' % str(e).splitlines()[0])
+    data: Any = load_document(text, 'credentials')
     if not isinstance(data, dict):
         raise InvalidInput('credentials: expected a mapping with access_key and secret_key')
     unknown = sorted(set(data) - {'access_key', 'secret_key', 'ca_bundle'})
@@ -64,3 +60,10 @@ class CredentialStore:
             return {'configured': False}
         return {'configured': True, 'access_key': creds['access_key'],
                 'ca_bundle': 'ca_bundle' in creds}
+
+
+def credentials_to_text(info: Dict[str, Any]) -> str:
+    if not info['configured']:
+        return 'no credentials stored'
+    return 'access key %s%s' % (info['access_key'],
+                                ', with a CA bundle' if info['ca_bundle'] else '')

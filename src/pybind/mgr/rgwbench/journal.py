@@ -11,8 +11,10 @@ recorded state whether or not its change was ever made, so a crash between
 """
 import json
 import time
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence
-from .kvstore import Store
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+from .fencing import Fenced, Owner, check_active, identity, owner_from
+from .kvstore import Store, check_size
 
 PREFIX = 'journal/'
 ACTIVE = PREFIX + 'active'
@@ -20,6 +22,10 @@ HISTORY = PREFIX + 'history/'
 KEEP_HISTORY = 20
 # A recorded change is made (or not); its undo has run, or failed.
 RECORDED, MADE, UNDONE, UNDO_FAILED = 'recorded', 'made', 'undone', 'undo-failed'
+# An undo's error is cut to this, so that a step that fit when it was recorded
+# still fits with its error: an undo is never refused for its size.
+MAX_ERROR = 2000
+MAX_STEP_BYTES = 50000
 
 
 class Step(NamedTuple):
@@ -43,82 +49,157 @@ class JournalError(Exception):
     pass
 
 
-class Journal:
-    """The journal of one run."""
+def _active(store: Store) -> Optional[Dict[str, Any]]:
+    raw = store.get_store(ACTIVE)
+    return dict(json.loads(raw)) if raw else None
 
-    def __init__(self, store: Store, run_id: str) -> None:
+
+class Journal:
+    """The journal of one run, or of one `settings apply`.
+
+    `owner` is the mgr this object writes as; every write and every change
+    first checks that this mgr is still active and still the journal's owner
+    (a new active mgr takes an unfinished journal over with `claim`).
+    """
+
+    def __init__(self, store: Store, journal_id: str, owner: Optional[Owner] = None) -> None:
         self.store = store
-        self.run_id = run_id
+        self.journal_id = journal_id
+        self.owner = owner
+
+    @property
+    def run_id(self) -> str:
+        """The journal's id (its old name, for callers not renamed yet)."""
+        return self.journal_id
 
     def _step_key(self, number: int) -> str:
-        return '%s%s/step/%06d' % (PREFIX, self.run_id, number)
+        return '%s%s/step/%06d' % (PREFIX, self.journal_id, number)
 
     @classmethod
-    def open(cls, store: Store, run_id: str, clock: Callable[[], float] = time.time,
+    def open(cls, store: Store, journal_id: str, clock: Callable[[], float] = time.time,
              about: Optional[Dict[str, Any]] = None) -> 'Journal':
-        """Start the journal of a new run; refused while another one is unfinished.
+        """Start a new journal; refused while another one is unfinished.
 
         `about` says what the changes are for (shown while they are in place).
         """
-        active = store.get_store(ACTIVE)
+        check_active(store, 'open a journal')
+        active = _active(store)
         if active:
-            raise JournalError('run %s has changes that are not undone yet'
-                               % json.loads(active)['run_id'])
-        store.set_store(ACTIVE, json.dumps({'run_id': run_id, 'opened': clock(),
-                                            'about': about or {}}))
-        return cls(store, run_id)
+            raise JournalError('run %s has changes that are not undone yet' % active['run_id'])
+        owner = identity(store)
+        # 'run_id' is the journal's id; the stored name stays for journals already stored.
+        value = json.dumps({'run_id': journal_id, 'opened': clock(), 'about': about or {},
+                            'owner': owner.to_dict() if owner else None})
+        check_size(ACTIVE, value)
+        store.set_store(ACTIVE, value)
+        return cls(store, journal_id, owner)
 
     def info(self) -> Dict[str, Any]:
         """When the journal was opened and what for."""
-        active = self.store.get_store(ACTIVE)
-        found: Dict[str, Any] = json.loads(active) if active else {}
-        return found if found.get('run_id') == self.run_id else {}
+        found = _active(self.store) or {}
+        return found if found.get('run_id') == self.journal_id else {}
 
     @classmethod
     def unfinished(cls, store: Store) -> Optional['Journal']:
-        active = store.get_store(ACTIVE)
-        return cls(store, json.loads(active)['run_id']) if active else None
+        """The open journal, as its owner left it: `claim` it before writing to it."""
+        active = _active(store)
+        if not active:
+            return None
+        return cls(store, active['run_id'], owner_from(active.get('owner')))
+
+    def claim(self) -> None:
+        """Make this mgr the owner (a new active mgr taking over an unfinished journal)."""
+        check_active(self.store, 'take over journal %s' % self.journal_id)
+        me = identity(self.store)
+        active = _active(self.store)
+        if active is None or active.get('run_id') != self.journal_id:
+            raise JournalError('journal %s is closed already' % self.journal_id)
+        if me is None:
+            return
+        stored = owner_from(active.get('owner'))
+        if stored is not None and stored.epoch > me.epoch:
+            raise Fenced('mgr %s knows mgr map %d only; journal %s was taken in %d'
+                         % (me.name, me.epoch, self.journal_id, stored.epoch))
+        active['owner'] = me.to_dict()
+        self.store.set_store(ACTIVE, json.dumps(active))
+        self.owner = me
+
+    def check_owner(self, what: str = 'change the cluster') -> None:
+        """Raise Fenced unless this mgr is active and still owns the journal."""
+        check_active(self.store, what)
+        me = identity(self.store)
+        if me is None:
+            return
+        active = _active(self.store)
+        if active is None or active.get('run_id') != self.journal_id:
+            raise Fenced('journal %s was closed (by another mgr?): mgr %s does not %s'
+                         % (self.journal_id, me.name, what))
+        stored = owner_from(active.get('owner'))
+        if stored is None or stored != self.owner or stored.name != me.name:
+            raise Fenced('journal %s belongs to mgr %s (mgr map %s): mgr %s does not %s' % (
+                self.journal_id, stored.name if stored else 'unknown',
+                stored.epoch if stored else '?', me.name, what))
+
+    def _write_step(self, step: Step) -> None:
+        self.check_owner('write journal %s' % self.journal_id)
+        self.store.set_store(self._step_key(step.number), step.to_json())
 
     def steps(self) -> List[Step]:
-        stored = self.store.get_store_prefix('%s%s/step/' % (PREFIX, self.run_id))
+        stored = self.store.get_store_prefix('%s%s/step/' % (PREFIX, self.journal_id))
         return [Step(**json.loads(stored[k])) for k in sorted(stored)]
 
     def record(self, kind: str, target: str, before: Any, after: Any) -> Step:
-        """Write a change down; call before making it."""
+        """Write a change down; call before making it.
+
+        Refused (and so the change is not made) when the step is too large for
+        the store, which would otherwise drop it and leave the change unjournaled.
+        """
         step = Step(len(self.steps()), kind, target, before, after)
-        self.store.set_store(self._step_key(step.number), step.to_json())
+        check_size(self._step_key(step.number), step.to_json(), MAX_STEP_BYTES)
+        self._write_step(step)
         return step
 
     def made(self, step: Step) -> Step:
         done = step._replace(state=MADE)
-        self.store.set_store(self._step_key(step.number), done.to_json())
+        self._write_step(done)
         return done
 
     def undo(self, undoers: Dict[str, Undoer],
              log: Optional[Callable[[str], None]] = None,
              last: Sequence[str] = ()) -> List[Step]:
-        """Set every recorded change back, newest first; returns the steps as they end.
+        """Set every changed target back to its oldest recorded state; returns the steps.
 
-        Steps of the kinds in `last` are undone after all the others (daemon
-        restarts, which must see the settings already put back). A step whose
-        undo fails is kept as failed and the others still run; the journal
-        stays open (and is tried again at the next start) while any step is
-        not undone.
+        Each target (kind and name) is put back once, to the `before` of its
+        first step, whichever of its steps were undone by an earlier try: two
+        changes of one spec (S0 to S1, S1 to S2) end at S0 even when a try put
+        S1 back and failed its check. Targets go newest change first; those of
+        the kinds in `last` after all the others (daemon restarts, which must
+        see the settings already put back). A target whose undo fails keeps
+        its steps failed and the others still run; the journal stays open (and
+        is tried again at the next start) while any step is not undone.
         """
-        newest_first = list(reversed(self.steps()))
-        ordered = ([s for s in newest_first if s.kind not in last] +
-                   [s for s in newest_first if s.kind in last])
-        for step in ordered:
-            if step.state == UNDONE:
+        steps = self.steps()
+        groups: Dict[Tuple[str, str], List[Step]] = {}
+        for step in reversed(steps):
+            groups.setdefault((step.kind, step.target), []).append(step)
+        ordered = ([g for key, g in groups.items() if key[0] not in last] +
+                   [g for key, g in groups.items() if key[0] in last])
+        for group in ordered:
+            if all(s.state == UNDONE for s in group):
                 continue
+            first = group[-1]
+            self.check_owner('undo %s %s' % (first.kind, first.target))
             try:
-                undoers[step.kind](step)
-                ended = step._replace(state=UNDONE, error=None)
+                undoers[first.kind](first)
+                state, error = UNDONE, None
+            except Fenced:
+                raise
             except Exception as e:
-                ended = step._replace(state=UNDO_FAILED, error='%s: %s' % (type(e).__name__, e))
+                state, error = UNDO_FAILED, ('%s: %s' % (type(e).__name__, e))[:MAX_ERROR]
                 if log:
-                    log('undo of %s %s failed: %s' % (step.kind, step.target, ended.error))
-            self.store.set_store(self._step_key(step.number), ended.to_json())
+                    log('undo of %s %s failed: %s' % (first.kind, first.target, error))
+            for step in group:
+                self._write_step(step._replace(state=state, error=error))
         return self.steps()
 
     def close(self, clock: Callable[[], float] = time.time) -> Dict[str, Any]:
@@ -127,13 +208,19 @@ class Journal:
         pending = [s for s in steps if s.state != UNDONE]
         if pending:
             raise JournalError('%d change(s) of run %s are not undone: %s' % (
-                len(pending), self.run_id,
+                len(pending), self.journal_id,
                 ', '.join('%s %s' % (s.kind, s.target) for s in pending)))
-        summary = {'run_id': self.run_id, 'closed': clock(),
-                   'steps': [{'kind': s.kind, 'target': s.target, 'state': s.state}
-                             for s in steps]}
-        self.store.set_store(HISTORY + self.run_id, json.dumps(summary))
-        for key in self.store.get_store_prefix('%s%s/' % (PREFIX, self.run_id)):
+        self.check_owner('close journal %s' % self.journal_id)
+        listed = [{'kind': s.kind, 'target': s.target, 'state': s.state} for s in steps]
+        summary: Dict[str, Any] = {'run_id': self.journal_id, 'closed': clock(),
+                                   'steps': listed}
+        # A step's kind and target are short; a summary of many still has to fit.
+        text = json.dumps(summary)
+        if len(text.encode('utf-8')) > MAX_STEP_BYTES:
+            summary.update(steps=listed[:50], steps_left_out=len(listed) - 50)
+            text = json.dumps(summary)
+        self.store.set_store(HISTORY + self.journal_id, text)
+        for key in self.store.get_store_prefix('%s%s/' % (PREFIX, self.journal_id)):
             self.store.set_store(key, None)
         self.store.set_store(ACTIVE, None)
         history = sorted(self.store.get_store_prefix(HISTORY))

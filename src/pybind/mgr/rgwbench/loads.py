@@ -4,22 +4,24 @@ Nothing on the cluster changes but the buckets and objects of the load,
 which are removed at its end. The result is kept in the module's store.
 """
 import json
-import os
-import tempfile
 import threading
 import time
-import uuid
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional
 
 from .agents.channel import AgentChannel
-from .agents.coordinator import AgentRun, agents_failed
-from .agents.launchers import AgentLauncher, remove_leftovers
+from .agents.coordinator import DEADMAN_S, AgentRun, agents_failed
+from .agents.launchers import AgentLauncher
+from .capacity import CapacityCheck
+from .checks.finding import Finding, finding_lines, ordered
+from .checks.gate import RunChecks, load_profile
 from .credentials import CredentialStore
 from .errors import Busy, InvalidInput, NotFound
-from .loadgen import prepare
-from .loadgen.errors import LoadgenError
-from .loadgen.workload import Job
 from .kvstore import Store
+from .profiles import FieldError, Workload, parse_workload
+from .results.model import strip_histograms
+from .server_daemons import ServerDaemons
+from .targets import check_urls, split_urls, unique
+from .workloads import AgentWorkloads, Leftovers, make_job, new_id
 
 PREFIX = 'load/'
 LEFTOVERS_KEY = 'loading/leftovers'
@@ -37,167 +39,127 @@ class LoadRequest(NamedTuple):
     warmup_s: float = 2.0
     buckets: int = 1
     placement: Optional[List[str]] = None
-    endpoint: Optional[str] = None
+    endpoint: Optional[str] = None   # URLs as given (comma separated); None: every RGW
+    # As a profile's workload: None is the engine's default (closed loop, ...).
+    rate: Optional[float] = None
+    objects: Optional[int] = None
+    multipart_threshold: Optional[str] = None
+    part_size: Optional[str] = None
+    range: Optional[str] = None
+
+    def workload(self) -> Workload:
+        return Workload(name='load', op=self.op, size=self.size, concurrency=self.concurrency,
+                        processes=self.processes, duration_s=self.duration_s,
+                        warmup_s=self.warmup_s, buckets=self.buckets, rate=self.rate,
+                        objects=self.objects, multipart_threshold=self.multipart_threshold,
+                        part_size=self.part_size, range=self.range)
+
+
+def load_request(*, op: str, size: str, concurrency: int, processes: int, duration: int,
+                 warmup: int, buckets: int, placement: Optional[List[str]],
+                 endpoint: Optional[str], rate: Optional[float] = None,
+                 objects: Optional[int] = None, multipart_threshold: Optional[str] = None,
+                 part_size: Optional[str] = None,
+                 range: Optional[str] = None) -> LoadRequest:
+    """The command's words as a load, with the same checks and limits as a profile's workload."""
+    words: Dict[str, Any] = {
+        'op': op, 'size': size, 'concurrency': concurrency, 'processes': processes,
+        'duration': duration, 'warmup': warmup, 'buckets': buckets, 'rate': rate,
+        'objects': objects, 'multipart_threshold': multipart_threshold,
+        'part_size': part_size, 'range': range}
+    try:
+        workload = parse_workload(words, lambda field: '--' + field.replace('_', '-')
+                                  if field else 'load')
+    except FieldError as e:
+        raise InvalidInput(str(e))
+    return LoadRequest(op=workload.op, size=workload.size, concurrency=workload.concurrency,
+                       processes=workload.processes, duration_s=workload.duration_s,
+                       warmup_s=workload.warmup_s, buckets=workload.buckets,
+                       placement=placement, endpoint=endpoint, rate=workload.rate,
+                       objects=workload.objects,
+                       multipart_threshold=workload.multipart_threshold,
+                       part_size=workload.part_size, range=workload.range)
 
 
 def compact(record: Dict[str, Any], limit: int = MAX_STORED) -> Dict[str, Any]:
     """The record, without histograms and then per-second series if it is too big."""
     if len(json.dumps(record)) <= limit:
         return record
-    trimmed = json.loads(json.dumps(record))
-
-    def drop(node: Any, keys: List[str]) -> None:
-        if isinstance(node, dict):
-            for key in keys:
-                node.pop(key, None)
-            for value in node.values():
-                drop(value, keys)
-        elif isinstance(node, list):
-            for value in node:
-                drop(value, keys)
-
-    drop(trimmed, ['histogram', 'ttfb_histogram'])
+    trimmed: Dict[str, Any] = strip_histograms(record)
     if len(json.dumps(trimmed)) > limit:
-        drop(trimmed, ['per_second', 'error_samples'])
+        trimmed = strip_histograms(trimmed, also=('per_second', 'error_samples'))
     trimmed['trimmed'] = True
     return trimmed
-
-
-def remove_buckets(job: Dict[str, Any], ca_pem: Optional[str] = None) -> Dict[str, Any]:
-    """Delete a load's objects and buckets from the mgr; the CA comes as PEM text.
-
-    A job carries the path of a CA file (as agents write it); the module has
-    the PEM, so it is written to a private temporary file for the clean-up.
-    """
-    if not ca_pem:
-        return dict(prepare.cleanup(Job.from_dict(dict(job, ca_bundle=None))))
-    fd, path = tempfile.mkstemp(prefix='rgwbench-ca-', suffix='.pem')
-    try:
-        with os.fdopen(fd, 'w') as f:
-            f.write(ca_pem)
-        return dict(prepare.cleanup(Job.from_dict(dict(job, ca_bundle=path))))
-    finally:
-        os.unlink(path)
-
-
-class Leftovers:
-    """What a load on agents would leave if the mgr vanished: written down before it starts.
-
-    Its agents (a local process's folder, or the agents' service) and its
-    buckets; removed again when the load ends, or by `remove` when the
-    module starts and finds them (a failover or crash cut the load off).
-    """
-
-    def __init__(self, store: Store, key: str) -> None:
-        self.store = store
-        self.key = key
-
-    def write(self, record: Dict[str, Any], launcher: AgentLauncher,
-              job: Dict[str, Any], ca_pem: Optional[str] = None) -> None:
-        # No keys: the stored credentials are read again when cleaning up.
-        self.store.set_store(self.key, json.dumps({
-            'record': record, 'agents': launcher.leftovers(), 'endpoint': job['endpoint'],
-            'ca_pem': ca_pem, 'bucket_prefix': job['bucket_prefix'],
-            'buckets': job['buckets'], 'key_prefix': job['key_prefix']}))
-
-    def clear(self) -> None:
-        self.store.set_store(self.key, None)
-
-    def remove(self, remove_service: Callable[[str], Any], creds: Optional[Dict[str, str]],
-               log: Any) -> Optional[Tuple[Dict[str, Any], List[str]]]:
-        """Remove what is written down, if anything: (its record, what could not be done)."""
-        stored = self.store.get_store(self.key)
-        if not stored:
-            return None
-        left = json.loads(stored)
-        log.warning('removing what an agents\' load left when the mgr restarted: %s',
-                    left['bucket_prefix'])
-        errors = []
-        try:
-            remove_leftovers(left['agents'], remove_service)
-        except Exception as e:
-            errors.append('agents: %s' % e)
-        if creds:
-            job = Job(endpoint=left['endpoint'], access_key=creds['access_key'],
-                      secret_key=creds['secret_key'], bucket_prefix=left['bucket_prefix'],
-                      buckets=left['buckets'], key_prefix=left['key_prefix'])
-            try:
-                left['record']['cleanup'] = remove_buckets(
-                    job.to_dict(), left.get('ca_pem') or creds.get('ca_bundle'))
-            except Exception as e:
-                errors.append('buckets: %s' % e)
-        else:
-            errors.append('no stored credentials to remove buckets %s* with'
-                          % left['bucket_prefix'])
-        self.clear()
-        return left['record'], errors
 
 
 class LoadService:
     def __init__(self, store: Store, credentials: CredentialStore,
                  endpoints: Callable[[], List[str]],
-                 rgw_pids: Callable[[], Dict[str, List[int]]],
+                 server_daemons: Callable[[], ServerDaemons],
                  make_launcher: Callable[[Optional[List[str]]], AgentLauncher],
                  make_channel: Callable[[], AgentChannel],
-                 log: Any) -> None:
+                 log: Any, *,
+                 new_capacity_check: Callable[[], Optional[CapacityCheck]] = lambda: None,
+                 deadman_s: Callable[[], float] = lambda: DEADMAN_S,
+                 checks: Optional[RunChecks] = None,
+                 processes_max: Callable[[], int] = lambda: 0) -> None:
         self.store = store
         self.credentials = credentials
         self.endpoints = endpoints
-        self.rgw_pids = rgw_pids
         self.make_launcher = make_launcher
-        self.make_channel = make_channel
         self.log = log
+        # What would skew or endanger a load: checked before it, PGs watched during it.
+        self.checks = checks
+        self.agents = AgentWorkloads(
+            make_channel=make_channel, server_daemons=server_daemons, log=log,
+            new_capacity_check=new_capacity_check, deadman_s=deadman_s,
+            processes_max=processes_max,
+            new_pg_watch=(lambda: None) if checks is None else checks.pg_watch)
         self._lock = threading.Lock()
         self._active: Optional[Dict[str, Any]] = None
         self.leftovers = Leftovers(store, LEFTOVERS_KEY)
         self._agent_run: Optional[AgentRun] = None
 
-    def job(self, request: LoadRequest, creds: Dict[str, str], endpoint: str,
-            load_id: str) -> Dict[str, Any]:
-        job = Job(endpoint=endpoint, access_key=creds['access_key'],
-                  secret_key=creds['secret_key'], op=request.op, size=request.size,
-                  concurrency=request.concurrency, processes=request.processes,
-                  duration_s=request.duration_s, warmup_s=request.warmup_s,
-                  buckets=request.buckets, bucket_prefix='rgwbench-%s' % load_id,
-                  key_prefix='rgwbench/', run_tag=load_id)
-        try:
-            job.validate()
-        except LoadgenError as e:
-            raise InvalidInput(str(e))
-        return job.to_dict()
-
-    def _endpoint(self, request: LoadRequest) -> str:
+    def _targets(self, request: LoadRequest) -> List[str]:
         if request.endpoint:
-            if not request.endpoint.startswith(('http://', 'https://')):
-                raise InvalidInput('endpoint must be an http:// or https:// URL, got %r'
-                                   % request.endpoint)
-            return request.endpoint.rstrip('/')
-        return self.default_endpoint()
+            try:
+                return check_urls(split_urls(request.endpoint))
+            except ValueError as e:
+                raise InvalidInput('--endpoint: %s' % e)
+        return self.default_targets()
 
-    def default_endpoint(self) -> str:
-        """The first plain-HTTP endpoint of the RGW daemons (or the first HTTPS one)."""
-        found = self.endpoints()
+    def default_targets(self) -> List[str]:
+        """Every plain-HTTP endpoint of the RGW daemons (or every HTTPS one, if none is plain)."""
+        found = unique(self.endpoints())
         if not found:
             raise NotFound('no RGW endpoint in the service map; give --endpoint')
         plain = [e for e in found if e.startswith('http://')]
-        return (plain or found)[0]
+        return plain or found
 
-    def start(self, request: LoadRequest) -> str:
-        """Check everything, then run in a thread of its own; returns the load id."""
+    def start(self, request: LoadRequest, force: bool = False) -> str:
+        """Check everything, then run in a thread of its own; returns the load id.
+
+        force: go on past a HEALTH_ERR (never past the capacity estimate).
+        """
         creds = self.credentials.require()
-        endpoint = self._endpoint(request)
-        load_id = time.strftime('%Y%m%d-%H%M%S-') + uuid.uuid4().hex[:6]
-        job = self.job(request, creds, endpoint, load_id)
+        targets = self._targets(request)
+        load_id = new_id()
+        job = make_job(request.workload(), creds=creds, endpoints=targets,
+                       bucket_prefix='rgwbench-%s' % load_id, run_tag=load_id)
         with self._lock:
             if self._active is not None:
                 raise Busy('load %s is in progress; wait for it or try later'
                            % self._active['load_id'])
+            found: List[Finding] = [] if self.checks is None else self.checks.before(
+                load_profile(request.workload(), request.placement), force=force, load=True)
             launcher = self.make_launcher(request.placement)
-            record = {'load_id': load_id, 'state': 'running', 'endpoint': endpoint,
+            record = {'load_id': load_id, 'state': 'running', 'endpoint': targets[0],
+                      'targets': targets,
                       'request': request._asdict(), 'started': time.time(),
                       'finished': None, 'agents': {a: {'state': 'waiting', 'error': None}
                                                    for a in launcher.agent_ids()},
-                      'result': None, 'error': None}
+                      'result': None, 'error': None,
+                      'findings': [f.to_dict() for f in found]}
             self._active = record
             # Written down before anything is made: what a vanished mgr leaves behind.
             self.leftovers.write(record, launcher, job, creds.get('ca_bundle'))
@@ -209,14 +171,16 @@ class LoadService:
     def _run(self, record: Dict[str, Any], job: Dict[str, Any], launcher: AgentLauncher,
              creds: Dict[str, str]) -> None:
         state, error = 'failed', None
+        record['cleanup'] = {}
         try:
-            channel = self.make_channel()
-            agent_run = AgentRun(job, launcher, ca_bundle=creds.get('ca_bundle'),
-                                 rgw_pids=self.rgw_pids())
-            self._agent_run = agent_run
-            summary = agent_run.run(channel)
+            summary = self.agents.run_once(job, launcher, ca_pem=creds.get('ca_bundle'),
+                                           leftovers=self.leftovers, watch=self._watch,
+                                           cleaned=record['cleanup'])
             record['agents'] = summary['agents']
             record['result'] = summary['result']
+            record['stopped'] = summary.get('stopped')
+            record['findings'] = record.get('findings', []) + [
+                f.to_dict() for f in summary.get('findings') or []]
             failed = agents_failed(summary)
             if summary['result'] is None:
                 error = '; '.join(failed) or 'no agent reported a result'
@@ -226,39 +190,33 @@ class LoadService:
             self.log.exception('load %s failed', record['load_id'])
             error = '%s: %s' % (type(e).__name__, e)
         finally:
-            record['cleanup'] = self._cleanup(job, creds.get('ca_bundle'))
             record['finished'] = time.time()
             # Only now is the load over, for anyone who looks.
             record['error'] = error
             record['state'] = state
             self._save(record)
-            self.leftovers.clear()
             with self._lock:
                 self._active = None
-                self._agent_run = None
 
-    def _cleanup(self, job: Dict[str, Any], ca_pem: Optional[str]) -> Dict[str, Any]:
-        try:
-            return remove_buckets(job, ca_pem)
-        except Exception as e:
-            self.log.warning('clean-up of %s failed: %s', job['bucket_prefix'], e)
-            return {'error': str(e)}
+    def _watch(self, agent_run: Optional[AgentRun]) -> None:
+        with self._lock:
+            self._agent_run = agent_run
 
-    def recover(self, remove_service: Callable[[str], Any]) -> Optional[str]:
-        """At module start: remove what a load left when the mgr vanished during it.
+    def recover(self, remove_service: Callable[[str], Any]) -> List[str]:
+        """Remove what loads left when the mgr vanished during them; their ids.
 
-        Its agents (a local process or the agents' service), its buckets and
-        objects; the load is kept as failed. Returns its id, if there was one.
+        Their agents (a local process or the agents' service), buckets and
+        objects; each load is kept as failed. Called when the module starts and
+        again now and then while anything is left (see `Leftovers`).
         """
         found = self.leftovers.remove(remove_service, self.credentials.get(), self.log)
-        if found is None:
-            return None
-        record, errors = found
-        record.update(state='failed', finished=time.time(), error=(
-            'the mgr restarted during the load; its agents, buckets and objects were removed'
-            + ('' if not errors else ' (but: %s)' % '; '.join(errors))))
-        self._save(record)
-        return str(record['load_id'])
+        for left in found:
+            left.record.update(state='failed', finished=left.found, error=(
+                'the mgr restarted during the load; its agents, buckets and objects '
+                + ('were removed' if not left.errors else 'are being removed (so far: %s; '
+                   'tried again every minute)' % '; '.join(left.errors))))
+            self._save(left.record)
+        return [str(left.record['load_id']) for left in found]
 
     def _save(self, record: Dict[str, Any]) -> None:
         self.store.set_store(PREFIX + record['load_id'], json.dumps(compact(record)))
@@ -302,7 +260,7 @@ def load_to_text(record: Dict[str, Any]) -> str:
     req = record['request']
     lines = ['load %s: %s' % (record['load_id'], record['state']),
              '%s %s x%d on %s' % (req['op'].upper(), req['size'], req['concurrency'],
-                                  record['endpoint'])]
+                                  ', '.join(record.get('targets') or [record['endpoint']]))]
     for agent, state in sorted(record['agents'].items()):
         lines.append('agent %s: %s%s' % (agent, state['state'],
                                          ' (%s)' % state['error'] if state['error'] else ''))
@@ -311,13 +269,41 @@ def load_to_text(record: Dict[str, Any]) -> str:
         lat = result['latency_ms']
         lines.append('ops %d  errors %d  %.1f ops/s  %.2f MiB/s' % (
             result['ops'], result['errors'], result['ops_per_s'], result['throughput_mib_s']))
+        if result.get('mode') == 'open':
+            lines.append('open loop at %g ops/s asked: latency counts from each request\'s '
+                         'intended start' % result['rate'])
+        if result.get('working_set_bytes') is not None:
+            lines.append('working set %d objects, %.1f MiB%s' % (
+                result.get('objects') or 0, result['working_set_bytes'] / float(1 << 20),
+                '; ranged GET of bytes %s' % result['range'] if result.get('range') else ''))
         lines.append('latency ms: mean %.2f  p50 %.2f  p90 %.2f  p99 %.2f  p99.9 %.2f  max %.2f'
                      % (lat['mean'], lat['p50'], lat['p90'], lat['p99'], lat['p999'],
                         lat['max']))
-        rgw = result.get('rgw')
-        if rgw:
-            lines.append('rgw: %d daemons, %.2f CPU cores, %.1f MiB RSS' % (
-                rgw['daemons'], rgw['cpu_cores'], rgw['rss_mib']))
+        if len(result.get('targets') or []) > 1:
+            for target in result['targets']:
+                lines.append('  %s: %d connections, %d ops, %d errors' % (
+                    target['url'], target['workers'], target['ops'], target['errors']))
+        for key in ('rgw', 'haproxy'):
+            server = result.get(key)
+            if not server:
+                continue
+            lines.append('%s: %d daemons, %.2f CPU cores, %.1f MiB RSS' % (
+                key, server['daemons'], server['cpu_cores'], server['rss_mib']))
+            for daemon in server.get('per_daemon') or []:
+                lines.append('  %s on %s: %.2f CPU cores, %.1f MiB RSS' % (
+                    daemon['daemon'], daemon['host'], daemon['cpu_cores'], daemon['rss_mib']))
+    if record.get('stopped'):
+        lines.append('stopped early: %s' % record['stopped'])
     if record.get('error'):
         lines.append('error: %s' % record['error'])
+    found = ordered([Finding.from_dict(f) for f in record.get('findings') or []])
+    if found:
+        lines.append('findings (`ceph rgwbench check` describes each):')
+        for finding in found:
+            lines.extend(finding_lines(finding, indent='  '))
     return '\n'.join(lines)
+
+
+def loads_to_text(loads: List[Dict[str, Any]]) -> str:
+    return '\n'.join('%s  %s  %s' % (r['load_id'], r['state'], r['endpoint'])
+                     for r in loads) or 'no loads'

@@ -9,33 +9,47 @@ from ceph.deployment.service_spec import ServiceSpec
 from mgr_module import HandleCommandResult, MgrModule, Option
 from mgr_util import build_url
 
-from .agents.certificate import self_signed_certificate
+from .activity import Activity, ActivityGuard, Going
 from .agents.channel import AgentChannel
+from .agents.coordinator import DEADMAN_S
 from .agents.launchers import AgentLauncher, LocalLauncher, OrchestratorLauncher
+from .capacity import DEFAULT_MARGIN, CapacityGuard
 from .certificates import Certificates, certificate_to_text
+from .checks import MgrClusterView, findings_to_text
+from .checks.gate import RunChecks
 from .cli import RGWBenchCLICommand, read_command, write_command
-from .credentials import CredentialStore
-from .errors import Busy, InvalidInput, NotFound
+from .credentials import CredentialStore, credentials_to_text
+from .errors import Busy, InvalidInput
 from .formatting import parse_format, render
-from .loads import LoadRequest, LoadService, load_to_text
-from .orchestration import orchestrator_state
+from .loads import LoadService, load_request, load_to_text, loads_to_text
+from .orchestration import (agent_hosts, orchestrator_state, placement_hosts,
+                            rgw_service_under_test)
 from .panel.backend import ModuleBackend
 from .panel.service import DEFAULT_PORT, Panel, panel_to_text
+from .pem import self_signed_certificate
 from .profiles import Profile, ProfileStore, profile_to_text, profiles_to_text, with_overrides
+from .results.calibration import CalibrationStore
 from .results.compare import compare_runs
+from .results.model import strip_histograms
 from .results.report import (comparison_to_text, result_to_csv, result_to_markdown,
                              result_to_text, results_to_text)
+from .results.seeds import seeds_to_csv, seeds_to_json, seeds_to_markdown, seeds_to_text
 from .results.store import ResultStore
-from .rgw_daemons import rgw_daemons
-from .runs.engine import RunEngine
+from .rgw_admin import RadosgwAdmin
+from .rgw_daemons import endpoint_urls
+from .runs.engine import RunCluster, RunEngine
 from .runs.events import ClusterRunEvents
+from .runs.plan_text import run_plan_to_text
+from .server_daemons import ServerDaemon, ServerDaemons, ingress_haproxies, server_daemons
 from .settings.applier import SettingsApplier
 from .settings.base import SettingContext
 from .settings.cluster import ClusterAccess
-from .settings.registry import all_settings, describe, parse_assignments
+from .settings.registry import (all_settings, describe, parse_assignments,
+                                settings_list_to_text, settings_plan_to_text)
 from .settings.session import SettingsSession, settings_to_text
 from .settings.sse import MODULE_OPTIONS as SSE_MODULE_OPTIONS
 from .status import build_status, ceph_version_number, status_to_text
+from .workloads import AgentWorkloads
 
 if TYPE_CHECKING:
     from .panel.app import PanelApp
@@ -51,6 +65,9 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
                desc='address the agent endpoint listens on (default: the mgr\'s own)'),
         Option('agent_port', type='int', default=0, min=0, max=65535,
                desc='TCP port of the agent endpoint while a load runs (0: any free port)'),
+        Option('agent_deadman_timeout', type='secs', default=DEADMAN_S, min=10, max=3600,
+               desc='an agent stops its load and exits once the agent endpoint has not '
+                    'answered it for this long (the mgr died or failed over)'),
         Option('agent_image', type='str', default='',
                desc='container image of placed agents (default: the cluster\'s '
                     'container_image); it needs python3'),
@@ -61,12 +78,18 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
                desc='how long to wait for daemons to be back after a change'),
         Option('keep_results', type='int', default=50, min=1, max=1000,
                desc='how many finished runs to keep in the config-key store'),
+        Option('capacity_margin', type='float', default=DEFAULT_MARGIN, min=0.0, max=0.5,
+               desc='a workload that writes stops once an OSD is this close to its nearfull '
+                    'ratio (0.05: 5 percentage points below it)'),
         Option('keep_objects', type='bool', default=False,
                desc='keep the buckets and objects of a run\'s workloads (default: removed '
                     'after each workload)'),
         Option('rgw_ssl_port', type='int', default=0, min=0, max=65535,
                desc='port RGW serves HTTPS on under tls@rgw=on (0: the port its spec '
                     'serves now)'),
+        Option('agent_processes_max', type='int', default=8, min=1, max=64,
+               desc='the most load engine processes an agent runs when a workload leaves '
+                    'it to the cores of its host (processes 0)'),
         Option('ingress_virtual_ip', type='str', default='',
                desc='virtual IP (with /prefix) of the ingress tls@ingress puts in front of '
                     'RGW (default: that of an existing ingress of the RGW service)'),
@@ -88,26 +111,51 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
     ] + [Option(opt, type='str', default=default, desc=desc)
          for opt, default, desc in SSE_MODULE_OPTIONS]
 
+    leftovers_retry_s = 60.0
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._stopping = threading.Event()
         self._agent_cert: Optional[Tuple[str, str]] = None
         self.credentials = CredentialStore(self)
-        self.loads = LoadService(self, self.credentials, self._rgw_endpoints, self._rgw_pids,
-                                 self._agent_launcher, self._agent_channel, self.log)
+        capacity = CapacityGuard(
+            self, lambda: float(self.get_module_option('capacity_margin') or 0.0))
+        self.checks = RunChecks(view=MgrClusterView(self), keep_objects=self._keep_objects,
+                                log=self.log)
+        self.loads = LoadService(self, self.credentials, self._rgw_endpoints,
+                                 self._server_daemons,
+                                 self._agent_launcher, self._agent_channel, self.log,
+                                 new_capacity_check=capacity.new_check,
+                                 deadman_s=self._deadman_s, checks=self.checks,
+                                 processes_max=self._processes_max)
         self.settings = SettingsSession(self, self._settings_applier, self.log)
         self.profiles = ProfileStore(self, all_settings())
         self.results = ResultStore(self, lambda: int(self.get_module_option('keep_results')
                                                      or 50))
-        self.runs = RunEngine(self, self.results, self.credentials, self._settings_applier,
-                              self.loads.default_endpoint, self._rgw_pids,
-                              self._agent_launcher, self._agent_channel,
-                              ClusterRunEvents(self, self.log),
-                              lambda: ceph_version_number(self.version), self.log,
-                              keep_objects=lambda: bool(self.get_module_option('keep_objects')))
+        self.runs = RunEngine(
+            store=self, results=self.results, credentials=self.credentials,
+            cluster=RunCluster(make_applier=self._settings_applier,
+                               ceph_version=lambda: ceph_version_number(self.version),
+                               checks=self.checks,
+                               rgw_daemons=lambda: len(self._rgw_hosts())),
+            agents=AgentWorkloads(
+                make_channel=self._agent_channel, server_daemons=self._server_daemons,
+                log=self.log,
+                keep_objects=self._keep_objects, new_capacity_check=capacity.new_check,
+                deadman_s=self._deadman_s, processes_max=self._processes_max,
+                new_pg_watch=self.checks.pg_watch),
+            make_launcher=self._agent_launcher, events=ClusterRunEvents(self, self.log),
+            log=self.log)
+        self.activity = ActivityGuard(probes={
+            Going.RUN: lambda: _field(self.runs.active(), 'run_id'),
+            Going.LOAD: lambda: _field(self.loads.active(), 'load_id'),
+            Going.SETTINGS_CHANGING: lambda: (_field(self.settings.in_place(), 'journal_id')
+                                              if self.settings.changing() else None),
+            Going.SETTINGS_IN_PLACE: lambda: _field(self.settings.in_place(), 'journal_id'),
+        })
         self.panel = Panel(self, ModuleBackend(
             self._about, self.results, self.runs, self.profiles, self._plan,
-            lambda name, changes: self._start_run(self._chosen(name, changes))),
+            lambda name, overrides: self._start_run(self._with_panel_overrides(name, overrides))),
                            self._panel_server, build_url, self.log)
 
     def serve(self) -> None:
@@ -124,7 +172,20 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
             except Exception:
                 self.log.exception('cleaning up after an interrupted %s failed', what)
         self.settings.recover(self._stopping)
-        self._stopping.wait()
+        # What could not be removed yet (the orchestrator not answering just after a
+        # failover, a local agent on another host) is tried again now and then.
+        while not self._stopping.wait(self.leftovers_retry_s):
+            self._remove_leftovers()
+
+    def _remove_leftovers(self) -> None:
+        try:
+            if self.loads.leftovers.pending():
+                self.loads.recover(self._remove_service)
+            if self.runs.leftovers.pending():
+                self.runs.leftovers.remove(self._remove_service, self.credentials.get(),
+                                           self.log)
+        except Exception:
+            self.log.exception('removing what an interrupted workload left failed')
 
     def shutdown(self) -> None:
         self._stopping.set()
@@ -145,6 +206,12 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
         return {'ceph_version': ceph_version_number(self.version),
                 'ceph_release': self.release_name}
 
+    def _keep_objects(self) -> bool:
+        return bool(self.get_module_option('keep_objects'))
+
+    def _processes_max(self) -> int:
+        return int(self.get_module_option('agent_processes_max') or 0)
+
     def _panel_server(self, app: 'PanelApp') -> 'PanelServer':
         # CherryPy is loaded only where the panel runs: in the mgr, not in unit tests.
         from .panel.server import PanelServer
@@ -154,21 +221,37 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
         return self.runs.active()
 
     def _rgw_endpoints(self) -> List[str]:
-        return [e.url for d in rgw_daemons(self.get('service_map')) for e in d.endpoints]
+        return endpoint_urls(self.get('service_map'))
 
-    def _rgw_pids(self) -> Dict[str, List[int]]:
-        pids: Dict[str, List[int]] = {}
-        for daemon in rgw_daemons(self.get('service_map')):
-            if daemon.pid is not None:
-                pids.setdefault(daemon.host, []).append(daemon.pid)
-        return pids
+    def _server_daemons(self) -> ServerDaemons:
+        haproxies: List[ServerDaemon] = []
+        try:
+            service = self._rgw_service(self._cluster_access())
+            haproxies = ingress_haproxies(self, orchestrator.raise_if_exception, service)
+        except Exception as e:  # no orchestrator, or no one RGW service: no ingress either
+            self.log.debug('no HAProxy daemons to count: %s', e)
+        return server_daemons(self.get('service_map'),
+                              str((self.get('mon_map') or {}).get('fsid') or ''), haproxies)
+
+    def _deadman_s(self) -> float:
+        return float(self.get_module_option('agent_deadman_timeout') or DEADMAN_S)
+
+    def _known_hosts(self) -> List[str]:
+        return [h.hostname for h in orchestrator.raise_if_exception(self.get_hosts())]
 
     def _agent_launcher(self, placement: Optional[List[str]]) -> AgentLauncher:
-        if not placement:
+        hosts = agent_hosts(placement, self._rgw_hosts)
+        if not hosts:
             return LocalLauncher()
         image = str(self.get_module_option('agent_image') or
                     self.get_ceph_option('container_image') or '')
-        return OrchestratorLauncher(self, placement, image, orchestrator.raise_if_exception)
+        return OrchestratorLauncher(self, hosts, image, orchestrator.raise_if_exception)
+
+    def _rgw_hosts(self) -> List[str]:
+        """The host of each daemon of the RGW service under test (a host once a daemon)."""
+        service = self._rgw_service(self._cluster_access())
+        return [str(d.hostname) for d in orchestrator.raise_if_exception(
+            self.list_daemons(service_name=service))]
 
     def _remove_service(self, service_name: str) -> None:
         orchestrator.raise_if_exception(self.remove_service(service_name))
@@ -176,21 +259,12 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
     def _cluster_access(self) -> ClusterAccess:
         return ClusterAccess(self, orchestrator.raise_if_exception, ServiceSpec.from_json,
                              timeout_s=float(self.get_module_option('ready_timeout') or 600),
-                             log=self.log.info)
+                             log=self.log.info, users=RadosgwAdmin(self))
 
     def _rgw_service(self, cluster: ClusterAccess) -> str:
-        chosen = str(self.get_module_option('rgw_service') or '')
-        names = [ServiceSpec.from_json(s).service_name() for s in cluster.services('rgw')]
-        if chosen:
-            if chosen not in names:
-                raise NotFound('rgw_service %s is not a service of the orchestrator (it has: '
-                               '%s)' % (chosen, ', '.join(names) or 'no RGW service'))
-            return chosen
-        if len(names) != 1:
-            raise InvalidInput('%s; set mgr/rgwbench/rgw_service' % (
-                'the orchestrator manages no RGW service' if not names else
-                'the orchestrator manages several RGW services (%s)' % ', '.join(names)))
-        return names[0]
+        return rgw_service_under_test(
+            str(self.get_module_option('rgw_service') or ''),
+            [ServiceSpec.from_json(s).service_name() for s in cluster.services('rgw')])
 
     def _settings_applier(self) -> SettingsApplier:
         cluster = self._cluster_access()
@@ -217,6 +291,7 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
                               self._active_run())
         status['active_load'] = self.loads.active()
         status['settings_in_place'] = self.settings.in_place()
+        status['leftovers'] = self.loads.leftovers.pending() + self.runs.leftovers.pending()
         return HandleCommandResult(stdout=render(status, fmt, status_to_text))
 
     @write_command('rgwbench credentials set')
@@ -234,9 +309,7 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
         """Show which S3 credentials are stored (never the secret key)"""
         fmt = parse_format(format)
         info = self.credentials.describe()
-        return HandleCommandResult(stdout=render(info, fmt, lambda i: (
-            'access key %s%s' % (i['access_key'], ', with a CA bundle' if i['ca_bundle'] else '')
-            if i['configured'] else 'no credentials stored')))
+        return HandleCommandResult(stdout=render(info, fmt, credentials_to_text))
 
     @write_command('rgwbench credentials rm')
     def _cmd_credentials_rm(self) -> HandleCommandResult:
@@ -249,29 +322,19 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
     def _cmd_load(self, op: str = 'put', size: str = '4KiB', concurrency: int = 16,
                   duration: int = 30, warmup: int = 2, processes: int = 1, buckets: int = 1,
                   placement: Optional[str] = None,
-                  endpoint: Optional[str] = None) -> HandleCommandResult:
+                  endpoint: Optional[str] = None, rate: Optional[float] = None,
+                  objects: Optional[int] = None, multipart_threshold: Optional[str] = None,
+                  part_size: Optional[str] = None, range: Optional[str] = None,
+                  force: bool = False) -> HandleCommandResult:
         """Run one workload now on agents, without changing any setting; returns its id"""
-        if duration < 1 or duration > 3600:
-            raise InvalidInput('duration must be 1 to 3600 seconds, got %d' % duration)
-        if warmup < 0 or warmup >= duration + 600:
-            raise InvalidInput('warmup must be 0 or more seconds, got %d' % warmup)
-        if self.settings.changing():
-            raise Busy('settings are being applied or put back; see `ceph rgwbench settings '
-                       'show`')
-        active = self.runs.active()
-        if active is not None:
-            raise Busy('run %s is in progress; a load now would disturb it' % active['run_id'])
-        hosts = [h.strip() for h in placement.split(',') if h.strip()] if placement else None
-        if hosts is not None:
-            known = {h.hostname for h in orchestrator.raise_if_exception(self.get_hosts())}
-            unknown = sorted(set(hosts) - known)
-            if unknown:
-                raise InvalidInput('placement: unknown host %s (see `ceph orch host ls`)'
-                                   % ', '.join(unknown))
-        load_id = self.loads.start(LoadRequest(
-            op=op, size=size, concurrency=concurrency, processes=processes,
-            duration_s=float(duration), warmup_s=float(warmup), buckets=buckets,
-            placement=hosts, endpoint=endpoint))
+        request = load_request(op=op, size=size, concurrency=concurrency, processes=processes,
+                               duration=duration, warmup=warmup, buckets=buckets,
+                               placement=placement_hosts(placement, self._known_hosts),
+                               endpoint=endpoint, rate=rate, objects=objects,
+                               multipart_threshold=multipart_threshold, part_size=part_size,
+                               range=range)
+        load_id = self.activity.start(Activity.LOAD,
+                                      lambda: self.loads.start(request, force=force))
         return HandleCommandResult(stdout=load_id,
                                    stderr='load %s started; `ceph rgwbench load show %s`'
                                    % (load_id, load_id))
@@ -287,9 +350,7 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
     def _cmd_load_ls(self, format: str = 'plain') -> HandleCommandResult:
         """List the loads kept in the module's store"""
         fmt = parse_format(format)
-        return HandleCommandResult(stdout=render(self.loads.list(), fmt, lambda loads: '\n'.join(
-            '%s  %s  %s' % (r['load_id'], r['state'], r['endpoint']) for r in loads)
-            or 'no loads'))
+        return HandleCommandResult(stdout=render(self.loads.list(), fmt, loads_to_text))
 
     # -- the certificate of TLS settings -------------------------------------------
     @write_command('rgwbench certificate set')
@@ -367,9 +428,8 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
     def _cmd_settings_ls(self, format: str = 'plain') -> HandleCommandResult:
         """List the settings rgwbench can apply and put back"""
         fmt = parse_format(format)
-        return HandleCommandResult(stdout=render(
-            describe(all_settings()), fmt, lambda found: '\n'.join(
-                '%-14s %s (%s)' % (s['setting'], s['summary'], s['values']) for s in found)))
+        return HandleCommandResult(stdout=render(describe(all_settings()), fmt,
+                                                 settings_list_to_text))
 
     @read_command('rgwbench settings plan')
     def _cmd_settings_plan(self, settings: List[str],
@@ -378,7 +438,7 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
         fmt = parse_format(format)
         plans = self.settings.plan(parse_assignments(settings))
         return HandleCommandResult(stdout=render([p.to_dict() for p in plans], fmt,
-                                                 plan_to_text))
+                                                 settings_plan_to_text))
 
     @write_command('rgwbench settings apply')
     def _cmd_settings_apply(self, settings: List[str], force: bool = False,
@@ -388,10 +448,9 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
             raise InvalidInput('this restarts daemons and changes the cluster until '
                                '`ceph rgwbench settings revert`; see `ceph rgwbench settings '
                                'plan` and add --yes-i-really-mean-it')
-        active = self.runs.active()
-        if active is not None:
-            raise Busy('run %s is in progress; it changes settings itself' % active['run_id'])
-        journal_id = self.settings.apply(parse_assignments(settings), force=force)
+        wanted = parse_assignments(settings)
+        journal_id = self.activity.start(Activity.SETTINGS_APPLY,
+                                         lambda: self.settings.apply(wanted, force=force))
         return HandleCommandResult(stdout=journal_id, stderr='applying; see `ceph rgwbench '
                                    'settings show`, put back with `ceph rgwbench settings '
                                    'revert`')
@@ -399,7 +458,7 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
     @write_command('rgwbench settings revert')
     def _cmd_settings_revert(self) -> HandleCommandResult:
         """Put back everything `settings apply` changed"""
-        journal_id = self.settings.revert()
+        journal_id = self.activity.start(Activity.SETTINGS_REVERT, self.settings.revert)
         return HandleCommandResult(stdout=journal_id,
                                    stderr='putting back; see `ceph rgwbench settings show`')
 
@@ -441,38 +500,45 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
     # -- runs -----------------------------------------------------------------------
     def _profile(self, profile: str, duration: Optional[int], concurrency: Optional[int],
                  sizes: Optional[str], placement: Optional[str], repeats: Optional[int],
-                 warmup: Optional[int]) -> Profile:
-        hosts = [h.strip() for h in placement.split(',') if h.strip()] if placement else None
-        if hosts:
-            known = {h.hostname for h in orchestrator.raise_if_exception(self.get_hosts())}
-            unknown = sorted(set(hosts) - known)
-            if unknown:
-                raise InvalidInput('--placement: unknown host %s (see `ceph orch host ls`)'
-                                   % ', '.join(unknown))
+                 warmup: Optional[int], fields: Optional[Dict[str, Any]] = None) -> Profile:
+        """The profile with the overrides; `fields`: those of the workloads' engine fields
+        given (rate, rates, objects, multipart_threshold, part_size, range)."""
+        hosts = placement_hosts(placement, self._known_hosts)
+        given = {k: v for k, v in (fields or {}).items() if v is not None}
         return with_overrides(self.profiles.get(profile), duration=duration,
                               concurrency=concurrency, sizes=sizes, placement=hosts,
-                              repeats=repeats, warmup=warmup)
+                              repeats=repeats, warmup=warmup, **given)
 
     @read_command('rgwbench plan')
     def _cmd_plan(self, profile: str, duration: Optional[int] = None,
                   concurrency: Optional[int] = None, sizes: Optional[str] = None,
                   placement: Optional[str] = None, repeats: Optional[int] = None,
-                  warmup: Optional[int] = None, format: str = 'plain') -> HandleCommandResult:
+                  warmup: Optional[int] = None, rate: Optional[float] = None,
+                  rates: Optional[str] = None, objects: Optional[int] = None,
+                  multipart_threshold: Optional[str] = None, part_size: Optional[str] = None,
+                  range: Optional[str] = None, format: str = 'plain') -> HandleCommandResult:
         """Show every step and change a run of a profile would make; changes nothing"""
         fmt = parse_format(format)
         chosen = self._profile(profile, duration, concurrency, sizes, placement, repeats,
-                               warmup)
+                               warmup, dict(rate=rate, rates=rates, objects=objects,
+                                            multipart_threshold=multipart_threshold,
+                                            part_size=part_size, range=range))
         return HandleCommandResult(stdout=render(self.runs.plan(chosen), fmt, run_plan_to_text))
 
     @write_command('rgwbench run')
     def _cmd_run(self, profile: str, duration: Optional[int] = None,
                  concurrency: Optional[int] = None, sizes: Optional[str] = None,
                  placement: Optional[str] = None, repeats: Optional[int] = None,
-                 warmup: Optional[int] = None, force: bool = False,
+                 warmup: Optional[int] = None, rate: Optional[float] = None,
+                 rates: Optional[str] = None, objects: Optional[int] = None,
+                 multipart_threshold: Optional[str] = None, part_size: Optional[str] = None,
+                 range: Optional[str] = None, force: bool = False,
                  yes_i_really_mean_it: bool = False) -> HandleCommandResult:
         """Run a profile: apply each variant, measure, put everything back; returns the run id"""
         chosen = self._profile(profile, duration, concurrency, sizes, placement, repeats,
-                               warmup)
+                               warmup, dict(rate=rate, rates=rates, objects=objects,
+                                            multipart_threshold=multipart_threshold,
+                                            part_size=part_size, range=range))
         if not yes_i_really_mean_it:
             raise InvalidInput('a run changes settings and restarts daemons of this cluster '
                                'while it lasts; see `ceph rgwbench plan --profile %s` and '
@@ -484,22 +550,31 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
 
     def _start_run(self, chosen: Profile, force: bool = False) -> str:
         """Start a run (the CLI's and the panel's), unless something else changes the cluster."""
-        if self.settings.in_place() is not None:
-            raise Busy('settings applied with `ceph rgwbench settings apply` are in place; '
-                       '`ceph rgwbench settings revert` first')
-        if self.loads.active() is not None:
-            raise Busy('a load is in progress; wait for it')
-        return self.runs.start(chosen, force=force)
+        return self.activity.start(Activity.RUN, lambda: self.runs.start(chosen, force=force))
 
-    def _chosen(self, profile: str, changes: Dict[str, int]) -> Profile:
-        """A profile with the panel's overrides (duration, warmup, repeats)."""
-        return self._profile(profile, changes.get('duration'), None, None, None,
-                             changes.get('repeats'), changes.get('warmup'))
+    def _with_panel_overrides(self, profile: str, overrides: Dict[str, float]) -> Profile:
+        """A profile with the panel's overrides (duration, warmup, repeats, rate, objects)."""
+        def whole(key: str) -> Optional[int]:
+            value = overrides.get(key)
+            return None if value is None else int(value)
+        return self._profile(profile, whole('duration'), None, None, None, whole('repeats'),
+                             whole('warmup'), dict(rate=overrides.get('rate'),
+                                                   objects=whole('objects')))
 
-    def _plan(self, profile: str, changes: Dict[str, int]) -> Tuple[Dict[str, Any], str]:
+    def _plan(self, profile: str, overrides: Dict[str, float]) -> Tuple[Dict[str, Any], str]:
         """A profile's run plan, as data and as the text `ceph rgwbench plan` prints."""
-        plan = self.runs.plan(self._chosen(profile, changes))
+        plan = self.runs.plan(self._with_panel_overrides(profile, overrides))
         return plan, run_plan_to_text(plan)
+
+    @read_command('rgwbench check')
+    def _cmd_check(self, profile: Optional[str] = None,
+                   format: str = 'plain') -> HandleCommandResult:
+        """Show what would skew or endanger a run now (and a run of --profile); changes nothing"""
+        fmt = parse_format(format)
+        chosen = self.profiles.get(profile) if profile is not None else None
+        found = self.checks.now(chosen)
+        return HandleCommandResult(stdout=render([f.to_dict() for f in found], fmt,
+                                                 findings_to_text))
 
     @write_command('rgwbench abort')
     def _cmd_abort(self) -> HandleCommandResult:
@@ -515,24 +590,31 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
         return HandleCommandResult(stdout=render(self.results.ls(), fmt, results_to_text))
 
     @read_command('rgwbench results show')
-    def _cmd_results_show(self, run_id: str, table: str = 'plain',
+    def _cmd_results_show(self, run_id: str, table: str = 'plain', layout: str = 'wide',
                           format: str = 'plain') -> HandleCommandResult:
-        """Show a run against its baseline (--table plain|markdown|csv; -f json)"""
+        """Show a run against its baseline (--table plain|markdown|csv, --layout wide|seeds)"""
         fmt = parse_format(format)
-        renderers = {'plain': result_to_text, 'markdown': result_to_markdown,
-                     'csv': result_to_csv}
-        if table not in renderers:
+        renderers = {
+            'wide': {'plain': result_to_text, 'markdown': result_to_markdown,
+                     'csv': result_to_csv},
+            'seeds': {'plain': seeds_to_text, 'markdown': seeds_to_markdown,
+                      'csv': seeds_to_csv}}
+        if layout not in renderers:
+            raise InvalidInput('--layout must be one of wide, seeds, got %r' % layout)
+        if table not in renderers[layout]:
             raise InvalidInput('--table must be one of plain, markdown, csv, got %r' % table)
         record = self.results.load(run_id)
-        return HandleCommandResult(stdout=render(without_histograms(record), fmt,
-                                                 lambda _: renderers[table](record)))
+        data = seeds_to_json(record) if layout == 'seeds' else without_histograms(record)
+        return HandleCommandResult(stdout=render(data, fmt,
+                                                 lambda _: renderers[layout][table](record)))
 
     @read_command('rgwbench results compare')
     def _cmd_results_compare(self, run_a: str, run_b: str,
                              format: str = 'plain') -> HandleCommandResult:
         """Compare two runs workload by workload (the second against the first)"""
         fmt = parse_format(format)
-        rows = compare_runs(self.results.load(run_a), self.results.load(run_b))
+        rows = compare_runs(self.results.load(run_a), self.results.load(run_b),
+                            CalibrationStore(self).floors())
         return HandleCommandResult(stdout=render(rows, fmt, comparison_to_text))
 
     @read_command('rgwbench results export')
@@ -550,41 +632,11 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
         return HandleCommandResult(stdout='result %s removed' % run_id)
 
 
-def plan_to_text(plans: List[Dict[str, Any]]) -> str:
-    lines = []
-    for plan in plans:
-        lines.append('%s = %s' % (plan['setting'], plan['value']))
-        lines += ['  - %s' % c['summary'] for c in plan['changes']] or ['  (already in place)']
-        lines += ['  note: %s' % n for n in plan['notes']]
-    return '\n'.join(lines)
-
-
 def without_histograms(record: Dict[str, Any]) -> Dict[str, Any]:
     """The result as `-f json` shows it: everything but histograms and series."""
-    def strip(node: Any) -> Any:
-        if isinstance(node, dict):
-            return {k: strip(v) for k, v in node.items()
-                    if k not in ('histogram', 'ttfb_histogram', 'per_second')}
-        if isinstance(node, list):
-            return [strip(v) for v in node]
-        return node
-    stripped: Dict[str, Any] = strip(record)
+    stripped: Dict[str, Any] = strip_histograms(record, also=('per_second',))
     return stripped
 
 
-def run_plan_to_text(plan: Dict[str, Any]) -> str:
-    lines = ['profile %s: %d variant(s) x %d workload(s) x %d repeat(s), about %d min' % (
-        plan['profile'], len(plan['variants']), len(plan['workloads']), plan['repeats'],
-        round(plan['estimated_s'] / 60.0 + 0.5))]
-    lines.append('agents: %s' % (', '.join(plan['placement']) or
-                                 'one, on the active mgr\'s host'))
-    lines.append('workloads: %s' % ', '.join(w['name'] for w in plan['workloads']))
-    for variant in plan['variants']:
-        lines.append('variant %s%s:' % (variant['name'],
-                                        ' (baseline)' if variant['baseline'] else ''))
-        changes = [c['summary'] for p in variant['changes'] for c in p['changes']]
-        lines += ['  - %s' % c for c in changes] or ['  (the cluster as it is)']
-        lines.append('  - run every workload, then put every change back')
-    for problem in plan['problems']:
-        lines.append('refused now: %s' % problem)
-    return '\n'.join(lines)
+def _field(state: Optional[Dict[str, Any]], key: str) -> Optional[str]:
+    return None if state is None else str(state.get(key) or '?')

@@ -140,3 +140,8 @@ def rgw_daemons(service_map: Dict[str, Any]) -> List[RGWDaemon]:
                                frontends=frontends, endpoints=endpoints,
                                pid=_whole_number(meta.get('pid')), key=str(key)))
     return sorted(found, key=lambda d: (d.host, d.name))
+
+
+def endpoint_urls(service_map: Dict[str, Any]) -> List[str]:
+    """Every URL the RGW daemons serve S3 on."""
+    return [e.url for d in rgw_daemons(service_map) for e in d.endpoints]

@@ -1,35 +1,44 @@
 """The module's HTTPS endpoint that load agents fetch jobs from and post results to.
 
-Only the agents of the run in progress are served: each request carries the
-run's secret as a bearer token and the agent's id, and the agents trust this
-endpoint by the SHA-256 fingerprint of its certificate. A wrong secret is
-answered 401 after a delay that grows with each one from the same address,
-as a wrong password of the panel is (see brake.py).
+Only the agents of the run in progress are served, and the agents trust this
+endpoint by the SHA-256 fingerprint of its certificate. An agent first
+enrols (POST enrol) with the one-time code its launch config holds for it,
+and is given a token of its own; every other request carries that token as
+a bearer token and the agent's id, and a token serves only the agent it was
+given to. A wrong code or token is answered 401, and its source must then
+wait longer with each one before a wrong one is answered 401 again (429
+until then, see brake.py); a right one always passes.
+Connections are bounded, in all and from one source, each handled in a
+thread of its own with a time-out: a client that holds connections open
+cannot take more than its share.
 """
 import hashlib
-import hmac
 import json
 import logging
 import ssl
-import tempfile
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Dict, Optional, Protocol, Tuple
 
-from ..brake import AuthBrake
+from ..brake import AuthBrake, source_of
+from ..pem_files import PemFiles
+from ..request_body import BodyRefused, body_length
 
 log = logging.getLogger(__name__)
 
 PREFIX = '/agent/v1/'
 MAX_BODY = 64 * 1024 * 1024
+MAX_CONNECTIONS = 64           # handled at once, in all
+MAX_PER_SOURCE = 8             # and from one source (an agent uses one at a time)
+TIMEOUT_S = 30
 
 
 class AgentSession(Protocol):
     """What the channel asks of the run in progress."""
 
-    secret: str
+    def enrol(self, agent: str, code: str) -> Optional[str]: ...
 
-    def knows(self, agent: str) -> bool: ...
+    def authorized(self, agent: str, token: str) -> bool: ...
 
     def job_for(self, agent: str) -> Dict[str, Any]: ...
 
@@ -39,7 +48,7 @@ class AgentSession(Protocol):
 
     def result(self, agent: str, body: Dict[str, Any]) -> None: ...
 
-    def progress(self, agent: str, body: Dict[str, Any]) -> None: ...
+    def progress(self, agent: str, body: Dict[str, Any]) -> Dict[str, Any]: ...
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -48,28 +57,46 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, fmt: str, *args: Any) -> None:
         log.debug('agent channel: ' + fmt, *args)
 
-    def _reply(self, status: int, body: Dict[str, Any]) -> None:
+    def _reply(self, status: int, body: Dict[str, Any],
+               headers: Tuple[Tuple[str, str], ...] = ()) -> None:
         data = json.dumps(body).encode()
         self.send_response(status)
         self.send_header('Content-Type', 'application/json')
         self.send_header('Content-Length', str(len(data)))
+        for name, value in headers:
+            self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
 
+    def _refuse(self, address: str) -> None:
+        # A right code or token always passes (a guesser on an agent's host cannot lock
+        # the agent out); a wrong one counts only once its source has waited its time.
+        self.close_connection = True
+        wait = self.server.brake.locked_for(address)
+        if wait > 0:
+            self._reply(429, {'error': 'too many wrong tokens; wait %d s' % (int(wait) + 1)},
+                        (('Retry-After', str(int(wait) + 1)),))
+        else:
+            self.server.brake.failed(address)
+            self._reply(401, {'error': 'unknown run, agent or token'})
+
     def _session(self) -> Optional[Tuple[AgentSession, str]]:
         session = self.server.session
-        token = self.headers.get('Authorization', '')
+        kind, _, token = self.headers.get('Authorization', '').partition(' ')
         agent = self.headers.get('X-Agent-Id', '')
         address = str(self.client_address[0])
-        if session is None or not hmac.compare_digest(token.encode(),
-                                                      ('Bearer ' + session.secret).encode()):
-            self.server.brake.failed(address)
-            self._reply(401, {'error': 'unknown run or wrong secret'})
+        if self.command == 'POST' and self.path == PREFIX + 'enrol':
+            given = session.enrol(agent, token) if session and kind == 'Bearer' else None
+            if given is None:
+                self._refuse(address)
+            else:
+                self.server.brake.succeeded(address)
+                self._reply(200, {'token': given})
+            return None
+        if session is None or kind != 'Bearer' or not session.authorized(agent, token):
+            self._refuse(address)
             return None
         self.server.brake.succeeded(address)
-        if not session.knows(agent):
-            self._reply(403, {'error': 'agent %r is not part of this run' % agent})
-            return None
         return session, agent
 
     def do_GET(self) -> None:
@@ -79,6 +106,8 @@ class _Handler(BaseHTTPRequestHandler):
         session, agent = found
         if self.path == PREFIX + 'job':
             self._reply(200, session.job_for(agent))
+        elif self.path == PREFIX + 'alive':
+            self._reply(200, {})  # the agent's dead-man switch: the mgr still answers
         elif self.path == PREFIX + 'start':
             self._reply(*session.start_for(agent))
         else:
@@ -89,9 +118,12 @@ class _Handler(BaseHTTPRequestHandler):
         if found is None:
             return
         session, agent = found
-        length = int(self.headers.get('Content-Length') or 0)
-        if length > MAX_BODY:
-            self._reply(413, {'error': 'body too large'})
+        try:
+            length = body_length(self.headers.get('Content-Length'),
+                                 self.headers.get('Transfer-Encoding'), MAX_BODY)
+        except BodyRefused as e:
+            self.close_connection = True  # the body is not read: nothing else can follow
+            self._reply(e.status, {'error': str(e)})
             return
         try:
             body = json.loads(self.rfile.read(length) or b'{}')
@@ -103,7 +135,8 @@ class _Handler(BaseHTTPRequestHandler):
         elif self.path == PREFIX + 'result':
             session.result(agent, body)
         elif self.path == PREFIX + 'progress':
-            session.progress(agent, body)
+            self._reply(200, session.progress(agent, body))
+            return
         else:
             self._reply(404, {'error': 'no such resource'})
             return
@@ -116,13 +149,51 @@ class _Server(ThreadingHTTPServer):
     context: ssl.SSLContext
     brake: AuthBrake
 
+    def __init__(self, address: Tuple[str, int], handler: Any) -> None:
+        super().__init__(address, handler)
+        self._slots = threading.Lock()
+        self._open: Dict[str, int] = {}    # connections being handled, by source
+
     def get_request(self) -> Tuple[Any, Any]:
         # The TLS handshake happens in the request's own thread, so that a
         # client that never completes it cannot hold up the others.
         sock, addr = self.socket.accept()
-        sock.settimeout(30)
+        sock.settimeout(TIMEOUT_S)
         return self.context.wrap_socket(sock, server_side=True,
                                         do_handshake_on_connect=False), addr
+
+    def _take(self, source: str) -> bool:
+        with self._slots:
+            if sum(self._open.values()) >= MAX_CONNECTIONS or \
+                    self._open.get(source, 0) >= MAX_PER_SOURCE:
+                return False
+            self._open[source] = self._open.get(source, 0) + 1
+            return True
+
+    def _give_back(self, source: str) -> None:
+        with self._slots:
+            left = self._open.get(source, 0) - 1
+            if left > 0:
+                self._open[source] = left
+            else:
+                self._open.pop(source, None)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        source = source_of(str(client_address[0]))
+        if not self._take(source):
+            self.shutdown_request(request)  # closed at once: no thread for it
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._give_back(source)
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._give_back(source_of(str(client_address[0])))
 
 
 class AgentChannel:
@@ -132,12 +203,9 @@ class AgentChannel:
                  brake: Optional[AuthBrake] = None) -> None:
         self._server = _Server((address, port), _Handler)
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        with tempfile.NamedTemporaryFile('w') as cert, tempfile.NamedTemporaryFile('w') as key:
-            cert.write(cert_pem)
-            key.write(key_pem)
-            cert.flush()
-            key.flush()
-            context.load_cert_chain(cert.name, key.name)
+        with PemFiles() as pems:
+            context.load_cert_chain(pems.path('agent-cert', cert_pem),
+                                    pems.path('agent-key', key_pem))
         self._server.context = context
         self._server.brake = brake or AuthBrake()
         self.fingerprint = hashlib.sha256(ssl.PEM_cert_to_DER_cert(cert_pem)).hexdigest()

@@ -4,18 +4,56 @@ An agent that fails, never fetches its job, misses the start or never posts
 its result is reported as such; the run goes on with the others and never
 waits past its deadlines.
 """
+import hmac
 import secrets
 import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..loadgen.result import merge_results
+from ..loadgen.schedule import share
+from ..loadgen.workload import Job
+from ..server_daemons import ServerDaemons
 from .channel import AgentChannel
 from .launchers import AgentLauncher
 
+# An agent stops its load and exits once the module's endpoint has not answered it
+# for this long (its dead-man switch, see loadgen/agent.py): a dead mgr leaves no
+# load on RGW for long.
+DEADMAN_S = 60.0
+# What an agent's prefill is given on top of the ready timeout, for a working set it
+# writes at no less than these (slow, on purpose: a timeout, not an estimate).
+PREFILL_OBJECTS_S = 100.0
+PREFILL_BYTES_S = 50.0 * (1 << 20)
+
 # Agent states, in the order an agent goes through them.
-WAITING, FETCHED, READY, STARTED, DONE, FAILED = (
+WAITING, FETCHED, READY, STARTED, DONE, AGENT_FAILED = (
     'waiting', 'fetched', 'ready', 'started', 'done', 'failed')
+
+
+def agent_share(job: Dict[str, Any], index: int, agents: int) -> Dict[str, Any]:
+    """What agent `index` of `agents` runs of a job whose concurrency, rate, op count and
+    working set are totals: its part of each, and where its workers start in the
+    round-robin over the targets, which the agents' workers continue from one to the next.
+
+    Parts differ by one at most; an agent is given at least one worker (a profile's
+    checks keep the concurrency at least the number of agents).
+    """
+    total = max(1, int(job.get('concurrency') or 1))
+    first, count = share(total, agents, index)
+    count = max(1, count)
+    processes = int(job.get('processes', 1))
+    part: Dict[str, Any] = {'concurrency': count, 'target_offset': first,
+                            # 0: as many as the agent's host has cores (the agent decides)
+                            'processes': min(processes, count) if processes else 0}
+    if job.get('rate'):
+        part['rate'] = float(job['rate']) * count / total
+    if job.get('ops'):
+        ops = int(job['ops'])
+        part['ops'] = max(1, ops * (first + count) // total - ops * first // total)
+    if job.get('objects'):
+        part['objects'] = max(1, share(int(job['objects']), agents, index)[1])
+    return part
 
 
 class AgentRun:
@@ -23,21 +61,30 @@ class AgentRun:
 
     def __init__(self, job: Dict[str, Any], launcher: AgentLauncher,
                  ca_bundle: Optional[str] = None,
-                 rgw_pids: Optional[Dict[str, List[int]]] = None,
-                 ready_timeout_s: float = 180.0,
+                 server_daemons: Optional[ServerDaemons] = None,
+                 ready_timeout_s: Optional[float] = None,
                  start_delay_s: float = 2.0, result_grace_s: float = 60.0,
-                 check_every_s: float = 3.0,
+                 check_every_s: float = 3.0, processes_max: int = 0,
+                 deadman_s: float = DEADMAN_S,
                  clock: Callable[[], float] = time.time) -> None:
         self.job = job
+        # With a job's processes 0, an agent runs one per core, at most this many (0: no cap).
+        self.processes_max = processes_max
         self.ca_bundle = ca_bundle
-        # Per host, the cluster's radosgw pids: what an agent there counts.
-        self.rgw_pids = rgw_pids or {}
+        # The cluster's daemons: an agent counts those of its host.
+        self.server_daemons = server_daemons or ServerDaemons()
         self.launcher = launcher
-        self.secret = secrets.token_urlsafe(32)
-        self.ready_timeout_s = ready_timeout_s
+        # Each agent enrols once with a one-time code from its launch config and
+        # is given a token of its own: a code read later (from an agent spec, say)
+        # is spent, and no agent can speak as another.
+        self._codes = {a: secrets.token_urlsafe(24) for a in launcher.agent_ids()}
+        self._tokens: Dict[str, str] = {}
+        self.ready_timeout_s = ready_timeout_s if ready_timeout_s is not None else \
+            180.0 + prefill_allowance_s(job)
         self.start_delay_s = start_delay_s
         self.result_grace_s = result_grace_s
         self.check_every_s = check_every_s
+        self.deadman_s = deadman_s
         self.clock = clock
         self.start_at: Optional[float] = None
         self.agents: Dict[str, Dict[str, Any]] = {
@@ -45,6 +92,8 @@ class AgentRun:
         self.results: Dict[str, Dict[str, Any]] = {}
         self._cond = threading.Condition()
         self._aborted = False
+        # Why the agents were told to stop early, keeping what they measured.
+        self.stopped: Optional[str] = None
         # Per agent, its latest live figures and when they came.
         self.live: Dict[str, Tuple[float, Dict[str, Any]]] = {}
 
@@ -54,7 +103,28 @@ class AgentRun:
             self._aborted = True
             self._cond.notify_all()
 
+    def stop_early(self, reason: str) -> None:
+        """Tell the agents (in their next progress answer) to end the load and post it."""
+        with self._cond:
+            if self.stopped is None:
+                self.stopped = reason
+
     # -- the channel's session ----------------------------------------------
+    def enrol(self, agent: str, code: str) -> Optional[str]:
+        """The agent's own token, once, for its launch code (None: wrong or spent code)."""
+        with self._cond:
+            expected = self._codes.get(agent)
+            if expected is None or not hmac.compare_digest(code.encode(), expected.encode()):
+                return None
+            del self._codes[agent]
+            token = self._tokens[agent] = secrets.token_urlsafe(32)
+            return token
+
+    def authorized(self, agent: str, token: str) -> bool:
+        with self._cond:
+            expected = self._tokens.get(agent)
+        return expected is not None and hmac.compare_digest(token.encode(), expected.encode())
+
     def knows(self, agent: str) -> bool:
         return agent in self.agents
 
@@ -65,7 +135,10 @@ class AgentRun:
         # Each agent its own key space in the shared buckets.
         job['key_prefix'] = '%s%s/' % (self.job.get('key_prefix', 'rgwbench/'), agent)
         job['cleanup'] = False
-        job['proc_pids'] = {'radosgw': list(self.rgw_pids.get(agent, []))}
+        job.update(self.server_daemons.job_fields(agent))
+        job.update(agent_share(self.job, sorted(self.agents).index(agent), len(self.agents)))
+        if not job['processes'] and self.processes_max:
+            job['processes_max'] = self.processes_max
         return {'job': job, 'start_timeout_s': self.ready_timeout_s,
                 'ca_bundle_pem': self.ca_bundle}
 
@@ -84,21 +157,23 @@ class AgentRun:
 
     def result(self, agent: str, body: Dict[str, Any]) -> None:
         with self._cond:
-            if self.agents[agent]['state'] in (DONE, FAILED):
+            if self.agents[agent]['state'] in (DONE, AGENT_FAILED):
                 return  # the first word of an agent stands
             if body.get('ok') and isinstance(body.get('result'), dict):
                 self.results[agent] = body['result']
                 self._set(agent, DONE)
             else:
                 self.agents[agent]['error'] = str(body.get('error') or 'agent failed')
-                self._set(agent, FAILED)
+                self._set(agent, AGENT_FAILED)
 
-    def progress(self, agent: str, body: Dict[str, Any]) -> None:
+    def progress(self, agent: str, body: Dict[str, Any]) -> Dict[str, Any]:
+        """Keeps an agent's live figures; the answer asks it to stop when it must."""
         figures = {k: body.get(k) for k in ('elapsed_s', 'phase', 'ops_per_s', 'mib_per_s',
                                             'mean_ms', 'errors')}
         with self._cond:
             if self.agents[agent]['state'] == STARTED:
                 self.live[agent] = (self.clock(), figures)
+            return {'stop': self.stopped} if self.stopped else {}
 
     def live_figures(self, max_age_s: float = 10.0) -> Optional[Dict[str, Any]]:
         """Throughput of the agents right now (their latest figures, added), if any."""
@@ -116,7 +191,7 @@ class AgentRun:
                 'errors': sum(int(f['errors'] or 0) for f in recent)}
 
     def _set(self, agent: str, state: str) -> None:
-        if self.agents[agent]['state'] not in (DONE, FAILED):
+        if self.agents[agent]['state'] not in (DONE, AGENT_FAILED):
             self.agents[agent]['state'] = state
         self._cond.notify_all()
 
@@ -133,7 +208,7 @@ class AgentRun:
 
     def _fail_dead_agents(self) -> None:
         for agent, state in self.agents.items():
-            if state['state'] in (DONE, FAILED):
+            if state['state'] in (DONE, AGENT_FAILED):
                 continue
             try:
                 problem = self.launcher.problem(agent)
@@ -141,7 +216,7 @@ class AgentRun:
                 continue
             if problem:
                 state['error'] = 'died while %s (%s)' % (state['state'], problem)
-                state['state'] = FAILED
+                state['state'] = AGENT_FAILED
                 self._cond.notify_all()
 
     def _settled(self, states: Tuple[str, ...]) -> Callable[[], bool]:
@@ -150,9 +225,11 @@ class AgentRun:
     def run(self, channel: AgentChannel) -> Dict[str, Any]:
         channel.open(self)
         try:
+            with self._cond:
+                codes = dict(self._codes)
             self.launcher.launch({'server': channel.url, 'fingerprint': channel.fingerprint,
-                                  'secret': self.secret})
-            self._wait(self._settled((READY, DONE, FAILED)),
+                                  'codes': codes, 'deadman_s': self.deadman_s})
+            self._wait(self._settled((READY, DONE, AGENT_FAILED)),
                        self.clock() + self.ready_timeout_s)
             with self._cond:
                 ready = [a for a, s in self.agents.items() if s['state'] == READY]
@@ -164,16 +241,16 @@ class AgentRun:
                         state['error'] = 'aborted' if self._aborted else (
                             ('never fetched its job' if state['state'] == WAITING
                              else 'not ready in time') + self._problem(agent))
-                        state['state'] = FAILED
+                        state['state'] = AGENT_FAILED
             if self.start_at is not None:
                 length = float(self.job.get('warmup_s') or 0) + float(
                     self.job.get('duration_s') or 0)
-                self._wait(self._settled((DONE, FAILED)),
+                self._wait(self._settled((DONE, AGENT_FAILED)),
                            self.start_at + length + self.result_grace_s)
             with self._cond:
                 for agent, state in self.agents.items():
-                    if state['state'] not in (DONE, FAILED):
-                        state['state'] = FAILED
+                    if state['state'] not in (DONE, AGENT_FAILED):
+                        state['state'] = AGENT_FAILED
                         state['error'] = 'aborted' if self._aborted else \
                             'no result' + self._problem(agent)
         finally:
@@ -194,9 +271,18 @@ class AgentRun:
             merged = merge_results(list(self.results.values()))
         return {'start_at': self.start_at,
                 'agents': {a: dict(s) for a, s in sorted(self.agents.items())},
-                'result': merged}
+                'result': merged, 'stopped': self.stopped}
+
+
+def prefill_allowance_s(job: Dict[str, Any]) -> float:
+    """How long the agents may take to prefill what the job reads, beyond the ready timeout."""
+    found = Job.from_dict(job)
+    if not (found.reads_prefilled and found.prefill):
+        return 0.0
+    return found.object_count() / PREFILL_OBJECTS_S + \
+        (found.working_set_bytes() or 0) / PREFILL_BYTES_S
 
 
 def agents_failed(summary: Dict[str, Any]) -> List[str]:
     return ['%s: %s' % (a, s['error']) for a, s in summary['agents'].items()
-            if s['state'] == FAILED]
+            if s['state'] == AGENT_FAILED]

@@ -18,6 +18,10 @@ from ..loadgen import bundle
 
 AGENT_SERVICE_ID = 'rgwbench-agent'
 AGENT_MOUNT = '/var/lib/rgwbench-agent'
+# For the container runtime (CustomContainerSpec.args, in every release from Pacific
+# on): the host's network, and its processes, so that the agent finds the RGW and
+# HAProxy daemons of its host in /proc by their names.
+CONTAINER_ARGS = ('--net=host', '--pid=host')
 
 _BOOTSTRAP = '''\
 # rgwbench load agent: unpacks the load engine and runs it as an agent.
@@ -56,7 +60,7 @@ def bootstrap_script() -> str:
 class AgentLauncher(Protocol):
     def agent_ids(self) -> List[str]: ...
 
-    def launch(self, config: Dict[str, str]) -> None: ...
+    def launch(self, config: Dict[str, Any]) -> None: ...
 
     def problem(self, agent: str) -> Optional[str]:
         """What is known of an agent that did not report, if anything."""
@@ -81,9 +85,10 @@ class LocalLauncher:
         return [self.host]
 
     def leftovers(self) -> Dict[str, Any]:
-        return {'folder': self.folder}
+        # The host too: a mgr on another host cannot end this process.
+        return {'folder': self.folder, 'host': self.host}
 
-    def launch(self, config: Dict[str, str]) -> None:
+    def launch(self, config: Dict[str, Any]) -> None:
         os.mkdir(self.folder, 0o700)
         with open(os.path.join(self.folder, 'agent.py'), 'w') as f:
             f.write(bootstrap_script())
@@ -151,19 +156,19 @@ class OrchestratorLauncher:
     def leftovers(self) -> Dict[str, Any]:
         return {'service': self.service_name}
 
-    def spec(self, config: Dict[str, str]) -> Any:
+    def spec(self, config: Dict[str, Any]) -> Any:
         from ceph.deployment.service_spec import CustomContainerSpec, PlacementSpec
         return CustomContainerSpec(
             service_id=AGENT_SERVICE_ID, placement=PlacementSpec(hosts=self.hosts),
             image=self.image, entrypoint='python3',
             extra_entrypoint_args=[AGENT_MOUNT + '/agent.py',
                                    '--config', AGENT_MOUNT + '/agent.json'],
-            args=['--net=host'], dirs=['agent'],
+            args=list(CONTAINER_ARGS), dirs=['agent'],
             files={'agent/agent.py': bootstrap_script(),
                    'agent/agent.json': json.dumps(config)},
             volume_mounts={'agent': AGENT_MOUNT})
 
-    def launch(self, config: Dict[str, str]) -> None:
+    def launch(self, config: Dict[str, Any]) -> None:
         self.raise_if_exception(self.orch.apply([self.spec(config)]))
 
     def _daemons(self) -> List[Any]:
@@ -200,9 +205,18 @@ def processes_in(folder: str) -> List[int]:
     return found
 
 
+class NotReachable(Exception):
+    """A local agent left on another host than the one this mgr runs on."""
+
+
 def remove_leftovers(leftovers: Dict[str, Any], remove_service: Any,
-                     timeout: float = 10) -> None:
-    """Remove what a launcher left when the mgr vanished: a local agent or a service."""
+                     timeout: float = 10, here: Optional[str] = None) -> None:
+    """Remove what a launcher left when the mgr vanished: a local agent or a service.
+
+    A local agent of a mgr on another host cannot be reached from here
+    (NotReachable): its dead-man switch ends it, and its folder is removed
+    once a mgr on its host finds it.
+    """
     if leftovers.get('service'):
         try:
             remove_service(leftovers['service'])
@@ -210,14 +224,21 @@ def remove_leftovers(leftovers: Dict[str, Any], remove_service: Any,
             if 'Invalid service name' not in str(e) and 'not found' not in str(e).lower():
                 raise
     folder = leftovers.get('folder')
-    if folder:
-        deadline = time.monotonic() + timeout
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            for pid in processes_in(folder):
-                try:
-                    os.kill(pid, sig)
-                except OSError:
-                    pass
-            while processes_in(folder) and time.monotonic() < deadline:
-                time.sleep(0.2)
-        shutil.rmtree(folder, ignore_errors=True)
+    if not folder:
+        return
+    host, here = leftovers.get('host'), here or socket.gethostname()
+    if host and host != here:
+        raise NotReachable(
+            'the local agent in %s ran on host %s, this mgr runs on %s: it cannot be '
+            'reached from here (it stops by itself once the mgr stops answering it)'
+            % (folder, host, here))
+    deadline = time.monotonic() + timeout
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in processes_in(folder):
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass
+        while processes_in(folder) and time.monotonic() < deadline:
+            time.sleep(0.2)
+    shutil.rmtree(folder, ignore_errors=True)

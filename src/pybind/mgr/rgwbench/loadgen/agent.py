@@ -4,30 +4,39 @@
 
 The config names the module's agent endpoint (HTTPS), the SHA-256
 fingerprint of its certificate (the agent trusts that certificate and no
-other) and the run's secret, sent as a bearer token. The agent then
+other) and a one-time code for each agent of the run. The agent then
 
+0. enrols with its code (POST /agent/v1/enrol) and is given a token of its
+   own, sent as a bearer token from then on (the code is spent),
 1. fetches its job (GET /agent/v1/job),
 2. creates the buckets and prefills what it will read, and says so
    (POST /agent/v1/ready),
 3. waits for the common start time every agent gets (GET /agent/v1/start),
 4. runs the load, posting its live figures every few seconds
-   (POST /agent/v1/progress), and posts its result (POST /agent/v1/result).
+   (POST /agent/v1/progress; an answer {"stop": why} ends the load early,
+   keeping what it measured), and posts its result (POST /agent/v1/result).
 
 Any failure is posted as an error result, so that the module reports it
 instead of waiting for the agent.
+
+A dead-man switch asks the module (GET /agent/v1/alive) every few seconds
+from the enrolment on: once the module has not answered for `deadman_s`
+(from the config, 60 s by default) the agent stops its load and exits, so
+that a mgr that died leaves no load running on RGW for long.
 """
 import argparse
 import hashlib
 import http.client
 import json
 import os
+import signal
 import socket
 import ssl
 import sys
 import tempfile
 import threading
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import prepare
 from .errors import LoadgenError
@@ -35,6 +44,7 @@ from .runner import run_load
 from .workload import Job
 
 API = '/agent/v1/'
+DEADMAN_S = 60.0
 
 
 class AgentError(Exception):
@@ -60,24 +70,33 @@ def machine_id() -> str:
 class ModuleChannel:
     """Requests to the module's agent endpoint, over TLS pinned to one certificate."""
 
-    def __init__(self, server: str, fingerprint: str, secret: str, agent: str,
+    def __init__(self, server: str, fingerprint: str, token: str, agent: str,
                  timeout: float = 30.0) -> None:
         if not server.startswith('https://'):
             raise AgentError('the agent endpoint must be https, got %r' % server)
         host, _, port = server[len('https://'):].rstrip('/').rpartition(':')
         self.host, self.port = host.strip('[]'), int(port)
         self.fingerprint = fingerprint.replace(':', '').lower()
-        self.headers = {'Authorization': 'Bearer ' + secret, 'X-Agent-Id': agent,
+        self.headers = {'Authorization': 'Bearer ' + token, 'X-Agent-Id': agent,
                         'Content-Type': 'application/json'}
         self.timeout = timeout
+        # When the module last answered (see `DeadMan`), and why it is taken for dead.
+        self.last_answer = time.monotonic()
+        self.dead: Optional[str] = None
         # Trust comes from the pinned fingerprint, checked on every connection.
         self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
         self.context.check_hostname = False
         self.context.verify_mode = ssl.CERT_NONE
 
-    def call(self, method: str, what: str,
-             body: Optional[Dict[str, Any]] = None) -> Tuple[int, Dict[str, Any]]:
-        conn = http.client.HTTPSConnection(self.host, self.port, timeout=self.timeout,
+    def silent_for(self) -> float:
+        return time.monotonic() - self.last_answer
+
+    def call(self, method: str, what: str, body: Optional[Dict[str, Any]] = None,
+             timeout: Optional[float] = None) -> Tuple[int, Dict[str, Any]]:
+        if self.dead is not None:
+            raise AgentError(self.dead)
+        conn = http.client.HTTPSConnection(self.host, self.port,
+                                           timeout=timeout or self.timeout,
                                            context=self.context)
         try:
             conn.connect()
@@ -92,10 +111,24 @@ class ModuleChannel:
             data = resp.read()
         finally:
             conn.close()
+        if resp.status < 500 and resp.status not in (401, 429):
+            # It knows this agent's token: the module of this agent's run answered.
+            self.last_answer = time.monotonic()
         try:
             return resp.status, json.loads(data or b'{}')
         except ValueError:
             return resp.status, {}
+
+
+def enrolled_channel(config: Dict[str, Any], agent: str) -> ModuleChannel:
+    """The channel with this agent's own token, for the one-time code in its config."""
+    code = (config.get('codes') or {}).get(agent)
+    if not code:
+        raise AgentError('no code for agent %r in the config' % agent)
+    server, fingerprint = config['server'], config['fingerprint']
+    answer = _expect(ModuleChannel(server, fingerprint, str(code), agent).call(
+        'POST', 'enrol', {}), 'enrolling')
+    return ModuleChannel(server, fingerprint, str(answer['token']), agent)
 
 
 def _expect(answer: Tuple[int, Dict[str, Any]], what: str) -> Dict[str, Any]:
@@ -105,6 +138,55 @@ def _expect(answer: Tuple[int, Dict[str, Any]], what: str) -> Dict[str, Any]:
     return body
 
 
+class DeadMan:
+    """Ends the agent once the module has not answered it for `limit_s`.
+
+    A thread asks the module every `every_s` whether it is there; any answer
+    of the module to this agent counts. Once it has been silent for longer
+    than the limit, the channel is taken for dead (every later call fails at
+    once), `stop` is called (the load ends as on SIGINT), and if the agent is
+    still there `grace_s` later, `leave` ends the process: its worker
+    processes end when they see their parent gone. The agent is gone at most
+    about limit + 2 * every + grace seconds after the module's last answer.
+    """
+
+    def __init__(self, channel: ModuleChannel, limit_s: float, *, stop: Callable[[str], None],
+                 leave: Callable[[int], None] = os._exit, every_s: Optional[float] = None,
+                 grace_s: float = 10.0) -> None:
+        self.channel = channel
+        self.limit_s = limit_s
+        self.stop = stop
+        self.leave = leave
+        self.every_s = every_s if every_s is not None else min(5.0, limit_s / 4)
+        self.grace_s = grace_s
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name='rgwbench-deadman',
+                                        daemon=True)
+
+    def __enter__(self) -> 'DeadMan':
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._done.set()
+
+    def _watch(self) -> None:
+        while not self._done.wait(self.every_s):
+            try:
+                self.channel.call('GET', 'alive', timeout=self.every_s)
+            except (OSError, AgentError):
+                pass  # counted by how long the module has been silent
+            if self.channel.silent_for() <= self.limit_s or self._done.is_set():
+                continue
+            why = 'the mgr has not answered for %d s (more than the agent_deadman_timeout ' \
+                  'of %d s)' % (self.channel.silent_for(), self.limit_s)
+            self.channel.dead = why
+            self.stop(why)
+            if not self._done.wait(self.grace_s):
+                self.leave(3)
+            return
+
+
 class LivePoster:
     """Posts the engine's latest live figures to the module, from a thread of its own.
 
@@ -112,9 +194,14 @@ class LivePoster:
     HTTPS request every few seconds) never holds up the load.
     """
 
-    def __init__(self, channel: ModuleChannel, every_s: float = 3.0) -> None:
+    def __init__(self, channel: ModuleChannel, every_s: float = 3.0,
+                 stop: Optional[Callable[[], None]] = None) -> None:
         self.channel = channel
         self.every_s = every_s
+        # Called once when the module answers that the load must end now (the
+        # capacity guard): the load ends as on SIGINT, with what it measured.
+        self.stop = stop
+        self.stop_asked: Optional[str] = None
         self.latest: Optional[Dict[str, Any]] = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._post, name='rgwbench-live', daemon=True)
@@ -136,16 +223,28 @@ class LivePoster:
             latest = self.latest
             if latest is not None and latest is not sent:
                 try:
-                    self.channel.call('POST', 'progress', latest)
+                    _, answer = self.channel.call('POST', 'progress', latest)
                 except (OSError, AgentError):
-                    pass  # live figures are a courtesy; the result is what counts
+                    answer = {}  # live figures are a courtesy; the result is what counts
                 sent = latest
+                if answer.get('stop') and self.stop_asked is None:
+                    self.stop_asked = str(answer['stop'])
+                    if self.stop is not None:
+                        self.stop()
+
+
+def with_processes(fields: Dict[str, Any]) -> Job:
+    """The job the module sent, its processes 0 made a number for this host: one engine
+    process per core, at most the module's `processes_max` and the job's concurrency."""
+    fields = dict(fields)
+    cap = int(fields.pop('processes_max', 0) or 0)
+    return Job.from_dict(fields).with_process_count(cap)
 
 
 def run_agent(channel: ModuleChannel, poll_s: float = 0.5) -> Dict[str, Any]:
     """One job from the module, start to end; returns the result it posted."""
     job_doc = _expect(channel.call('GET', 'job'), 'fetching the job')
-    job = Job.from_dict(job_doc['job'])
+    job = with_processes(job_doc['job'])
     job.host_label = machine_id()
     if not job_doc.get('ca_bundle_pem'):
         return _run_job(channel, job, job_doc, poll_s)
@@ -164,7 +263,7 @@ def _run_job(channel: ModuleChannel, job: Job, job_doc: Dict[str, Any],
     prepare.preflight(job)
     prepare.ensure_buckets(job)
     if job.reads_prefilled:
-        prepare.prefill(job)
+        prefill_watched(channel, job)
     _expect(channel.call('POST', 'ready', {}), 'reporting ready')
     deadline = time.time() + float(job_doc.get('start_timeout_s', 300))
     while True:
@@ -176,29 +275,52 @@ def _run_job(channel: ModuleChannel, job: Job, job_doc: Dict[str, Any],
                              % (status, body.get('error', '')))
         time.sleep(poll_s)
     job.start_at = float(body['start_at'])
-    with LivePoster(channel) as live:
+    # The module may answer a progress post with "stop" (its capacity guard): the
+    # load then ends as on SIGINT, with what it measured. Only the main thread
+    # has the load's signal handler (an agent run in a thread just goes on).
+    in_main = threading.current_thread() is threading.main_thread()
+    with LivePoster(channel, stop=_interrupt_self if in_main else None) as live:
         result = run_load(job, live=live.update)
     _expect(channel.call('POST', 'result', {'ok': True, 'result': result}),
             'posting the result')
     return result
 
 
+def prefill_watched(channel: ModuleChannel, job: Job) -> None:
+    """The prefill, telling the module how far it is: the module's answer may stop it (its
+    capacity guard), as it may stop the load."""
+    halt = threading.Event()
+    with LivePoster(channel, stop=halt.set) as live:
+        prepare.prefill(job, stop=halt, tick=lambda done, count: live.update(
+            {'phase': 'prefill', 'done': done, 'of': count}))
+
+
+def _interrupt_self() -> None:
+    os.kill(os.getpid(), signal.SIGINT)
+
+
+def _give_up(why: str) -> None:
+    sys.stderr.write('agent: %s; stopping\n' % why)
+    sys.stderr.flush()
+    _interrupt_self()
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog='loadgen.agent')
     parser.add_argument('--config', required=True,
-                        help='JSON with server, fingerprint and secret')
+                        help='JSON with server, fingerprint and each agent\'s one-time code')
     args = parser.parse_args(argv)
     try:
         with open(args.config) as f:
             config = json.load(f)
-        channel = ModuleChannel(config['server'], config['fingerprint'], config['secret'],
-                                agent_id())
+        channel = enrolled_channel(config, agent_id())
     except (OSError, ValueError, KeyError, AgentError) as e:
         sys.stderr.write('agent: bad config %s: %s\n' % (args.config, e))
         return 2
     try:
-        run_agent(channel)
-    except (LoadgenError, AgentError, OSError, ValueError) as e:
+        with DeadMan(channel, float(config.get('deadman_s') or DEADMAN_S), stop=_give_up):
+            run_agent(channel)
+    except (LoadgenError, AgentError, OSError, ValueError, KeyboardInterrupt) as e:
         message = str(e) or type(e).__name__
         sys.stderr.write('agent: %s\n' % message)
         try:

@@ -1,14 +1,23 @@
-"""One call for a whole run: check, set up, load, clean up.
+"""A whole run in one call, as the command line makes it.
 
-``run_job`` is what the command line runs, and what a caller that has a
-job as a dict (an agent started by the mgr module) can call directly::
+``run_job`` validates the job, sends the preflight request, creates the
+buckets, prefills what the load reads (with ``prefill`` off, checks that it
+is there), runs the load and, with ``cleanup``, deletes what the run wrote,
+even when the load failed.  ``cleanup_only`` checks the job and the endpoint,
+then only deletes what runs with these settings left behind.  ``cli.py``
+calls both; the job can also be given as a dict of ``Job`` fields::
 
     from rgwbench.loadgen.api import run_job
     result = run_job({"endpoint": "http://127.0.0.1:8000", "access_key": ...,
                       "secret_key": ..., "op": "get", "size": "4KiB",
                       "concurrency": 8, "duration_s": 30})
 
-With ``processes > 1`` the run forks; do that in a process of its own,
+Load agents started by the mgr module do not come here: ``agent.py`` takes
+the steps of ``prepare`` and ``runner`` one by one, because it reports
+ready between prefill and load, starts at the time the module sends, and
+leaves clean-up to the module.
+
+With ``processes > 1`` the load forks; do that in a process of its own,
 never inside ceph-mgr.
 """
 

@@ -20,8 +20,7 @@ _MAIN = (
 
 def package_files() -> List[str]:
     here = os.path.dirname(os.path.abspath(__file__))
-    return sorted(name for name in os.listdir(here)
-                  if name.endswith(".py") and name != "s3stub.py")
+    return sorted(name for name in os.listdir(here) if name.endswith(".py"))
 
 
 def build(path: str, interpreter: str = "/usr/bin/env python3") -> str:

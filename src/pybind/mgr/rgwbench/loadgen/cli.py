@@ -13,11 +13,13 @@ still runs; a second signal stops at once).
 import argparse
 import json
 import os
+import socket
 import sys
 from typing import Any, Dict, List, NoReturn, Optional
 
 from . import __version__
 from .errors import LoadgenError, UsageError
+from .proc import PROGRAMS
 from .result import summary_text
 from .workload import ALL_OPS, Job, parse_mix
 
@@ -45,7 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
                 "(standard library only; part of the rgwbench mgr module).")
     p.add_argument("--version", action="version", version="%(prog)s " + __version__)
     g = p.add_argument_group("endpoint")
-    g.add_argument("--endpoint", help="S3 endpoint URL, http(s)://HOST:PORT")
+    g.add_argument("--endpoint", action="append", metavar="URL[,URL...]",
+                   help="S3 endpoint URL, http(s)://HOST:PORT; several (comma separated "
+                        "or repeated): each connection goes to one of them, round-robin")
     g.add_argument("--access-key", default=os.environ.get("AWS_ACCESS_KEY_ID"),
                    help="access key (default: $AWS_ACCESS_KEY_ID)")
     g.add_argument("--secret-key", default=os.environ.get("AWS_SECRET_ACCESS_KEY"),
@@ -71,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--concurrency", "-c", type=int, default=8,
                    help="requests in flight (threads in all processes; default %(default)s)")
     w.add_argument("--processes", "-p", type=int, default=1,
-                   help="worker processes the threads are spread over (default 1)")
+                   help="worker processes the threads are spread over (default 1; 0: one per core)")
     w.add_argument("--duration", type=_positive_float, metavar="S",
                    help="measured seconds, after the warm-up (default 30 unless --ops)")
     w.add_argument("--ops", type=int, metavar="N",
@@ -100,6 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default %(default)s)")
     w.add_argument("--part-size", default="16MiB", help="multipart part size "
                    "(default %(default)s)")
+    w.add_argument("--range", default="", metavar="START-END",
+                   help="ranged GET: read bytes START up to END of each object "
+                        "(sizes, END not included; e.g. 0-1MiB); default: whole objects")
     w.add_argument("--verify", action="store_true",
                    help="write key-derived payloads and check every GET body")
     w.add_argument("--list-max-keys", type=int, default=100,
@@ -129,8 +136,28 @@ def build_parser() -> argparse.ArgumentParser:
                    help="do not sample radosgw/haproxy CPU and RSS on this host")
     o.add_argument("--proc-names", default="radosgw,haproxy",
                    help="process names to sample (default %(default)s)")
+    o.add_argument("--proc-daemons", default="", metavar="NAME[@HOST],...",
+                   help="sample only these daemons of the cluster, found by name: "
+                        "rgw.<id> (radosgw -n client.rgw.<id>), haproxy.<id> (haproxy "
+                        "-f .../haproxy.<id>/...); instead of --proc-names")
+    o.add_argument("--proc-fsid", default="",
+                   help="with --proc-daemons: leave out processes of another cluster "
+                        "(--fsid on their command line)")
     o.add_argument("--host-label", default="", help="host name in the result")
     return p
+
+
+def parse_daemons(text: str) -> Dict[str, str]:
+    """``rgw.a@host1,haproxy.b`` -> daemon name -> host (this host's name if none)."""
+    daemons: Dict[str, str] = {}
+    for part in text.split(","):
+        name, _, host = part.strip().partition("@")
+        if not name:
+            continue
+        if name.partition(".")[0] not in PROGRAMS or "." not in name:
+            raise UsageError("--proc-daemons: %r is not rgw.<id> or haproxy.<id>" % name)
+        daemons[name] = host or socket.gethostname()
+    return daemons
 
 
 def job_from_args(args: argparse.Namespace) -> Job:
@@ -143,7 +170,8 @@ def job_from_args(args: argparse.Namespace) -> Job:
             raise UsageError("--mix needs --op mixed")
         mix = parse_mix(args.mix)
     return Job(
-        endpoint=args.endpoint or "", access_key=args.access_key or "",
+        endpoints=[url for given in args.endpoint or [] for url in given.split(",")],
+        access_key=args.access_key or "",
         secret_key=args.secret_key or "", region=args.region, ca_bundle=args.ca_bundle,
         insecure=args.insecure, op=args.op, mix=mix, size=args.size,
         concurrency=args.concurrency, processes=args.processes, duration_s=duration,
@@ -153,9 +181,12 @@ def job_from_args(args: argparse.Namespace) -> Job:
         part_size=args.part_size, verify=args.verify, sse_c_key=args.sse_c_key,
         sse_kms_key_id=args.sse_kms_key_id, sse_s3=args.sse_s3, prefill=args.prefill,
         cleanup=args.cleanup, timeout_s=args.timeout, list_max_keys=args.list_max_keys,
+        range=args.range,
         payload_signing=args.payload_signing, seed=args.seed, run_tag=args.run_tag,
         proc_stats=args.proc_stats,
         proc_names=tuple(n.strip() for n in args.proc_names.split(",") if n.strip()),
+        proc_daemons=parse_daemons(args.proc_daemons) if args.proc_daemons.strip() else None,
+        proc_fsid=args.proc_fsid,
         host_label=args.host_label)
 
 

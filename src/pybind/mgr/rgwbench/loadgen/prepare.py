@@ -15,7 +15,7 @@ from typing import IO, Any, Callable, Dict, List, Optional, Tuple, TypeVar
 
 from .errors import AuthError, EndpointError, LoadgenError, ProtocolError, UsageError
 from .payload import Pattern
-from .runner import make_client
+from .ops import make_client
 from .s3 import S3Client, describe_error, error_code
 from .workload import Job
 
@@ -27,6 +27,10 @@ _TOKEN_RE = re.compile(rb"<NextContinuationToken>([^<]*)</NextContinuationToken>
 _TRUNC_RE = re.compile(rb"<IsTruncated>\s*true\s*</IsTruncated>", re.I)
 
 
+class Stopped(LoadgenError):
+    """Set-up work was told to stop before it was done."""
+
+
 def _unescape(raw: bytes) -> str:
     text = raw.decode("utf-8")
     for entity, char in (("&lt;", "<"), ("&gt;", ">"), ("&quot;", '"'),
@@ -35,9 +39,9 @@ def _unescape(raw: bytes) -> str:
     return text
 
 
-def _call(job: Job, what: str, fn: Callable[[], T]) -> T:
+def _call(job: Job, what: str, fn: Callable[[], T], url: Optional[str] = None) -> T:
     """Run one set-up request, turning transport errors into EndpointError."""
-    url = job.endpoint
+    url = url or job.endpoint
     try:
         return fn()
     except socket.timeout:
@@ -62,10 +66,15 @@ def _call(job: Job, what: str, fn: Callable[[], T]) -> T:
 
 
 def preflight(job: Job) -> None:
-    """One ListBuckets request: is the endpoint there, are the keys good?"""
-    client = make_client(job, timeout=min(job.timeout_s, 10.0))
+    """One ListBuckets request to each endpoint: is it there, are the keys good?"""
+    for url in job.targets:
+        _preflight_one(job, url)
+
+
+def _preflight_one(job: Job, url: str) -> None:
+    client = make_client(job, timeout=min(job.timeout_s, 10.0), url=url)
     try:
-        resp = _call(job, "preflight", client.list_buckets)
+        resp = _call(job, "preflight", client.list_buckets, url)
     finally:
         client.close()
     if resp.status == 200:
@@ -73,10 +82,9 @@ def preflight(job: Job) -> None:
     code = error_code(resp)
     if resp.status == 403 or code in _AUTH_CODES:
         raise AuthError("%s refused the credentials: %s (check --access-key, --secret-key"
-                        "%s)" % (job.endpoint, describe_error(resp),
+                        "%s)" % (url, describe_error(resp),
                                  " and the clock" if code == "RequestTimeTooSkewed" else ""))
-    raise EndpointError("%s answered ListBuckets with %s"
-                        % (job.endpoint, describe_error(resp)))
+    raise EndpointError("%s answered ListBuckets with %s" % (url, describe_error(resp)))
 
 
 def ensure_buckets(job: Job) -> List[str]:
@@ -104,19 +112,26 @@ def ensure_buckets(job: Job) -> List[str]:
     return created
 
 
+#: told (done, count) about once a second while set-up work goes
+Tick = Callable[[int, int], None]
+
+
 def _parallel(job: Job, count: int, work: Callable[[S3Client, int], Optional[str]],
-              progress: Optional[IO[str]], label: str) -> None:
+              progress: Optional[IO[str]], label: str,
+              stop: Optional[threading.Event] = None, tick: Optional[Tick] = None) -> None:
     """Run ``work(client, index)`` for index in 0..count-1 on up to
-    ``concurrency`` threads; the first error message stops everything."""
+    ``concurrency`` threads; the first error message, or ``stop`` set, stops
+    everything."""
     counter = itertools.count()
     errors: List[str] = []
     done = [0]
     lock = threading.Lock()
+    halted = stop or threading.Event()
 
     def worker() -> None:
         client = make_client(job)
         try:
-            while not errors:
+            while not errors and not halted.is_set():
                 index = next(counter)
                 if index >= count:
                     return
@@ -144,6 +159,8 @@ def _parallel(job: Job, count: int, work: Callable[[S3Client, int], Optional[str
         for t in threads:
             t.join(1.0)
             break
+        if tick is not None:
+            tick(done[0], count)
         if progress is not None and done[0] != last:
             last = done[0]
             progress.write("[%s] %d/%d\n" % (label, last, count))
@@ -153,10 +170,16 @@ def _parallel(job: Job, count: int, work: Callable[[S3Client, int], Optional[str
         progress.flush()
     if errors:
         raise EndpointError("%s failed: %s" % (label, errors[0]))
+    if halted.is_set() and done[0] < count:
+        raise Stopped("%s stopped after %d of %d" % (label, done[0], count))
 
 
-def prefill(job: Job, progress: Optional[IO[str]] = None) -> int:
-    """PUT the key space that get/head/list/delete read; returns its size."""
+def prefill(job: Job, progress: Optional[IO[str]] = None,
+            stop: Optional[threading.Event] = None, tick: Optional[Tick] = None) -> int:
+    """PUT the key space that get/head/list/delete read; returns its size.
+
+    ``stop`` set ends it early (``Stopped``); ``tick`` is told how far it is.
+    """
     count = job.object_count()
     pattern = Pattern(job.seed)
     sizes = job.sizes
@@ -172,7 +195,7 @@ def prefill(job: Job, progress: Optional[IO[str]] = None) -> int:
             return "PUT %s/%s: %s" % (bucket, key, describe_error(resp))
         return None
 
-    _parallel(job, count, work, progress, "prefill")
+    _parallel(job, count, work, progress, "prefill", stop, tick)
     return count
 
 

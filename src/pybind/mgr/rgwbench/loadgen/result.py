@@ -17,10 +17,10 @@ MIB = float(1 << 20)
 #: fields that describe the run (echoed, not summed)
 ECHO_FIELDS = ("op", "mix", "object_size", "size_bytes", "concurrency", "processes",
                "duration_s", "warmup_s", "ops_limit", "mode", "rate", "buckets",
-               "objects", "sse", "payload_signing", "verify", "multipart_threshold",
-               "part_size", "endpoint", "start_at", "run_tag")
-#: echo fields that add up when hosts are merged
-_SUMMED_ECHO = ("concurrency", "processes", "rate")
+               "objects", "working_set_bytes", "range", "sse", "payload_signing", "verify",
+               "multipart_threshold", "part_size", "endpoint", "endpoints", "start_at", "run_tag")
+#: echo fields that add up when hosts are merged (each host its own key space)
+_SUMMED_ECHO = ("concurrency", "processes", "rate", "objects", "working_set_bytes")
 MAX_ERROR_SAMPLES = 5
 
 
@@ -69,6 +69,35 @@ class OpStats:
         if data.get("ttfb_histogram"):
             st.ttfb = Histogram.from_dict(data["ttfb_histogram"])
         return st
+
+
+class TargetStats:
+    """What the workers on one endpoint did in the measured window: merged by adding."""
+
+    __slots__ = ("url", "workers", "ops", "errors")
+
+    def __init__(self, url: str, workers: int = 0, ops: int = 0, errors: int = 0) -> None:
+        self.url = url
+        self.workers = workers
+        self.ops = ops
+        self.errors = errors
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"url": self.url, "workers": self.workers, "ops": self.ops,
+                "errors": self.errors}
+
+
+def merge_targets(lists: Iterable[Iterable[Dict[str, Any]]]) -> List[Dict[str, Any]]:
+    """Per-endpoint figures of processes or hosts added up, by URL, in first-seen order."""
+    found: Dict[str, TargetStats] = {}
+    for items in lists:
+        for item in items:
+            url = str(item.get("url", ""))
+            entry = found.setdefault(url, TargetStats(url))
+            entry.workers += int(item.get("workers", 0))
+            entry.ops += int(item.get("ops", 0))
+            entry.errors += int(item.get("errors", 0))
+    return [entry.to_dict() for entry in found.values()]
 
 
 class Series:
@@ -151,14 +180,75 @@ def _rounded(value: float, digits: int = 6) -> float:
     return round(value, digits)
 
 
+def _daemon_figures(entry: Dict[str, Any]) -> Dict[str, Any]:
+    return {"daemon": entry.get("daemon"), "host": entry.get("host"),
+            "cpu_cores": entry.get("cpu_cores"), "rss_mib": entry.get("rss_mib"),
+            "rss_mib_max": entry.get("rss_mib_max")}
+
+
+def _sums(items: List[Dict[str, Any]]) -> Dict[str, Any]:
+    return {"cpu_cores": _rounded(sum(float(x.get("cpu_cores") or 0.0) for x in items), 4),
+            "rss_mib": _rounded(sum(float(x.get("rss_mib") or 0.0) for x in items), 2),
+            "rss_mib_max": _rounded(sum(float(x.get("rss_mib_max") or 0.0) for x in items),
+                                    2)}
+
+
 def _server_totals(server: Dict[str, Dict[str, Any]], name: str) -> Optional[Dict[str, Any]]:
+    """The figures of a program's daemons on every host, added.
+
+    Counted by daemon name, each daemon once (agents on one machine may each
+    have found it) and each with its own figures under ``per_daemon``.
+    """
     found = [host[name] for host in server.values() if name in host]
     if not found:
         return None
-    return {"daemons": sum(int(x.get("daemons", 0)) for x in found),
-            "cpu_cores": _rounded(sum(float(x.get("cpu_cores", 0.0)) for x in found), 4),
-            "rss_mib": _rounded(sum(float(x.get("rss_mib", 0.0)) for x in found), 2),
-            "rss_mib_max": _rounded(sum(float(x.get("rss_mib_max", 0.0)) for x in found), 2)}
+    if any("per_daemon" in x for x in found):
+        by_daemon: Dict[str, Dict[str, Any]] = {}
+        for x in found:
+            for entry in x.get("per_daemon") or []:
+                by_daemon.setdefault(str(entry.get("daemon")), entry)
+        if not by_daemon:
+            return None
+        daemons = [_daemon_figures(by_daemon[k]) for k in sorted(by_daemon)]
+        totals: Dict[str, Any] = {"daemons": len(daemons)}
+        totals.update(_sums(daemons))
+        totals["per_daemon"] = daemons
+        return totals
+    totals = {"daemons": sum(int(x.get("daemons", 0)) for x in found)}
+    totals.update(_sums(found))
+    return totals
+
+
+def _merge_host(kept: Dict[str, Any], other: Dict[str, Any]) -> Dict[str, Any]:
+    """Two agents' samples of one machine: the daemons each found, each once.
+
+    Agents on hosts that share a machine (network namespaces) each count the
+    daemons of their own host; programs counted by name were counted alike.
+    """
+    merged = dict(kept)
+    for program, theirs in other.items():
+        ours = merged.get(program)
+        if ours is None:
+            merged[program] = theirs
+            continue
+        if not isinstance(ours, dict) or "per_daemon" not in ours or \
+                not isinstance(theirs, dict) or "per_daemon" not in theirs:
+            continue
+        by_daemon = {str(d.get("daemon")): d for d in theirs["per_daemon"]}
+        by_daemon.update({str(d.get("daemon")): d for d in ours["per_daemon"]})
+        per_daemon = [by_daemon[k] for k in sorted(by_daemon)]
+        entry = dict(ours)
+        entry.update(_sums(per_daemon))
+        entry["cpu_s"] = _rounded(sum(float(d.get("cpu_s") or 0.0) for d in per_daemon), 3)
+        entry["daemons"] = len(per_daemon)
+        entry["per_daemon"] = per_daemon
+        entry["pids"] = sorted({int(p) for d in per_daemon for p in d.get("pids") or []})
+        entry["processes"] = dict(theirs.get("processes") or {}, **(ours.get("processes")
+                                                                    or {}))
+        entry["missing"] = sorted((set(ours.get("missing") or [])
+                                   | set(theirs.get("missing") or [])) - set(by_daemon))
+        merged[program] = entry
+    return merged
 
 
 def finalize(raw: Dict[str, Any]) -> Dict[str, Any]:
@@ -214,8 +304,8 @@ def merge_results(results: List[Dict[str, Any]]) -> Dict[str, Any]:
     """Merge results of processes or hosts that ran the same job together.
 
     Counts and histograms add; CPU seconds add; the window is the longest;
-    server samples are kept per host (one host's sample wins if two
-    agents on a host both reported it).
+    server samples are kept per host (two agents on one machine: each
+    daemon once, see ``_merge_host``).
     """
     if not results:
         raise ValueError("nothing to merge")
@@ -239,7 +329,7 @@ def merge_results(results: List[Dict[str, Any]]) -> Dict[str, Any]:
             if len(samples) < MAX_ERROR_SAMPLES and s not in samples:
                 samples.append(s)
         for host, data in (res.get("server") or {}).items():
-            server.setdefault(host, data)
+            server[host] = _merge_host(server[host], data) if host in server else data
         for host in res.get("hosts") or []:
             if host not in hosts:
                 hosts.append(host)
@@ -268,6 +358,8 @@ def merge_results(results: List[Dict[str, Any]]) -> Dict[str, Any]:
         "exhausted": exhausted,
         "late_start_s": _rounded(late, 4),
     })
+    if any("targets" in res for res in results):
+        raw["targets"] = merge_targets(res.get("targets") or [] for res in results)
     return finalize(raw)
 
 
@@ -282,8 +374,8 @@ def summary_text(res: Dict[str, Any]) -> str:
     lines = [
         "op %s  size %s  concurrency %s  processes %s  %s"
         % (res.get("op"), res.get("object_size"), res.get("concurrency"),
-           res.get("processes"), "open loop %s ops/s" % res.get("rate")
-           if res.get("mode") == "open" else "closed loop"),
+           res.get("processes"), "open loop %s ops/s (latency from each request's intended "
+           "start)" % res.get("rate") if res.get("mode") == "open" else "closed loop"),
         "ops %d  errors %d  bytes %d  elapsed %.2f s"
         % (res.get("ops", 0), res.get("errors", 0), res.get("bytes", 0),
            res.get("elapsed_s", 0.0)),
@@ -296,6 +388,11 @@ def summary_text(res: Dict[str, Any]) -> str:
         "client CPU %.2f s (%s ms/op)" % (res.get("client_cpu_s", 0.0),
                                           ms(res.get("client_cpu_ms_per_op"))),
     ]
+    if res.get("range"):
+        lines.append("ranged GET: bytes %s of each object" % res["range"])
+    if res.get("working_set_bytes"):
+        lines.append("working set %d objects, %.1f MiB" % (
+            res.get("objects") or 0, res["working_set_bytes"] / MIB))
     if res.get("errors_by_class"):
         lines.append("errors: " + ", ".join("%s=%d" % kv
                                             for kv in res["errors_by_class"].items()))
@@ -307,11 +404,20 @@ def summary_text(res: Dict[str, Any]) -> str:
             lines.append("  %-6s ops %d  errors %d  %.1f ops/s  p50 %s ms  p99 %s ms"
                          % (op, d["ops"], d["errors"], d["ops_per_s"],
                             ms(d["latency_ms"].get("p50")), ms(d["latency_ms"].get("p99"))))
+    targets = res.get("targets") or []
+    if len(targets) > 1:
+        for target in targets:
+            lines.append("  %s  workers %d  ops %d  errors %d"
+                         % (target["url"], target["workers"], target["ops"], target["errors"]))
     for key, label in (("rgw", "radosgw"), ("haproxy", "haproxy")):
         if res.get(key):
             s = res[key]
-            lines.append("%s: %d process(es)  %.2f cores  %.1f MiB RSS"
-                         % (label, s["daemons"], s["cpu_cores"], s["rss_mib"]))
+            lines.append("%s: %d %s  %.2f cores  %.1f MiB RSS"
+                         % (label, s["daemons"], "daemon(s)" if "per_daemon" in s
+                            else "process(es)", s["cpu_cores"], s["rss_mib"]))
+            for d in s.get("per_daemon") or []:
+                lines.append("  %s on %s  %.2f cores  %.1f MiB RSS"
+                             % (d["daemon"], d["host"], d["cpu_cores"], d["rss_mib"]))
     if res.get("interrupted"):
         lines.append("note: interrupted before the end")
     if res.get("exhausted"):

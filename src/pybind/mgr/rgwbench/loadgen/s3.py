@@ -125,6 +125,7 @@ class S3Client:
         self._plain = _Kind(host, {})
         self._write = _Kind(host, self.sse.write)
         self._read = _Kind(host, self.sse.read)
+        self._ranged: Dict[str, _Kind] = {}
 
     def close(self) -> None:
         self.conn.close()
@@ -160,8 +161,14 @@ class S3Client:
         return self._fast("PUT", "/" + bucket + "/" + key, "", self._write, payload_hash,
                           body.length, data, keep_body=True)
 
-    def get_object(self, bucket: str, key: str, sink: Optional[Sink] = None) -> Response:
-        return self._fast("GET", "/" + bucket + "/" + key, "", self._read, EMPTY_SHA256, 0,
+    def get_object(self, bucket: str, key: str, sink: Optional[Sink] = None,
+                   byte_range: str = "") -> Response:
+        """GET an object, or with ``byte_range`` (``bytes=0-1023``) part of it (206)."""
+        kind = self._read
+        if byte_range:
+            kind = self._ranged.get(byte_range) or self._ranged.setdefault(
+                byte_range, _Kind(self._host, dict(self.sse.read, Range=byte_range)))
+        return self._fast("GET", "/" + bucket + "/" + key, "", kind, EMPTY_SHA256, 0,
                           sink=sink, keep_body=False)
 
     def head_object(self, bucket: str, key: str) -> Response:

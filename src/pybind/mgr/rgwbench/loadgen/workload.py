@@ -11,10 +11,11 @@ import math
 import os
 import random
 import re
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .errors import UsageError
+from .s3 import Endpoint
 from .sse import SSE
 
 OPS = ("put", "get", "delete", "head", "list")
@@ -52,6 +53,18 @@ def parse_size(text: str) -> int:
     if value != int(value):
         raise UsageError("size %r is not a whole number of bytes" % (text,))
     return int(value)
+
+
+def parse_range(text: str) -> Tuple[int, int]:
+    """``0-1MiB`` -> (0, 1048576): the bytes START (included) to END (not included) of
+    an object, each a size; a ranged GET asks for them (``Range: bytes=0-1048575``)."""
+    start, sep, end = str(text).strip().partition("-")
+    if not sep or not start.strip() or not end.strip():
+        raise UsageError("bad range %r: use START-END in sizes, e.g. 0-1MiB" % (text,))
+    first, stop = parse_size(start), parse_size(end)
+    if stop <= first:
+        raise UsageError("range %r is empty: END must be past START" % (text,))
+    return first, stop
 
 
 def format_size(n: int) -> str:
@@ -99,6 +112,10 @@ class SizeSpec:
     @property
     def max_size(self) -> int:
         return max(self.values)
+
+    @property
+    def min_size(self) -> int:
+        return min(self.values)
 
     @property
     def mean_size(self) -> float:
@@ -171,11 +188,27 @@ def new_run_tag() -> str:
     return os.urandom(4).hex()
 
 
+def host_cores() -> int:
+    """The cores this process may run on (its CPU set, which a container may narrow)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
 @dataclass
 class Job:
-    """Everything one load run needs (one host; processes x threads)."""
+    """Everything one load run needs (one host; processes x threads).
+
+    ``endpoints`` are the targets the connections are spread over (each
+    connection pinned to one for its life, round-robin by the worker's
+    global index ``target_offset`` + its index in this job); ``endpoint``
+    is the first of them, kept for jobs written before there were several.
+    """
 
     endpoint: str = ""
+    endpoints: List[str] = field(default_factory=list)
+    target_offset: int = 0
     access_key: str = ""
     secret_key: str = ""
     region: str = "us-east-1"
@@ -205,13 +238,19 @@ class Job:
     cleanup: bool = False
     timeout_s: float = 30.0
     list_max_keys: int = 100
+    # Ranged GET: "START-END" (sizes, END not included; "0-1MiB" reads the first MiB of
+    # each object); "": whole objects.
+    range: str = ""
     payload_signing: str = "auto"
     seed: int = 1
     run_tag: str = ""
     proc_stats: bool = True
     proc_names: Sequence[str] = ("radosgw", "haproxy")
-    # Per process name, the pids to count (the cluster's own daemons).
-    proc_pids: Dict[str, List[int]] = field(default_factory=dict)
+    # The cluster's daemons to count on this host, by name (rgw.<id>,
+    # haproxy.<id>) -> their host; None: every process named in proc_names.
+    proc_daemons: Optional[Dict[str, str]] = None
+    # The cluster's fsid: a daemon of that name in another cluster is not counted.
+    proc_fsid: str = ""
     host_label: str = ""
 
     # -- (de)serialisation ----------------------------------------------
@@ -219,6 +258,8 @@ class Job:
     def to_dict(self) -> Dict[str, Any]:
         data = asdict(self)
         data["proc_names"] = list(self.proc_names)
+        data["endpoints"] = list(self.targets)
+        data["endpoint"] = self.targets[0] if self.targets else self.endpoint
         return data
 
     @classmethod
@@ -229,9 +270,22 @@ class Job:
             raise UsageError("unknown job settings: %s" % ", ".join(unknown))
         job = cls(**data)
         job.proc_names = tuple(job.proc_names)
+        job.endpoints = list(job.endpoints)
         return job
 
     # -- derived values ---------------------------------------------------
+
+    @property
+    def targets(self) -> List[str]:
+        """The endpoints the load goes to: ``endpoints``, else ``endpoint`` alone."""
+        if self.endpoints:
+            return self.endpoints
+        return [self.endpoint] if self.endpoint else []
+
+    def target_of(self, worker: int) -> str:
+        """The endpoint of this job's worker ``worker`` (0 .. concurrency-1)."""
+        targets = self.targets
+        return targets[(self.target_offset + worker) % len(targets)]
 
     @property
     def sizes(self) -> SizeSpec:
@@ -250,6 +304,17 @@ class Job:
     @property
     def part_size_bytes(self) -> int:
         return parse_size(self.part_size)
+
+    @property
+    def range_bytes(self) -> Optional[Tuple[int, int]]:
+        """(START, END) of a ranged GET, END not included; None: GETs read whole objects."""
+        return parse_range(self.range) if self.range else None
+
+    @property
+    def range_header(self) -> str:
+        """The HTTP Range value of a ranged GET ("" for whole objects)."""
+        found = self.range_bytes
+        return "bytes=%d-%d" % (found[0], found[1] - 1) if found else ""
 
     @property
     def bucket_names(self) -> List[str]:
@@ -280,12 +345,36 @@ class Job:
             return max(1, min(10000, (1 << 30) // size))
         return max(4, min(1000, (1 << 30) // size))
 
+    def with_process_count(self, cap: int = 0) -> "Job":
+        """This job, its processes 0 made a number: one per core this host lets it run
+        on (its CPU set), at most ``cap`` (0: no cap) and the concurrency."""
+        if self.processes:
+            return self
+        cores = host_cores()
+        return replace(self, processes=max(1, min(cores, cap or cores, self.concurrency)))
+
+    def working_set_bytes(self) -> Optional[int]:
+        """What the prefilled key space holds (objects x size; a mean for mixed sizes),
+        None when the job reads nothing it prefilled."""
+        if not self.reads_prefilled:
+            return None
+        return int(round(self.object_count() * self.sizes.mean_size))
+
     def validate(self) -> "Job":
         """Check everything; fill in defaults that depend on other settings."""
         if self.op not in ALL_OPS:
             raise UsageError("unknown op %r: use one of %s" % (self.op, "|".join(ALL_OPS)))
-        if not self.endpoint:
+        self.endpoints = [url.strip().rstrip("/") for url in self.targets if url.strip()]
+        if not self.endpoints:
             raise UsageError("--endpoint is required")
+        schemes = {Endpoint(url).scheme for url in self.endpoints}  # parses each URL
+        if len(schemes) > 1:
+            raise UsageError("--endpoint URLs must all be http:// or all https://")
+        if len(set(self.endpoints)) != len(self.endpoints):
+            raise UsageError("--endpoint names a URL twice")
+        self.endpoint = self.endpoints[0]
+        if self.target_offset < 0:
+            raise UsageError("target_offset must be >= 0")
         if not self.access_key or not self.secret_key:
             raise UsageError("--access-key and --secret-key are required")
         if self.ca_bundle and self.insecure:
@@ -300,8 +389,8 @@ class Job:
             raise UsageError("--mix needs --op mixed")
         if self.concurrency < 1:
             raise UsageError("--concurrency must be at least 1")
-        if self.processes < 1:
-            raise UsageError("--processes must be at least 1")
+        if self.processes < 0:
+            raise UsageError("--processes must be at least 0 (0: one per core)")
         if self.processes > self.concurrency:
             raise UsageError("--processes (%d) cannot exceed --concurrency (%d)"
                              % (self.processes, self.concurrency))
@@ -340,6 +429,13 @@ class Job:
                              % (self.size, self.part_size))
         if self.timeout_s <= 0:
             raise UsageError("--timeout must be > 0")
+        if self.range:
+            _, stop = parse_range(self.range)
+            if "get" not in self.weights:
+                raise UsageError("--range needs a workload that GETs (--op get or mixed)")
+            if stop > self.sizes.min_size:
+                raise UsageError("--range %s reaches past the end of the smallest object "
+                                 "(%s)" % (self.range, format_size(self.sizes.min_size)))
         if not 1 <= self.list_max_keys <= 1000:
             raise UsageError("--list-max-keys must be 1..1000")
         if self.payload_signing not in ("auto", "signed", "unsigned"):

@@ -60,9 +60,9 @@ class PanelBackend(Protocol):
 
     def profiles(self) -> List[Dict[str, Any]]: ...
 
-    def plan(self, profile: str, overrides: Dict[str, int]) -> Tuple[Dict[str, Any], str]: ...
+    def plan(self, profile: str, overrides: Dict[str, float]) -> Tuple[Dict[str, Any], str]: ...
 
-    def start_run(self, profile: str, overrides: Dict[str, int]) -> str: ...
+    def start_run(self, profile: str, overrides: Dict[str, float]) -> str: ...
 
     def abort_run(self) -> str: ...
 
@@ -241,21 +241,24 @@ class PanelApp:
         return _json(404, {'error': 'no such resource'})
 
 
-#: what the panel lets an operator change of a profile for one run, as the CLI's options
-OVERRIDES = ('duration', 'warmup', 'repeats')
+#: what the panel lets an operator change of a profile for one run, as the CLI's options:
+#: whole numbers, but the open-loop rate (operations a second over all agents)
+OVERRIDES = ('duration', 'warmup', 'repeats', 'rate', 'objects')
+FRACTIONAL = ('rate',)
 
 
-def overrides(fields: Dict[str, str]) -> Dict[str, int]:
+def overrides(fields: Dict[str, str]) -> Dict[str, float]:
     """The run's overrides among the request's fields (empty ones are left out)."""
-    found = {}
+    found: Dict[str, float] = {}
     for name in OVERRIDES:
         text = (fields.get(name) or '').strip()
         if not text:
             continue
         try:
-            found[name] = int(text)
+            found[name] = float(text) if name in FRACTIONAL else int(text)
         except ValueError:
-            raise InvalidInput('%s must be a whole number, got %r' % (name, text[:40]))
+            raise InvalidInput('%s must be a %s, got %r' % (
+                name, 'number' if name in FRACTIONAL else 'whole number', text[:40]))
     return found
 
 
@@ -279,7 +282,7 @@ def parse_form(body: bytes, content_type: str) -> Dict[str, str]:
     if kind == 'application/json':
         try:
             data = json.loads(body.decode('utf-8') or '{}')
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
             return {}
         return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
     if kind == 'application/x-www-form-urlencoded':

@@ -3,21 +3,15 @@ import base64
 import hashlib
 import html
 import math
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
+from ..checks.finding import ordered
 from ..results.compare import comparison
-from ..results.report import (COLUMNS, TESTED, cell_values, changed_settings, noise_text,
-                              table_rows, when)
+from ..results.findings import MARK, marked
+from ..results.model import (CHARTED, Comparison, Figure, Run, RunLike, RunSummary,
+                             WorkloadResult, as_run, as_summary, columns)
+from ..results.report import cell_values, changed_settings, noise_text, table_rows, when
 from .charts import bar_chart, line_chart
-
-#: the bar charts of a run: (row field of the comparison, title)
-CHART_METRICS: Tuple[Tuple[str, str], ...] = (
-    ('throughput_pct', 'Throughput'),
-    ('latency_p50_pct', 'Latency p50'),
-    ('latency_p99_pct', 'Latency p99'),
-    ('rgw_cpu_pct', 'RGW CPU'),
-    ('rgw_rss_pct', 'RGW memory'),
-)
 
 LOGIN_STYLE = (
     'body{font-family:system-ui,sans-serif;background:#f4f5f7;margin:0;display:flex;'
@@ -34,7 +28,8 @@ LOGIN_STYLE_CSP = "'sha256-%s'" % base64.b64encode(
     hashlib.sha256(LOGIN_STYLE.encode('utf-8')).digest()).decode('ascii')
 
 
-def e(value: Any) -> str:
+def escaped(value: Any) -> str:
+    """A value as HTML text, quotes included; None as '-'."""
     return html.escape('-' if value is None else str(value), quote=True)
 
 
@@ -55,8 +50,9 @@ def login_page(login_token: str, next_path: str, error: Optional[str],
         '<input type="hidden" name="login_token" value="%s">'
         '<input type="hidden" name="next" value="%s">'
         '<button id="login-button" type="submit">Log in</button></form></body></html>'
-        % (LOGIN_STYLE, '<p class="error" id="login-error">%s</p>' % e(error) if error else '',
-           hint, e(login_token), e(next_path)))
+        % (LOGIN_STYLE,
+           '<p class="error" id="login-error">%s</p>' % escaped(error) if error else '',
+           hint, escaped(login_token), escaped(next_path)))
 
 
 def _layout(title: str, about: Dict[str, Any], csrf: str, body: str) -> str:
@@ -72,8 +68,8 @@ def _layout(title: str, about: Dict[str, Any], csrf: str, body: str) -> str:
         '<input type="hidden" name="csrf_token" value="%s">'
         '<button id="logout" type="submit">Log out</button></form></header>'
         '<main>%s</main></body></html>'
-        % (e(csrf), e(title), e(about.get('ceph_version')), e(about.get('ceph_release')),
-           e(csrf), body))
+        % (escaped(csrf), escaped(title), escaped(about.get('ceph_version')),
+           escaped(about.get('ceph_release')), escaped(csrf), body))
 
 
 def _live_section(active: Optional[Dict[str, Any]]) -> str:
@@ -91,9 +87,10 @@ def _live_section(active: Optional[Dict[str, Any]]) -> str:
         '<button id="abort-confirm" type="button" class="danger" hidden>'
         'Abort now: stop the load and put every setting back</button></p>'
         '<p id="abort-error" class="error"></p></section>'
-        % ('' if active else ' hidden', '/runs/%s' % e(run_id) if run_id else '#', e(run_id),
-           e((active or {}).get('fraction') or 0), e((active or {}).get('progress') or ''),
-           e(live_text((active or {}).get('live')))))
+        % ('' if active else ' hidden', '/runs/%s' % escaped(run_id) if run_id else '#',
+           escaped(run_id), escaped((active or {}).get('fraction') or 0),
+           escaped((active or {}).get('progress') or ''),
+           escaped(live_text((active or {}).get('live')))))
 
 
 def live_text(live: Optional[Dict[str, Any]]) -> str:
@@ -104,36 +101,44 @@ def live_text(live: Optional[Dict[str, Any]]) -> str:
         live.get('phase') or '')
 
 
-def runs_page(about: Dict[str, Any], runs: Sequence[Dict[str, Any]],
+def runs_page(about: Dict[str, Any], runs: Sequence[Union[RunSummary, Mapping[str, Any]]],
               profiles: Sequence[Dict[str, Any]], active: Optional[Dict[str, Any]],
               csrf: str) -> str:
     rows = ''.join(
         '<tr data-run-id="%s"><td><a class="run-link" href="/runs/%s">%s</a></td><td>%s</td>'
         '<td class="state state-%s">%s</td><td>%s</td><td>%s</td><td>%s</td></tr>'
-        % (e(r.get('run_id')), e(r.get('run_id')), e(r.get('run_id')), e(r.get('profile')),
-           e(r.get('state')), e(r.get('state')), e(when(r.get('started'))),
-           e(when(r.get('finished'))), e(', '.join(str(v) for v in r.get('variants') or [])))
-        for r in runs)
+        % (escaped(r.run_id), escaped(r.run_id), escaped(r.run_id), escaped(r.profile),
+           escaped(r.state), escaped(r.state), escaped(when(r.started)),
+           escaped(when(r.finished)), escaped(', '.join(str(v) for v in r.variants)))
+        for r in (as_summary(x) for x in runs))
     table = ('<table id="runs"><thead><tr><th>Run</th><th>Profile</th><th>State</th>'
              '<th>Started</th><th>Finished</th><th>Variants</th></tr></thead><tbody>%s'
              '</tbody></table>' % rows) if runs else '<p id="no-runs">No runs yet.</p>'
     options = ''.join(
         '<option value="%s">%s (%s, about %d min)</option>'
-        % (e(p.get('name')), e(p.get('name')), 'built-in' if p.get('builtin') else 'custom',
+        % (escaped(p.get('name')), escaped(p.get('name')),
+           'built-in' if p.get('builtin') else 'custom',
            max(1, math.ceil(float(p.get('estimated_s') or 0) / 60.0)))
         for p in profiles)
     start = (
         '<section id="start"><h2>Start a run</h2>'
         '<p><label for="profile">Profile</label> <select id="profile">%s</select> '
         '<button id="show-plan" type="button">Show its plan</button></p>'
-        '<details id="overrides"><summary>Change durations or repeats for this run</summary>'
+        '<details id="overrides"><summary>Change durations, repeats, rate or working set '
+        'for this run</summary>'
         '<p class="overrides"><label>Duration of each workload (s) <input id="duration" '
         'type="number" min="1" max="86400" inputmode="numeric"></label> '
         '<label>Warm-up (s) <input id="warmup" type="number" min="0" max="3600" '
         'inputmode="numeric"></label> '
         '<label>Repeats <input id="repeats" type="number" min="1" max="100" '
         'inputmode="numeric"></label></p>'
-        '<p class="legend">Empty: as the profile says.</p></details>'
+        '<p class="overrides"><label>Rate (ops/s over all agents) <input id="rate" '
+        'type="number" min="0" step="any" inputmode="decimal"></label> '
+        '<label>Objects read (working set) <input id="objects" type="number" min="1" '
+        'inputmode="numeric"></label></p>'
+        '<p class="legend">Empty: as the profile says. A rate runs every workload in open '
+        'loop at that rate, its latency counted from each request\'s intended start; '
+        'objects: how many the workloads that read prefill, over all agents.</p></details>'
         '<pre id="plan" hidden></pre>'
         '<p id="confirm-line" hidden><label><input id="confirm" type="checkbox"> '
         'I understand that this run changes settings and restarts daemons of this cluster '
@@ -151,140 +156,166 @@ def not_found_page(about: Dict[str, Any], csrf: str) -> str:
 
 
 # -- a run -------------------------------------------------------------------------
-def _summary(record: Dict[str, Any]) -> str:
-    items = [('Profile', record.get('profile')), ('Baseline', record.get('baseline')),
-             ('Ceph', record.get('ceph_version')), ('Started', when(record.get('started'))),
-             ('Finished', when(record.get('finished')))]
-    text = ''.join('<dt>%s</dt><dd>%s</dd>' % (e(k), e(v)) for k, v in items)
+def _summary(run: Run) -> str:
+    items = [('Profile', run.profile), ('Baseline', run.baseline),
+             ('Ceph', run.ceph_version), ('Started', when(run.started)),
+             ('Finished', when(run.finished))]
+    text = ''.join('<dt>%s</dt><dd>%s</dd>' % (escaped(k), escaped(v)) for k, v in items)
     text = ('<dt>State</dt><dd id="run-state" class="state state-%s">%s</dd>'
-            % (e(record.get('state')), e(record.get('state')))) + text
-    if record.get('error'):
-        text += '<dt>Error</dt><dd id="run-error" class="error">%s</dd>' % e(record['error'])
+            % (escaped(run.state), escaped(run.state))) + text
+    if run.error:
+        text += '<dt>Error</dt><dd id="run-error" class="error">%s</dd>' % escaped(run.error)
     return '<dl id="run-summary">%s</dl>' % text
 
 
-def comparison_table(record: Dict[str, Any]) -> str:
-    head = ''.join('<th>%s</th>' % e(c[1]) for c in COLUMNS)
+def comparison_table(run: Run) -> str:
+    shown = columns(run)
+    head = ''.join('<th>%s</th>' % escaped(f.label) for f in shown)
     body = []
     last = None
-    for item in table_rows(record):
-        workload = '' if item['workload'] == last else (item['workload'] or '-')
-        last = item['workload']
+    for item in table_rows(run):
+        workload = '' if item.workload == last else (item.workload or '-')
+        last = item.workload
         cells = ''.join(
             '<td class="num%s">%s</td>' % (' significant' if significant else '',
-                                           '<strong>%s</strong>' % e(text) if significant
-                                           else e(text))
-            for text, significant in cell_values(item))
-        note = ' title="%s"' % e(item['note']) if item['note'] else ''
-        body.append('<tr class="%s"%s><th scope="row">%s</th><td>%s%s</td>%s<td class="num">'
-                    '%s</td></tr>' % (
-                        'baseline' if item['baseline'] else 'variant', note, e(workload),
-                        e(item['variant']), ' (baseline)' if item['baseline'] else '', cells,
-                        '' if item['baseline'] else e(noise_text(item['row']))))
+                                           '<strong>%s</strong>' % escaped(text) if significant
+                                           else escaped(text))
+            for text, significant in cell_values(item, shown))
+        note = ' title="%s"' % escaped(item.note) if item.note else ''
+        skewed = marked(run, item.variant, item.workload)
+        body.append('<tr class="%s%s"%s><th scope="row">%s</th><td>%s%s%s</td>%s'
+                    '<td class="num">%s</td></tr>' % (
+                        'baseline' if item.baseline else 'variant',
+                        ' skewed' if skewed else '', note, escaped(workload),
+                        escaped(item.variant), ' (baseline)' if item.baseline else '',
+                        ' <a class="mark" href="#findings" title="a finding covers this row">'
+                        '%s</a>' % MARK if skewed else '', cells,
+                        '' if item.baseline else escaped(noise_text(item.row))))
     return ('<div class="scroll"><table id="comparison"><thead><tr><th>Workload</th>'
             '<th>Variant</th>%s<th>Noise</th></tr></thead><tbody>%s</tbody></table></div>'
-            '<p class="legend">Baseline rows: absolute figures. Other rows: %% change vs %s; '
-            'in bold, a change of throughput (of latency for an open-loop workload) outside '
-            'the noise the run measured. Noise: the smallest change that is not noise.</p>'
-            % (head, ''.join(body), e(record.get('baseline'))))
+            '<p class="legend">Baseline rows: absolute figures. Other rows: %% change vs %s '
+            'and ± half its 95 %% interval (the larger of the noise measured in the workloads '
+            'and the floor, the noise between two applications of the same settings); in '
+            'bold, a change whose interval leaves out 0. Noise: that of the throughput (of '
+            'the latency for an open-loop workload).</p>'
+            % (head, ''.join(body), escaped(run.baseline)))
 
 
-def chart_data(rows: List[Dict[str, Any]], metric: str) -> Tuple[
+def findings_section(run: Run) -> str:
+    """What the checks found before and during the run; empty for a run stored without."""
+    found = ordered(run.findings or [])
+    if not found:
+        return ''
+    items = ''.join(
+        '<li class="finding level-%s" data-finding="%s"><strong>%s</strong> %s: %s'
+        '<br><span class="legend">%s</span>%s%s</li>' % (
+            escaped(f.level.value), escaped(f.id), escaped(f.level.value), escaped(f.id),
+            escaped(f.summary), escaped(f.where()),
+            ''.join('<br>seen: %s' % escaped(e) for e in f.evidence),
+            '<br>fix: <code>%s</code>' % escaped(f.fix) if f.fix else '')
+        for f in found)
+    return ('<section id="findings"><h2>Findings</h2><p class="legend">%s marks the rows a '
+            'finding covers.</p><ul>%s</ul></section>' % (MARK, items))
+
+
+def chart_data(rows: List[Comparison], figure: Figure) -> Tuple[
         List[str], List[Tuple[str, List[Optional[float]]]],
         Optional[Dict[Tuple[str, str], bool]]]:
     """Workloads, (variant, % change per workload) and which bars are significant.
 
-    Significance is tested on one figure (throughput, or latency in open loop):
-    the charts of the others carry none (None), rather than "not significant".
+    Each figure has its own verdict; in rows stored before that, only one
+    figure was tested (throughput, or latency in open loop): the charts of the
+    others carry none (None), rather than "not significant".
     """
     workloads: List[str] = []
     variants: List[str] = []
     for row in rows:
-        if row['workload'] not in workloads:
-            workloads.append(row['workload'])
-        if row['variant'] not in variants:
-            variants.append(row['variant'])
-    by = {(r['variant'], r['workload']): r for r in rows}
-    series = [(v, [by[(v, w)].get(metric) if (v, w) in by else None for w in workloads])
+        if str(row.workload) not in workloads:
+            workloads.append(str(row.workload))
+        if str(row.variant) not in variants:
+            variants.append(str(row.variant))
+    by = {(str(r.variant), str(r.workload)): r for r in rows}
+    series = [(v, [by[(v, w)].change(figure) if (v, w) in by else None for w in workloads])
               for v in variants]
-    if not any(metric in TESTED.get(row.get('tested') or '', ()) for row in rows):
+
+    def marks(row: Comparison) -> bool:
+        return row.interval(figure) is not None or (
+            figure.tested is not None and figure.tested == row.noise.tested)
+
+    def significant(row: Comparison) -> bool:
+        found = row.interval(figure)
+        return found.significant if found is not None else row.noise.significant
+
+    if not any(marks(row) for row in rows):
         return workloads, series, None
-    marked = {key: bool(row.get('significant')) and
-              metric in TESTED.get(row.get('tested') or '', ()) for key, row in by.items()}
+    marked = {key: marks(row) and significant(row) for key, row in by.items()}
     return workloads, series, marked
 
 
-def per_second(entry: Dict[str, Any]) -> List[Tuple[float, float]]:
-    """(second, ops) of a workload entry: its own series, else its first repeat's."""
-    series = entry.get('per_second')
-    if not series:
-        repeats = entry.get('repeats') or []
-        series = repeats[0].get('per_second') if repeats else None
-    return [(float(p.get('t', 0)), float(p.get('ops') or 0)) for p in series or []]
+def per_second(entry: WorkloadResult) -> List[Tuple[float, float]]:
+    """(second, ops) of a workload: its own series, else its first repeat's."""
+    return [(float(s.t or 0), float(s.ops or 0)) for s in entry.seconds()]
 
 
-def _charts(record: Dict[str, Any]) -> str:
+def _charts(run: Run) -> str:
     figures = []
-    rows = comparison(record)
-    for metric, title in CHART_METRICS:
-        workloads, series, marked = chart_data(rows, metric)
+    rows = run.comparison or comparison(run)
+    for figure in CHARTED:
+        workloads, series, marked = chart_data(rows, figure)
         if not series:
             continue
         figures.append('<figure class="chart-box" data-metric="%s">%s</figure>' % (
-            e(metric), bar_chart('%s: %% change vs %s' % (title, record.get('baseline')),
-                                 workloads, series, unit='%', marked=marked)))
+            escaped(figure.change),
+            bar_chart('%s: %% change vs %s' % (figure.chart, run.baseline),
+                      workloads, series, unit='%', marked=marked)))
     if not figures:
         return '<p id="no-charts">No variant to compare with the baseline yet.</p>'
     return '<div class="charts">%s</div>' % ''.join(figures)
 
 
-def _time_charts(record: Dict[str, Any]) -> str:
-    workloads: List[str] = []
-    for variant in record.get('variants') or []:
-        for entry in variant.get('workloads') or []:
-            if entry.get('name') not in workloads:
-                workloads.append(entry.get('name'))
+def _time_charts(run: Run) -> str:
     figures = []
-    for name in workloads:
+    for name in run.workload_names():
         series = []
-        for variant in record.get('variants') or []:
-            entry = next((w for w in variant.get('workloads') or []
-                          if w.get('name') == name and not w.get('error')), None)
+        for variant in run.variants:
+            entry = next((w for w in variant.workloads if w.name == name and not w.error),
+                         None)
             if entry is not None:
-                series.append((str(variant.get('name')), per_second(entry)))
+                series.append((str(variant.name), per_second(entry)))
         figures.append('<figure class="chart-box" data-workload="%s">%s</figure>' % (
-            e(name), line_chart('%s: operations per second' % name, series,
-                                x_label='seconds', y_label='ops/s')))
+            escaped(name), line_chart('%s: operations per second' % name, series,
+                                      x_label='seconds', y_label='ops/s')))
     return '<div class="charts">%s</div>' % ''.join(figures) if figures else ''
 
 
-def _settings(record: Dict[str, Any]) -> str:
-    made = {str(v.get('name')): v.get('changes') or [] for v in record.get('variants') or []}
+def _settings(run: Run) -> str:
+    made = {str(v.name): v.changes or [] for v in run.variants}
     rows = []
-    for variant, text in changed_settings(record):
+    for variant, text in changed_settings(run):
         changes = ''.join('<li>%s %s: %s%s</li>' % (
-            e(c.get('kind')), e(c.get('target')), e(c.get('state')),
-            ' (%s)' % e(c['error']) if c.get('error') else '') for c in made.get(variant, []))
+            escaped(c.kind), escaped(c.target), escaped(c.state),
+            ' (%s)' % escaped(c.error) if c.error else '') for c in made.get(variant, []))
         rows.append('<tr><th scope="row">%s</th><td>%s</td><td>%s</td></tr>' % (
-            e(variant), e(text), '<ul>%s</ul>' % changes if changes else '-'))
+            escaped(variant), escaped(text), '<ul>%s</ul>' % changes if changes else '-'))
     return ('<div class="scroll"><table id="settings-table"><thead><tr><th>Variant</th>'
             '<th>Settings vs the baseline</th><th>Changes made and put back</th></tr></thead>'
             '<tbody>%s</tbody></table></div>' % ''.join(rows))
 
 
-def run_page(about: Dict[str, Any], record: Dict[str, Any], active: Optional[Dict[str, Any]],
+def run_page(about: Dict[str, Any], record: RunLike, active: Optional[Dict[str, Any]],
              csrf: str) -> str:
-    run_id = str(record.get('run_id'))
+    run = as_run(record)
+    run_id = str(run.run_id)
     running = active is not None and active.get('run_id') == run_id
     body = (
         '<h1 id="run-title" data-run-id="%s">Run %s</h1>%s'
         '<p class="downloads"><a id="download-json" href="/runs/%s.json" download>JSON</a> '
         '<a id="download-csv" href="/runs/%s.csv" download>CSV</a></p>%s'
-        '<section><h2>%% change vs baseline</h2>%s</section>'
+        '<section><h2>%% change vs baseline</h2>%s</section>%s'
         '<section id="bar-charts"><h2>Charts</h2>%s</section>'
         '<section id="per-second"><h2>Throughput over time</h2>%s</section>'
         '<section id="settings"><h2>Settings of each variant</h2>%s</section>'
-        % (e(run_id), e(run_id), _summary(record), e(run_id), e(run_id),
-           _live_section(active) if running else '', comparison_table(record),
-           _charts(record), _time_charts(record), _settings(record)))
+        % (escaped(run_id), escaped(run_id), _summary(run), escaped(run_id), escaped(run_id),
+           _live_section(active) if running else '', comparison_table(run),
+           findings_section(run), _charts(run), _time_charts(run), _settings(run)))
     return _layout('rgwbench: run %s' % run_id, about, csrf, body)

@@ -8,17 +8,22 @@ catch is common to both: when CherryPy's bus fails to start, it calls
 this sub-interpreter gets an ``os`` whose ``_exit`` only raises.
 """
 import errno
+import json
 import os
 import socket
-import tempfile
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
 import cherrypy
 
+from ..pem_files import PemFiles
+from ..request_body import BodyRefused, body_length
 from .app import SECURITY_HEADERS, PanelApp, Request, Response, parse_cookies, parse_form
 
 MAX_BODY = 1024 * 1024
+# A request line and its headers: without a bound, Tentacle's server reads a
+# line until it ends, however long.
+MAX_HEADERS = 64 * 1024
 APP_NAME = 'rgwbench'
 
 
@@ -76,10 +81,14 @@ class _Root:
     def _serve(self) -> bytes:
         req = cherrypy.request
         headers = {str(k).lower(): str(v) for k, v in req.headers.items()}
-        length = int(headers.get('content-length') or 0)
-        if length > MAX_BODY:
-            return self._answer(Response(413, b'{"error": "body too large"}',
-                                         'application/json', SECURITY_HEADERS))
+        try:
+            length = body_length(headers.get('content-length'),
+                                 headers.get('transfer-encoding'), MAX_BODY)
+        except BodyRefused as e:
+            # Nothing of the body is read, so the connection cannot carry another request.
+            return self._answer(Response(e.status, json.dumps({'error': str(e)}).encode(),
+                                         'application/json',
+                                         SECURITY_HEADERS + [('Connection', 'close')]))
         body = req.rfile.read(length) if length else b''
         query = {k: v[0] if isinstance(v, list) else str(v)
                  for k, v in cherrypy.lib.httputil.parse_query_string(
@@ -118,22 +127,20 @@ class PanelServer:
         self.log = log
         self._adapter: Any = None
         self._global = False
-        self._files: List[Any] = []
-
-    def _tls_files(self, cert_pem: str, key_pem: str) -> Tuple[str, str]:
-        files = []
-        for text in (cert_pem, key_pem):
-            handle = tempfile.NamedTemporaryFile('w', prefix='rgwbench-panel-', suffix='.pem')
-            handle.write(text)
-            handle.flush()
-            files.append(handle)
-        self._files = files
-        return files[0].name, files[1].name
+        self._pems = PemFiles()
 
     def start(self, address: str, port: int, tls: Optional[Tuple[str, str]]) -> None:
         _guard_bus()
         wait_for_port(address, port)
-        ssl_files = self._tls_files(*tls) if tls else None
+        # The server loads the certificate and key as it starts; then they are forgotten.
+        try:
+            ssl_files = (self._pems.path('panel-cert', tls[0]),
+                         self._pems.path('panel-key', tls[1])) if tls else None
+            self._start(address, port, ssl_files)
+        finally:
+            self._pems.close()
+
+    def _start(self, address: str, port: int, ssl_files: Optional[Tuple[str, str]]) -> None:
         try:
             from cherrypy_mgr import CherryPyMgr  # Tentacle and later
         except ImportError:
@@ -144,6 +151,7 @@ class PanelServer:
         ssl_info = {'cert': ssl_files[0], 'key': ssl_files[1]} if ssl_files else None
         self._adapter, _ = CherryPyMgr.mount(tree, APP_NAME, (address, port),
                                              ssl_info=ssl_info)
+        bound_server(self._adapter.httpserver)
 
     def _start_global(self, address: str, port: int,
                       ssl_files: Optional[Tuple[str, str]]) -> None:
@@ -151,6 +159,7 @@ class PanelServer:
             'server.socket_host': address, 'server.socket_port': port,
             'engine.autoreload.on': False, 'checker.on': False, 'log.screen': False,
             'server.thread_pool': 10, 'server.max_request_body_size': MAX_BODY,
+            'server.max_request_header_size': MAX_HEADERS,
             'server.ssl_module': 'builtin' if ssl_files else None,
             'server.ssl_certificate': ssl_files[0] if ssl_files else None,
             'server.ssl_private_key': ssl_files[1] if ssl_files else None}
@@ -170,6 +179,10 @@ class PanelServer:
             cherrypy.engine.stop()
             cherrypy.server.httpserver = None
             self._global = False
-        for handle in self._files:
-            handle.close()
-        self._files = []
+        self._pems.close()
+
+
+def bound_server(server: Any) -> None:
+    """Limits of a cheroot server that CherryPyMgr made with none (0 means unlimited)."""
+    server.max_request_header_size = MAX_HEADERS
+    server.max_request_body_size = MAX_BODY

@@ -9,10 +9,10 @@ import socket
 import threading
 from typing import Any, Callable, Dict, NamedTuple, Optional, Protocol, Tuple
 
-from ..agents.certificate import describe_certificate
 from ..brake import AuthBrake
 from ..certificates import CertificateKeys, Certificates
 from ..kvstore import Store
+from ..pem import describe_certificate
 from .app import PanelApp, PanelBackend
 from .auth import PasswordStore, Sessions
 

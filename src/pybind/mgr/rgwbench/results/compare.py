@@ -1,86 +1,57 @@
-"""% change vs baseline, whether it is outside the run's own noise, and repeats.
+"""% change vs baseline, its 95 % interval, whether it is significant, and repeats.
 
 Each row compares one workload of one variant with the same workload of the
 baseline (or of another run): ``throughput_pct``, ``ops_pct``,
-``latency_mean_pct``, ``latency_p50_pct``, ``latency_p99_pct``, ``rgw_cpu_pct`` and ``rgw_rss_pct``
-are ``(variant - baseline) / baseline * 100``, None when the baseline's figure
-is 0 or either figure is missing.
+``latency_mean_pct``, ``latency_p50_pct``, ``latency_p99_pct``, ``rgw_cpu_pct`` and
+``rgw_rss_pct`` (and ``haproxy_cpu_pct``, ``haproxy_rss_pct`` when either side ran
+behind an ingress) are ``(variant - baseline) / baseline * 100``, None when the
+baseline's figure is 0 or either figure is missing.
 
-Significance rule (``significant``, ``noise_pct``, ``method``). The figure
-tested is the throughput in operations per second (for an open-loop workload,
-whose rate is fixed, the mean latency instead). A change is significant only
-when it is outside the noise that the run itself measured, and at least 1 %:
+Every compared figure has its own interval (``intervals``, by change name):
 
-* both sides ran at least two repeats (``method`` ``"repeats"``): Welch's
-  two-sample t-test on the repeats' figures. With the standard error
-  ``se = sqrt(s_a**2 / n_a + s_b**2 / n_b)`` and the Welch-Satterthwaite
-  degrees of freedom ``df`` (rounded down), the change is significant when
-  ``|mean_b - mean_a| > t(0.975, df) * se`` (95 %, two-sided).
-* otherwise (``method`` ``"per-second"``): the per-second samples of the
-  measured window (the engine's series starts after the warm-up; only whole
-  seconds). Each side's standard error of the mean is
-  ``mean * cv / sqrt(n)`` (``cv`` the coefficient of variation of its
-  samples); the change is significant when
-  ``|mean_b - mean_a| > 2 * sqrt(se_a**2 + se_b**2)``.
-* with neither (fewer than two samples on a side) the noise is unknown:
-  ``method`` and ``noise_pct`` are None and nothing is called significant.
+* its noise inside the workloads (``noise_pct``, results.significance): from
+  the repeats when both sides ran at least two (``method`` ``repeats``), else
+  from the per-second series by batch means (throughput, ops/s, mean latency:
+  ``per-second``) or from the latency histogram (p50, p99: ``histogram``);
+  RGW and HAProxy CPU and memory have one value per measurement and no
+  noise of their own without repeats: the floor alone speaks for them
+  (``method`` ``floor``);
+* a floor (``floor_pct``, results.calibration): the smallest change this
+  cluster can show between two applications of the same settings, calibrated
+  or the default. It applies unless both sides have at least two repeats that
+  were each a fresh application of the settings (profile ``order:
+  interleaved``): repeats run one after another in one application, or a
+  single measurement, know nothing of the noise between applications.
 
-``noise_pct`` is that threshold as a percentage of the baseline's mean: a
-change smaller than ``noise_pct`` is noise.
+The interval is the change plus or minus the larger of the two, and the
+change is ``significant`` when it leaves out 0. Where the noise inside the
+workloads should have been measured and could not be (no per-second series
+or histogram, as in a record of a single second) there is no interval
+(``method`` None) and nothing is called significant. The row's ``significant``,
+``noise_pct``, ``method`` and ``tested`` are those of the headline figure:
+the throughput in operations per second, or for an open-loop workload (its
+rate is fixed) the mean latency.
 """
 import math
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..loadgen.histogram import Histogram
+from .calibration import Floors
+from .model import (COMPARED, LATENCY_TEST, OPS_TEST, Comparison, Figure, Figures, Interval,
+                    LatencyFigures, Noise, Run, RunLike, Second, TargetFigures, VariantResult,
+                    WorkloadResult, as_run)
+from .significance import (UNBOUNDED_DF, Estimate, difference_half_width, from_values,
+                           inflation, percentile_se, relative_batch_se)
 
-MIN_CHANGE_PCT = 1.0
-#: the run's figures that the rows compare: (row field, path in a workload entry)
-CHANGES: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
-    ('throughput_pct', ('throughput_mib_s',)),
-    ('ops_pct', ('ops_per_s',)),
-    ('latency_mean_pct', ('latency_ms', 'mean')),
-    ('latency_p50_pct', ('latency_ms', 'p50')),
-    ('latency_p99_pct', ('latency_ms', 'p99')),
-    ('rgw_cpu_pct', ('rgw', 'cpu_cores')),
-    ('rgw_rss_pct', ('rgw', 'rss_mib')),
-)
-#: figures of a workload entry that repeats average (and give a spread of)
-FIGURES = ('ops', 'bytes', 'errors', 'throughput_mib_s', 'ops_per_s', 'elapsed_s',
-           'client_cpu_s', 'client_cpu_ms_per_op')
-NESTED_FIGURES = ('latency_ms', 'ttfb_ms', 'rgw', 'haproxy')
-HISTOGRAMS = (('histogram', 'latency_ms'), ('ttfb_histogram', 'ttfb_ms'))
-#: parts of a single repeat that do not add up over several (kept in `repeats`)
-PER_REPEAT = ('per_second', 'server', 'by_op', 'error_samples', 'hosts')
-
-# two-sided 95 % quantiles of Student's t by degrees of freedom
-_T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
-         9: 2.262, 10: 2.228, 11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131,
-         16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093, 20: 2.086, 21: 2.080, 22: 2.074,
-         23: 2.069, 24: 2.064, 25: 2.060, 26: 2.056, 27: 2.052, 28: 2.048, 29: 2.045,
-         30: 2.042, 40: 2.021, 60: 2.000, 120: 1.980}
-
-
-def t975(df: float) -> float:
-    """Student's t quantile for a two-sided 95 % test, df rounded down (conservative)."""
-    if df >= 1e9:
-        return 1.960
-    whole = max(1, int(math.floor(df)))
-    return _T975[max(k for k in _T975 if k <= whole)] if whole <= 120 else 1.960
+#: the figure whose interval is the row's own verdict, by test
+HEADLINE = {OPS_TEST: 'ops_pct', LATENCY_TEST: 'latency_mean_pct'}
+INTERLEAVED = 'interleaved'
 
 
 def _number(value: Any) -> Optional[float]:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return float(value)
-
-
-def _get(entry: Dict[str, Any], path: Tuple[str, ...]) -> Optional[float]:
-    node: Any = entry
-    for key in path:
-        if not isinstance(node, dict):
-            return None
-        node = node.get(key)
-    return _number(node)
 
 
 def pct_change(base: Optional[float], value: Optional[float]) -> Optional[float]:
@@ -98,132 +69,202 @@ def mean_sd(values: List[float]) -> Tuple[float, Optional[float]]:
     return mean, math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
 
 
-def _open_loop(entry: Dict[str, Any]) -> bool:
-    return entry.get('mode') == 'open'
+def _good_repeats(entry: WorkloadResult) -> List[WorkloadResult]:
+    return [r for r in entry.repeats or [] if not r.error]
 
 
-def _repeat_samples(entry: Dict[str, Any], open_loop: bool) -> List[float]:
-    path = ('latency_ms', 'mean') if open_loop else ('ops_per_s',)
-    found = [_get(r, path) for r in entry.get('repeats') or [] if not r.get('error')]
-    return [v for v in found if v is not None]
+def _from_repeats(entry: WorkloadResult, figure: Figure) -> Optional[Estimate]:
+    """The noise of the repeats' values, relative to their mean, scaled to the figure."""
+    found = [_number(figure.read(r.figures)) for r in _good_repeats(entry)]
+    spread = from_values([v for v in found if v is not None])
+    value = _number(figure.of(entry))
+    if spread is None or not spread.value or value is None:
+        return None
+    return Estimate(value, spread.se / abs(spread.value) * abs(value), spread.df)
 
 
-def _second_samples(entry: Dict[str, Any], open_loop: bool) -> List[float]:
-    series = entry.get('per_second')
+def _whole_seconds(entry: WorkloadResult) -> List[Second]:
+    """The per-second series of the measured window (the engine's starts after the warm-up)."""
+    series = entry.per_second
     if series is None:
-        repeats = entry.get('repeats') or []
-        series = repeats[0].get('per_second') if len(repeats) == 1 else None
+        repeats = entry.repeats or []
+        series = repeats[0].per_second if len(repeats) == 1 else None
     if not series:
         return []
-    window = _number(entry.get('elapsed_s')) or _number(entry.get('duration_s'))
+    window = _number(entry.figures.elapsed_s) or _number(entry.duration_s)
     whole = int(window) if window else len(series)
-    out = []
-    for item in series:
-        if int(item.get('t', 0)) >= whole:
-            continue
-        if open_loop:
-            lat = _number(item.get('lat_mean_ms'))
-            if lat is not None:
-                out.append(lat)
-        else:
-            out.append(float(item.get('ops') or 0))
-    return out
+    return sorted((s for s in series if int(s.t or 0) < whole), key=lambda s: int(s.t or 0))
 
 
-def noise(base: Dict[str, Any], other: Dict[str, Any]) -> Dict[str, Any]:
-    """Whether other differs from base beyond the measured noise (module docstring)."""
-    open_loop = _open_loop(base) or _open_loop(other)
-    out: Dict[str, Any] = {'significant': False, 'noise_pct': None, 'method': None,
-                           'tested': 'latency_mean' if open_loop else 'ops_per_s'}
-    a, b = _repeat_samples(base, open_loop), _repeat_samples(other, open_loop)
-    if len(a) >= 2 and len(b) >= 2:
-        (ma, sa), (mb, sb) = mean_sd(a), mean_sd(b)
-        va, vb = (sa or 0.0) ** 2 / len(a), (sb or 0.0) ** 2 / len(b)
-        se = math.sqrt(va + vb)
-        if se > 0:
-            df = (va + vb) ** 2 / ((va ** 2 / (len(a) - 1) if va else 0.0)
-                                   + (vb ** 2 / (len(b) - 1) if vb else 0.0))
-        else:
-            df = float(len(a) + len(b) - 2)
-        threshold = t975(df) * se
-        out['method'] = 'repeats'
-    else:
-        a, b = _second_samples(base, open_loop), _second_samples(other, open_loop)
-        if len(a) < 2 or len(b) < 2:
-            return out
-        (ma, sa), (mb, sb) = mean_sd(a), mean_sd(b)
-        # mean * cv / sqrt(n) is sd / sqrt(n)
-        se = math.sqrt((sa or 0.0) ** 2 / len(a) + (sb or 0.0) ** 2 / len(b))
-        threshold = 2.0 * se
-        out['method'] = 'per-second'
-    if ma == 0:
+class _Measured:
+    """What one measurement shows of its own noise, each part worked out once."""
+
+    def __init__(self, entry: WorkloadResult) -> None:
+        self.entry = entry
+        self.seconds = _whole_seconds(entry)
+        timed = [s for s in self.seconds if s.ops and _number(s.lat_mean_ms) is not None]
+        self.latencies = [float(s.lat_mean_ms or 0.0) for s in timed]
+        self.weights = [float(s.ops or 0) for s in timed]
+        self._histogram: Optional[Histogram] = None
+        self._mean_latency: Optional[Tuple[float, float]] = None
+        self._inflation: Optional[float] = None
+
+    def counted(self, key: str) -> Optional[Tuple[float, float]]:
+        return relative_batch_se([float(getattr(s, key) or 0) for s in self.seconds])
+
+    def mean_latency(self) -> Optional[Tuple[float, float]]:
+        if self._mean_latency is None:
+            self._mean_latency = relative_batch_se(self.latencies, self.weights)
+        return self._mean_latency
+
+    def percentile(self, pct: float) -> Optional[float]:
+        """The relative standard error of a latency percentile, from the histogram."""
+        if not self.entry.histogram:
+            return None
+        if self._histogram is None:
+            self._histogram = Histogram.from_dict(self.entry.histogram)
+        if self._inflation is None:
+            self._inflation = inflation(self.latencies, self.weights)
+        return percentile_se(self._histogram, pct, self._inflation)
+
+
+#: the noise inside one measurement, relative to the figure, and its df, by change name
+_PER_SECOND: Dict[str, Callable[[_Measured], Optional[Tuple[float, float]]]] = {
+    'throughput_pct': lambda m: m.counted('bytes'), 'ops_pct': lambda m: m.counted('ops'),
+    'latency_mean_pct': lambda m: m.mean_latency()}
+_PERCENTILES = {'latency_p50_pct': 50.0, 'latency_p99_pct': 99.0}
+
+
+def _within(measured: _Measured, figure: Figure) -> Tuple[Optional[Estimate], Optional[str]]:
+    """One measurement's own noise of a figure (results.significance) and how it was found."""
+    value = _number(figure.of(measured.entry))
+    change = str(figure.change)
+    if not value:
+        return None, None
+    if change in _PER_SECOND:
+        found = _PER_SECOND[change](measured)
+        if found is None:
+            return None, None
+        return Estimate(value, found[0] * abs(value), found[1]), 'per-second'
+    if change in _PERCENTILES:
+        own = measured.percentile(_PERCENTILES[change])
+        if own is None:
+            return None, None
+        relative, df = own, UNBOUNDED_DF
+        by_mean = measured.mean_latency()
+        if by_mean is not None and by_mean[0] >= own:
+            relative, df = by_mean
+        return Estimate(value, relative * abs(value), df), 'histogram'
+    return None, None
+
+
+def _separate_applications(entry: WorkloadResult) -> bool:
+    return len(_good_repeats(entry)) >= 2
+
+
+def interval(base: WorkloadResult, other: WorkloadResult, figure: Figure,
+             change: Optional[float], floor: Optional[float],
+             measured: Optional[Tuple[_Measured, _Measured]] = None) -> Interval:
+    """The 95 % interval of one figure's change and its verdict (module docstring)."""
+    out = Interval(floor_pct=floor)
+    reference = _number(figure.of(base))
+    if change is None or not reference:
         return out
-    out['noise_pct'] = round(threshold / abs(ma) * 100.0, 2)
-    change = abs(mb - ma)
-    out['significant'] = bool(change > threshold
-                              and change / abs(ma) * 100.0 >= MIN_CHANGE_PCT)
+    a, b = _from_repeats(base, figure), _from_repeats(other, figure)
+    method: Optional[str] = 'repeats'
+    if a is None or b is None:
+        seen_a, seen_b = measured or (_Measured(base), _Measured(other))
+        (a, method), (b, _) = _within(seen_a, figure), _within(seen_b, figure)
+    if a is not None and b is not None:
+        out.noise_pct = round(difference_half_width(a, b) / abs(reference) * 100.0, 2)
+        out.method = method
+    elif str(figure.change) in _PER_SECOND or str(figure.change) in _PERCENTILES:
+        return out  # what would show its noise is missing (a record without it)
+    elif floor is not None:
+        out.method = 'floor'  # one value per measurement: the floor alone
+    widths = [w for w in (out.noise_pct, floor) if w is not None]
+    if not widths:
+        return out
+    half = max(widths)
+    out.low, out.high = round(change - half, 2), round(change + half, 2)
+    out.significant = bool(abs(change) > half)
     return out
 
 
-def compare_entries(base: Dict[str, Any], other: Dict[str, Any]) -> Dict[str, Any]:
-    """The % changes of one workload entry vs another, and their significance."""
-    row: Dict[str, Any] = {}
-    for field, path in CHANGES:
-        row[field] = pct_change(_get(base, path), _get(other, path))
-    row.update(noise(base, other))
-    return row
+def compare_entries(base: WorkloadResult, other: WorkloadResult, variant: Optional[str],
+                    workload: Optional[str], run_a: Optional[str] = None,
+                    run_b: Optional[str] = None, floors: Optional[Floors] = None,
+                    interleaved: bool = False) -> Comparison:
+    """The % changes of one workload's figures vs another's, their intervals and verdicts.
+
+    ``floors`` default to the default floor; ``interleaved``: each repeat of
+    both sides was an application of its own (no floor when both have two).
+    """
+    floors = Floors() if floors is None else floors
+    no_floor = interleaved and _separate_applications(base) and _separate_applications(other)
+    # An optional figure (HAProxy's) only where either side has it.
+    shown = [f for f in COMPARED
+             if not f.optional or f.of(base) is not None or f.of(other) is not None]
+    changes = {str(f.change): pct_change(_number(f.of(base)), _number(f.of(other)))
+               for f in shown}
+    measured = (_Measured(base), _Measured(other))
+    intervals = {str(f.change): interval(base, other, f, changes[str(f.change)],
+                                         None if no_floor else floors.of(str(f.change)),
+                                         measured)
+                 for f in shown}
+    open_loop = base.mode == 'open' or other.mode == 'open'
+    tested = LATENCY_TEST if open_loop else OPS_TEST
+    headline = intervals.get(HEADLINE[tested], Interval())
+    noise = Noise(tested=tested, significant=headline.significant,
+                  noise_pct=headline.half_width(), method=headline.method)
+    return Comparison(variant=variant, workload=workload, run_a=run_a, run_b=run_b,
+                      changes=changes, noise=noise, intervals=intervals)
 
 
-def _usable(variant: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
-    if variant.get('error'):
-        return {}
-    return {w['name']: w for w in variant.get('workloads') or []
-            if w.get('name') is not None and not w.get('error')}
+def interleaved(run: Run) -> bool:
+    """Whether each repeat of the run was a fresh application of its variant's settings."""
+    definition = run.definition or {}
+    return definition.get('order') == INTERLEAVED and int(definition.get('repeats') or 1) > 1
 
 
-def comparison(record: Dict[str, Any]) -> List[Dict[str, Any]]:
+def comparison(run: Run, floors: Optional[Floors] = None) -> List[Comparison]:
     """One row per non-baseline variant and workload present in both (and the baseline)."""
-    variants = record.get('variants') or []
-    base = next((v for v in variants if v.get('name') == record.get('baseline')), None)
+    base = run.baseline_variant()
     if base is None:
         return []
-    base_loads = _usable(base)
+    base_loads = base.usable()
     rows = []
-    for variant in variants:
+    for variant in run.variants:
         if variant is base:
             continue
-        for name, entry in _usable(variant).items():
+        for name, entry in variant.usable().items():
             if name in base_loads:
-                row = {'variant': variant.get('name'), 'workload': name}
-                row.update(compare_entries(base_loads[name], entry))
-                rows.append(row)
+                rows.append(compare_entries(base_loads[name], entry, variant.name, name,
+                                            floors=floors, interleaved=interleaved(run)))
     return rows
 
 
-def compare_runs(a: Dict[str, Any], b: Dict[str, Any]) -> List[Dict[str, Any]]:
+def between(a: Run, b: Run, floors: Optional[Floors] = None) -> List[Comparison]:
     """Run b vs run a: a row per variant and workload of b with the same names in a."""
-    in_a = {v.get('name'): _usable(v) for v in a.get('variants') or []}
+    in_a: Dict[Optional[str], VariantResult] = {}
+    for variant in a.variants:
+        in_a[variant.name] = variant
     rows = []
-    for variant in b.get('variants') or []:
-        loads_a = in_a.get(variant.get('name'))
+    for variant in b.variants:
+        loads_a = in_a[variant.name].usable() if variant.name in in_a else {}
         if not loads_a:
             continue
-        for name, entry in _usable(variant).items():
+        for name, entry in variant.usable().items():
             if name in loads_a:
-                row = {'variant': variant.get('name'), 'workload': name,
-                       'run_a': a.get('run_id'), 'run_b': b.get('run_id')}
-                row.update(compare_entries(loads_a[name], entry))
-                rows.append(row)
+                rows.append(compare_entries(loads_a[name], entry, variant.name, name,
+                                            run_a=a.run_id, run_b=b.run_id, floors=floors,
+                                            interleaved=interleaved(a) and interleaved(b)))
     return rows
 
 
-def _strip_histograms(node: Any) -> Any:
-    if isinstance(node, dict):
-        return {k: _strip_histograms(v) for k, v in node.items()
-                if k not in ('histogram', 'ttfb_histogram')}
-    if isinstance(node, list):
-        return [_strip_histograms(v) for v in node]
-    return node
+def compare_runs(a: RunLike, b: RunLike, floors: Optional[Floors] = None) -> List[Dict[str, Any]]:
+    """`between` two results as `results compare` prints them (JSON rows)."""
+    return [row.to_dict() for row in between(as_run(a), as_run(b), floors)]
 
 
 def _mean_of(values: List[Any]) -> Tuple[Any, Optional[float]]:
@@ -238,8 +279,17 @@ def _mean_of(values: List[Any]) -> Tuple[Any, Optional[float]]:
     return round(mean, 6), None if sd is None else round(sd, 6)
 
 
-def merge_repeats(repeats: List[Dict[str, Any]]) -> Dict[str, Any]:
-    """A workload entry from the figures of its repeats (as the engine gives them).
+def _merged_histogram(histograms: List[Optional[Dict[str, Any]]]) -> Optional[Histogram]:
+    if not all(histograms):
+        return None
+    merged = Histogram()
+    for hist in histograms:
+        merged.merge(Histogram.from_dict(hist or {}))
+    return merged
+
+
+def merge_repeats(repeats: Sequence[WorkloadResult]) -> WorkloadResult:
+    """A workload's result from those of its repeats (as the engine gives them).
 
     Each figure is the mean of the repeats' and ``spread`` has its sample
     standard deviation (None with one repeat). When every repeat has its
@@ -247,43 +297,51 @@ def merge_repeats(repeats: List[Dict[str, Any]]) -> Dict[str, Any]:
     latency mean, percentiles and max come from the merged counts (never an
     average of percentiles); the merged histogram is kept. ``repeats`` holds
     each repeat without histograms. Repeats with an ``error`` are left out;
-    if all have one, the entry has the first error.
+    if all have one, the result has the first error.
     """
     if not repeats:
         raise ValueError('no repeats to merge')
-    good = [r for r in repeats if not r.get('error')]
-    stripped = [_strip_histograms(r) for r in repeats]
+    good = [r for r in repeats if not r.error]
+    stripped = [r.without_histograms() for r in repeats]
     if not good:
-        entry = {k: v for k, v in stripped[0].items() if k not in FIGURES + NESTED_FIGURES
-                 and k not in PER_REPEAT}
-        entry.update(error=repeats[0]['error'], repeats=stripped)
-        return entry
+        failed = stripped[0].without_figures().without_per_repeat_parts()
+        failed.error, failed.repeats = repeats[0].error, stripped
+        return failed
     first = good[0]
-    if len(good) == 1:
-        entry = dict(first)
+    entry = first if len(good) == 1 else first.without_per_repeat_parts()
+    entry = entry.without_error()
+    figures, spread = Figures.combine([r.figures for r in good], _mean_of)
+    latency = _merged_histogram([r.histogram for r in good])
+    if latency is not None:
+        entry.histogram = latency.to_dict()
+        figures.latency_ms = LatencyFigures.from_dict(latency.summary())
     else:
-        entry = {k: v for k, v in first.items() if k not in PER_REPEAT}
-    entry.pop('error', None)
-    spread: Dict[str, Any] = {}
-    for key in FIGURES:
-        if key in first:
-            entry[key], spread[key] = _mean_of([r.get(key) for r in good])
-    for key in NESTED_FIGURES:
-        if not isinstance(first.get(key), dict):
-            continue
-        entry[key], spread[key] = {}, {}
-        for sub in first[key]:
-            values = [(r.get(key) or {}).get(sub) for r in good]
-            entry[key][sub], spread[key][sub] = _mean_of(values)
-    for hist_key, summary_key in HISTOGRAMS:
-        if all(r.get(hist_key) for r in good):
-            merged = Histogram()
-            for r in good:
-                merged.merge(Histogram.from_dict(r[hist_key]))
-            entry[hist_key] = merged.to_dict()
-            entry[summary_key] = merged.summary()
-        else:
-            entry.pop(hist_key, None)
-    entry['spread'] = spread
-    entry['repeats'] = stripped
+        entry.histogram = None
+    ttfb = _merged_histogram([r.ttfb_histogram for r in good])
+    if ttfb is not None:
+        entry.ttfb_histogram = ttfb.to_dict()
+        figures.ttfb_ms = LatencyFigures.from_dict(ttfb.summary())
+    else:
+        entry.ttfb_histogram = None
+    entry.figures, entry.spread, entry.repeats = figures, spread, stripped
+    if len(good) > 1:
+        entry.targets = _mean_targets(good)
     return entry
+
+
+def _mean_targets(repeats: Sequence[WorkloadResult]) -> Optional[List[TargetFigures]]:
+    """Per target, the mean of the repeats' figures (as the workload's own are means)."""
+    if not any(r.targets for r in repeats):
+        return None
+    found: Dict[str, TargetFigures] = {}
+    for repeat in repeats:
+        for target in repeat.targets or []:
+            entry = found.setdefault(str(target.url), TargetFigures(
+                url=target.url, workers=0, ops=0, errors=0))
+            entry.workers = max(entry.workers or 0, target.workers or 0)
+            entry.ops = (entry.ops or 0) + (target.ops or 0)
+            entry.errors = (entry.errors or 0) + (target.errors or 0)
+    for entry in found.values():
+        entry.ops = round((entry.ops or 0) / len(repeats), 3)
+        entry.errors = round((entry.errors or 0) / len(repeats), 3)
+    return list(found.values())

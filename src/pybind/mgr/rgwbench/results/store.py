@@ -21,7 +21,9 @@ import zlib
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..errors import Busy, InvalidInput, NotFound, RGWBenchError
+from ..fencing import check_active
 from ..kvstore import Store
+from .model import Run, RunSummary
 
 CHUNK_PREFIX = 'result/'
 INDEX_PREFIX = 'result_index/'
@@ -31,11 +33,10 @@ MAX_VALUE = 60000
 CHUNK_CHARS = 56000
 FORMAT = 1
 FINISHED = ('complete', 'failed', 'aborted')
-SUMMARY_FIELDS = ('run_id', 'profile', 'state', 'started', 'finished', 'baseline')
 _RUN_ID = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,127}$')
 
 
-def check_run_id(run_id: str) -> str:
+def check_run_id(run_id: Optional[str]) -> str:
     if not isinstance(run_id, str) or not _RUN_ID.match(run_id):
         raise InvalidInput('invalid run id %r: letters, digits and ._:@+- only, no "/"'
                            % (run_id,))
@@ -55,21 +56,14 @@ def decode(text: str) -> Dict[str, Any]:
     return dict(json.loads(zlib.decompress(base64.b64decode(text)).decode('utf-8')))
 
 
-def summary(record: Dict[str, Any]) -> Dict[str, Any]:
-    """What `results ls` shows of a run."""
-    out = {k: record.get(k) for k in SUMMARY_FIELDS}
-    out['variants'] = [v.get('name') for v in record.get('variants') or []]
-    return out
-
-
 def _time_key(value: Any) -> Tuple[int, float, str]:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return (0, float(value), '')
     return (1, 0.0, '' if value is None else str(value))
 
 
-def newest_last(summaries: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
-    return sorted(summaries, key=lambda s: (_time_key(s.get('started')), str(s.get('run_id'))))
+def newest_last(summaries: List[RunSummary]) -> List[RunSummary]:
+    return sorted(summaries, key=lambda s: (_time_key(s.started), str(s.run_id)))
 
 
 class ResultStore:
@@ -83,14 +77,15 @@ class ResultStore:
         raw = self.store.get_store(INDEX_PREFIX + run_id)
         return None if raw is None else dict(json.loads(raw))
 
-    def save(self, record: Dict[str, Any]) -> Dict[str, Any]:
-        """Store the whole record (again, for a running run); returns its index entry.
+    def save(self, run: Run) -> Dict[str, Any]:
+        """Store the whole run (again, while it runs); returns its index entry.
 
         After a finished run is saved, only the newest ``keep()`` finished runs
         are kept; running ones are never removed.
         """
-        run_id = check_run_id(record.get('run_id'))  # type: ignore[arg-type]
-        text = encode(record)
+        run_id = check_run_id(run.run_id)
+        check_active(self.store, 'write the result of %s' % run_id)
+        text = encode(run.to_dict())
         pieces = [text[i:i + CHUNK_CHARS] for i in range(0, len(text), CHUNK_CHARS)] or ['']
         old = self._index(run_id)
         old_start, old_count = (old['start'], old['chunks']) if old else (0, 0)
@@ -98,7 +93,7 @@ class ResultStore:
         start = 0 if len(pieces) <= old_start else old_start + old_count
         for n, piece in enumerate(pieces):
             self.store.set_store(chunk_key(run_id, start + n), piece)
-        index = summary(record)
+        index = run.summary().to_dict()
         index.update(format=FORMAT, start=start, chunks=len(pieces), chars=len(text),
                      crc=zlib.crc32(text.encode('ascii')))
         self.store.set_store(INDEX_PREFIX + run_id, json.dumps(index, sort_keys=True))
@@ -107,15 +102,15 @@ class ResultStore:
         for key in self.store.get_store_prefix('%s%s/' % (CHUNK_PREFIX, run_id)):
             if key not in keep:
                 self.store.set_store(key, None)
-        if record.get('state') in FINISHED:
+        if run.state in FINISHED:
             self._retain()
         return index
 
     def _retain(self) -> None:
         keep = max(1, int(self.keep()))
-        finished = [s for s in self.ls() if s.get('state') in FINISHED]
+        finished = [s for s in self.summaries() if s.state in FINISHED]
         for old in finished[:-keep]:
-            self._remove(str(old['run_id']))
+            self._remove(str(old.run_id))
 
     def _read(self, run_id: str) -> Optional[Dict[str, Any]]:
         index = self._index(run_id)
@@ -133,7 +128,10 @@ class ResultStore:
         return decode(text)
 
     def load(self, run_id: str) -> Dict[str, Any]:
-        """The whole record of a run; NotFound if there is none."""
+        """The whole result of a run as stored (`Run.to_dict()`); NotFound if there is none.
+
+        This is the document `results export` prints; `load_run` reads it.
+        """
         if not isinstance(run_id, str) or not _RUN_ID.match(run_id):
             raise NotFound('no result %r (see `ceph rgwbench results ls`)' % (run_id,))
         for _ in range(3):  # a save that replaces the chunks under our feet: read again
@@ -147,13 +145,18 @@ class ResultStore:
         raise RGWBenchError('result %r is damaged in the store; remove it with '
                             '`ceph rgwbench results rm %s`' % (run_id, run_id))
 
-    def ls(self) -> List[Dict[str, Any]]:
+    def load_run(self, run_id: str) -> Run:
+        """The whole result of a run; NotFound if there is none."""
+        return Run.from_dict(self.load(run_id))
+
+    def summaries(self) -> List[RunSummary]:
         """Summaries of the stored runs, newest last."""
-        found = []
-        for raw in self.store.get_store_prefix(INDEX_PREFIX).values():
-            index = json.loads(raw)
-            found.append({k: index.get(k) for k in SUMMARY_FIELDS + ('variants',)})
-        return newest_last(found)
+        return newest_last([RunSummary.from_dict(json.loads(raw))
+                            for raw in self.store.get_store_prefix(INDEX_PREFIX).values()])
+
+    def ls(self) -> List[Dict[str, Any]]:
+        """The summaries as `results ls -f json` prints them."""
+        return [s.to_dict() for s in self.summaries()]
 
     def rm(self, run_id: str, force: bool = False) -> None:
         """Remove a run's result; a running run only with ``force``."""
@@ -166,7 +169,24 @@ class ResultStore:
                        % run_id)
         self._remove(run_id)
 
+    def sweep(self) -> List[str]:
+        """Remove chunks no index points to (a first save cut off); returns their runs.
+
+        Only when no save is under way (at module start): a first save writes
+        its chunks before its index.
+        """
+        indexed = set(self.store.get_store_prefix(INDEX_PREFIX))
+        orphans = sorted({key[len(CHUNK_PREFIX):].split('/')[0]
+                          for key in self.store.get_store_prefix(CHUNK_PREFIX)} -
+                         {key[len(INDEX_PREFIX):] for key in indexed})
+        for run_id in orphans:
+            check_active(self.store, 'remove the result of %s' % run_id)
+            for key in self.store.get_store_prefix('%s%s/' % (CHUNK_PREFIX, run_id)):
+                self.store.set_store(key, None)
+        return orphans
+
     def _remove(self, run_id: str) -> None:
+        check_active(self.store, 'remove the result of %s' % run_id)
         # the index first: from now on the run is not listed, whatever happens next
         self.store.set_store(INDEX_PREFIX + run_id, None)
         for key in self.store.get_store_prefix('%s%s/' % (CHUNK_PREFIX, run_id)):

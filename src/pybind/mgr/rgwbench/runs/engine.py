@@ -6,33 +6,40 @@ a journal of their own (see settings/), every workload runs on the agents
 the next variant, so that each variant starts from the cluster as it was.
 The result is saved after every workload, so that an abort, a failure or a
 mgr failover keeps what was measured.
+
+With ``order: interleaved`` and repeats, the variants run round by round
+(A B A B ...): each round applies each variant anew, measures every
+workload once and puts the settings back, so the repeats see the noise
+between applications and any drift of the cluster during the run.
 """
 import threading
 import time
-import uuid
-from typing import Any, Callable, Dict, List, Optional, Protocol
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple
 
-from ..agents.channel import AgentChannel
 from ..agents.coordinator import AgentRun, agents_failed
 from ..agents.launchers import AgentLauncher
+from ..checks.finding import Finding
+from ..checks.gate import RunChecks
 from ..credentials import CredentialStore
 from ..errors import Busy, InvalidInput, NotFound
 from ..journal import Journal, Store
-from ..loadgen.errors import LoadgenError
-from ..loadgen.workload import Job
-from ..loads import Leftovers, remove_buckets
-from ..profiles import Profile, Workload, estimate_seconds
+from ..profiles import MAX_CONCURRENCY, Profile, Workload, estimate_seconds
+from ..results.calibration import CALIBRATE, CalibrationStore, calibrate
 from ..results.compare import comparison, merge_repeats
+from ..results.model import Change, Position, Run, VariantResult, WorkloadResult
 from ..results.store import ResultStore
+from ..s3user import create_user, user_plan
 from ..settings.applier import SettingsApplier, open_journal
 from ..settings.base import ClientSide
 from ..settings.session import steps_to_dicts
+from ..targets import AUTO, RGW, URLS, Target
+from ..workloads import AgentWorkloads, Leftovers, make_job, new_id
 
 LEFTOVERS_KEY = 'running/leftovers'
-RUNNING, COMPLETE, FAILED, ABORTED = 'running', 'complete', 'failed', 'aborted'
-# What a workload entry keeps of the engine's merged result.
-FIGURES = ('ops', 'bytes', 'errors', 'throughput_mib_s', 'ops_per_s', 'latency_ms', 'rgw',
-           'ttfb_ms', 'client_cpu_s', 'elapsed_s', 'per_second', 'histogram', 'error_samples')
+RUNNING, COMPLETE, RUN_FAILED, ABORTED = 'running', 'complete', 'failed', 'aborted'
+# What jobs are checked with before a run's own S3 user exists.
+PLACEHOLDER_KEYS = {'access_key': 'placeholder', 'secret_key': 'placeholder'}
 
 
 class RunEvents(Protocol):
@@ -46,34 +53,39 @@ class RunEvents(Protocol):
     def finished(self, run_id: str, state: str, message: str) -> None: ...
 
 
+@dataclass(frozen=True)
+class RunCluster:
+    """What a run needs of the cluster: its settings (and where a load goes), its version,
+    the checks of what would skew or endanger it (None: unchecked)."""
+    make_applier: Callable[[], SettingsApplier]
+    ceph_version: Callable[[], str]
+    checks: Optional[RunChecks] = None
+    # How many RGW daemons the service under test has now (a workload may be given
+    # its concurrency per RGW daemon).
+    rgw_daemons: Callable[[], int] = lambda: 1
+
+
 class RunEngine:
-    def __init__(self, store: Store, results: ResultStore, credentials: CredentialStore,
-                 make_applier: Callable[[], SettingsApplier],
-                 default_endpoint: Callable[[], str],
-                 rgw_pids: Callable[[], Dict[str, List[int]]],
+    def __init__(self, *, store: Store, results: ResultStore, credentials: CredentialStore,
+                 cluster: RunCluster, agents: AgentWorkloads,
                  make_launcher: Callable[[Optional[List[str]]], AgentLauncher],
-                 make_channel: Callable[[], AgentChannel],
-                 events: RunEvents, ceph_version: Callable[[], str], log: Any,
-                 keep_objects: Callable[[], bool] = lambda: False,
-                 clock: Callable[[], float] = time.time,
-                 settle_after_abort_s: float = 3.0) -> None:
+                 events: RunEvents, log: Any, clock: Callable[[], float] = time.time) -> None:
         self.store = store
         self.results = results
         self.credentials = credentials
-        self.make_applier = make_applier
-        self.default_endpoint = default_endpoint
-        self.rgw_pids = rgw_pids
+        self.make_applier = cluster.make_applier
+        self.ceph_version = cluster.ceph_version
+        self.checks = cluster.checks
+        self.rgw_daemons = cluster.rgw_daemons
+        self.agents = agents
         self.make_launcher = make_launcher
-        self.make_channel = make_channel
         self.events = events
-        self.ceph_version = ceph_version
         self.log = log
-        self.keep_objects = keep_objects
         self.clock = clock
-        self.settle_after_abort_s = settle_after_abort_s
         self.leftovers = Leftovers(store, LEFTOVERS_KEY)
+        self.calibrations = CalibrationStore(store)
         self._lock = threading.Lock()
-        self._record: Optional[Dict[str, Any]] = None
+        self._record: Optional[Run] = None
         self._abort = threading.Event()
         self._agent_run: Optional[AgentRun] = None
         self._thread: Optional[threading.Thread] = None
@@ -82,6 +94,7 @@ class RunEngine:
     def plan(self, profile: Profile) -> Dict[str, Any]:
         """Every step and every change a run would make; changes nothing."""
         applier = self.make_applier()
+        stored = self.credentials.get()
         variants = []
         for variant in profile.variants:
             plans = applier.plan(variant.settings)
@@ -91,50 +104,69 @@ class RunEngine:
         return {'profile': profile.name, 'baseline': profile.baseline,
                 'estimated_s': estimate_seconds(profile), 'repeats': profile.repeats,
                 'placement': profile.placement or [],
+                'target': profile.target.to_value() or AUTO,
                 'workloads': [w.to_dict() for w in profile.workloads],
-                'variants': variants, 'problems': applier.precheck()}
+                'variants': variants, 's3_user': user_plan(stored).to_dict(),
+                'problems': applier.precheck() + self._user_problems(stored),
+                'findings': [] if self.checks is None else
+                [f.to_dict() for f in self.checks.now(profile)]}
+
+    def _user_problems(self, stored: Optional[Dict[str, str]]) -> List[str]:
+        if stored is None and self.agents.keep_objects():
+            return ['keep_objects is set and no S3 credentials are stored: the buckets of '
+                    'a run\'s temporary S3 user go with it (store credentials with '
+                    '`ceph rgwbench credentials set -i <file>`)']
+        return []
 
     # -- running --------------------------------------------------------------------
     def active(self) -> Optional[Dict[str, Any]]:
         with self._lock:
-            if self._record is None:
+            run = self._record
+            if run is None:
                 return None
-            active = {k: self._record.get(k) for k in (
-                'run_id', 'profile', 'state', 'started', 'progress', 'fraction', 'current')}
+            active = {'run_id': run.run_id, 'profile': run.profile, 'state': run.state,
+                      'started': run.started, 'progress': run.progress,
+                      'fraction': run.fraction,
+                      'current': None if run.current is None else run.current.to_dict()}
             agent_run = self._agent_run
         active['live'] = agent_run.live_figures() if agent_run is not None else None
         return active
 
     def start(self, profile: Profile, force: bool = False) -> str:
-        creds = self.credentials.require()
+        creds = self.credentials.get()  # None: each variant makes an S3 user of its own
+        user_problems = self._user_problems(creds)
+        if user_problems:
+            raise InvalidInput(user_problems[0])
         with self._lock:
             if self._record is not None:
                 raise Busy('run %s is in progress (`ceph rgwbench abort` stops it)'
-                           % self._record['run_id'])
+                           % self._record.run_id)
             unfinished = Journal.unfinished(self.store)
             if unfinished is not None:
                 raise Busy('changes of %s are not put back yet; see `ceph rgwbench settings '
                            'show`' % unfinished.run_id)
+            found = None if self.checks is None else self.checks.before(profile, force=force)
             applier = self.make_applier()
             for variant in profile.variants:  # every variant's settings check out first
                 applier.plan(variant.settings)
             problems = applier.precheck(force)
             if problems:
                 raise Busy('refusing to run: %s' % '; '.join(problems))
-            endpoint = self.default_endpoint()
-            run_id = time.strftime('%Y%m%d-%H%M%S-') + uuid.uuid4().hex[:6]
+            # Each variant resolves its own targets; a load could go where the cluster is now.
+            client = applier.targets(profile.target if profile.target.kind == URLS
+                                     else Target(kind=RGW), ClientSide())
+            run_id = new_id()
             for workload in profile.workloads:  # and every workload makes a valid job
-                self._job(workload, creds, endpoint, ClientSide(), run_id, 0)
-            record: Dict[str, Any] = {
-                'run_id': run_id, 'profile': profile.name, 'state': RUNNING,
-                'ceph_version': self.ceph_version(), 'started': self.clock(),
-                'finished': None, 'baseline': profile.baseline, 'error': None,
-                'definition': profile.to_dict(), 'variants': [], 'comparison': [],
-                'progress': 'starting', 'fraction': 0.0, 'current': None}
+                self._job(workload, creds or PLACEHOLDER_KEYS, client, run_id, 0)
+            record = Run(run_id=run_id, profile=profile.name, state=RUNNING,
+                         ceph_version=self.ceph_version(), started=self.clock(),
+                         baseline=profile.baseline, definition=profile.to_dict(),
+                         progress='starting', fraction=0.0, findings=found)
             self._record = record
             self._abort.clear()
             self.results.save(record)
-        self._thread = threading.Thread(target=self._run, args=(record, profile, creds),
+        self._thread = threading.Thread(target=self._run,
+                                        args=(record, profile, creds, force),
                                         name='rgwbench-run', daemon=True)
         self._thread.start()
         return run_id
@@ -146,174 +178,233 @@ class RunEngine:
             self._abort.set()
             if self._agent_run is not None:
                 self._agent_run.abort()
-            return str(self._record['run_id'])
+            return str(self._record.run_id)
 
     def wait(self, timeout: Optional[float] = None) -> None:
         if self._thread is not None:
             self._thread.join(timeout)
 
-    def _progress(self, record: Dict[str, Any], message: str, done_s: float,
+    def _progress(self, record: Run, message: str, done_s: float,
                   total_s: float, changed: List[str]) -> None:
-        record['progress'] = message
-        record['fraction'] = round(min(0.99, done_s / max(total_s, 1.0)), 3)
-        self.events.update(record['run_id'], message, record['fraction'], changed)
+        record.progress = message
+        record.fraction = round(min(0.99, done_s / max(total_s, 1.0)), 3)
+        self.events.update(str(record.run_id), message, record.fraction, changed)
 
-    def _run(self, record: Dict[str, Any], profile: Profile, creds: Dict[str, str]) -> None:
-        run_id = record['run_id']
+    def _run(self, record: Run, profile: Profile, stored: Optional[Dict[str, str]],
+             force: bool = False) -> None:
+        run_id = str(record.run_id)
         total_s, done_s = estimate_seconds(profile), 0.0
         self.events.started(run_id, profile.name)
         try:
-            for index, variant in enumerate(profile.variants):
+            # Interleaved: a round per repeat, each variant applied anew in each (A B A B).
+            rounds = profile.repeats if profile.interleaved() else 1
+            kept: Dict[Tuple[int, str], List[WorkloadResult]] = {}
+            for round_number in range(rounds):
                 if self._abort.is_set():
                     break
-                entry: Dict[str, Any] = {'name': variant.name, 'settings': variant.settings,
-                                         'error': None, 'workloads': [], 'changes': [],
-                                         'client': None}
-                record['variants'].append(entry)
-                applier = self.make_applier()
-                journal = open_journal(self.store, '%s-v%d' % (run_id, index), {
-                    'what': 'run', 'run_id': run_id, 'variant': variant.name})
-                changed: List[str] = []
-                try:
-                    record['current'] = {'variant': variant.name, 'workload': None}
-                    self._progress(record, 'variant %s: applying its settings' % variant.name,
-                                   done_s, total_s, changed)
-                    plans = applier.plan(variant.settings)
-                    changed = [c.summary for p in plans for c in p.changes]
-                    client = applier.apply(journal, plans, progress=lambda line: None)
-                    entry['client'] = client.to_dict()
-                    for workload in profile.workloads:
-                        if self._abort.is_set():
-                            break
-                        record['current'] = {'variant': variant.name,
-                                             'workload': workload.name}
-                        self._progress(record, 'variant %s, workload %s' % (
-                            variant.name, workload.name), done_s, total_s, changed)
-                        entry['workloads'].append(self._workload(
-                            run_id, index, workload, profile, creds, client))
-                        done_s += (workload.duration_s + workload.warmup_s) * profile.repeats
-                        self.results.save(record)
-                except Exception as e:
-                    self.log.exception('run %s: variant %s failed', run_id, variant.name)
-                    entry['error'] = '%s: %s' % (type(e).__name__, e)
-                finally:
-                    self._progress(record, 'variant %s: putting its settings back'
-                                   % variant.name, done_s, total_s, changed)
-                    steps = applier.revert(journal)
-                    entry['changes'] = steps_to_dicts(steps)
-                    self.results.save(record)
-                    if any(s.error for s in steps):
-                        raise RuntimeError('the settings of variant %s could not all be put '
-                                           'back; the module tries again when it starts'
-                                           % variant.name)
-            record['state'] = ABORTED if self._abort.is_set() else (
-                FAILED if any(v['error'] for v in record['variants']) else COMPLETE)
-            if record['state'] == FAILED:
-                record['error'] = '; '.join('variant %s: %s' % (v['name'], v['error'])
-                                            for v in record['variants'] if v['error'])
+                for index, variant in enumerate(profile.variants):
+                    if self._abort.is_set():
+                        break
+                    if index == len(record.variants):
+                        record.variants.append(VariantResult(
+                            name=variant.name, settings=variant.settings, changes=[]))
+                    entry = record.variants[index]
+                    if entry.error:
+                        continue  # it could not be applied or measured: not again
+                    done_s = self._variant(record, index, round_number, profile, stored, kept,
+                                           done_s, total_s, force)
+            record.state = ABORTED if self._abort.is_set() else (
+                RUN_FAILED if any(v.error for v in record.variants) else COMPLETE)
+            if record.state == RUN_FAILED:
+                record.error = '; '.join('variant %s: %s' % (v.name, v.error)
+                                         for v in record.variants if v.error)
         except Exception as e:
             self.log.exception('run %s failed', run_id)
-            record['state'], record['error'] = FAILED, '%s: %s' % (type(e).__name__, e)
+            record.state, record.error = RUN_FAILED, '%s: %s' % (type(e).__name__, e)
         finally:
-            record['comparison'] = comparison(record)
-            record['finished'] = self.clock()
-            record['progress'], record['current'] = record['state'], None
-            record['fraction'] = 1.0
-            self.results.save(record)
-            self.events.finished(run_id, record['state'], record.get('error') or '')
-            with self._lock:
-                self._record = None
-                self._agent_run = None
+            try:
+                self._finish(record)
+            finally:
+                # Whatever finishing the record did, the engine is free again.
+                with self._lock:
+                    self._record = None
+                    self._agent_run = None
 
-    def _job(self, workload: Workload, creds: Dict[str, str], endpoint: str,
-             client: ClientSide, run_id: str, variant: int) -> Dict[str, Any]:
-        fields: Dict[str, Any] = dict(
-            endpoint=client.endpoint or endpoint, access_key=creds['access_key'],
-            secret_key=creds['secret_key'],
-            op=workload.op, mix=dict(workload.mix or {}), size=workload.size,
-            concurrency=workload.concurrency, processes=workload.processes,
-            duration_s=float(workload.duration_s), warmup_s=float(workload.warmup_s),
-            buckets=workload.buckets, bucket_prefix='rgwbench-%s-%d' % (run_id, variant),
-            key_prefix='rgwbench/', run_tag='%s-%d' % (run_id, variant))
-        fields.update(client.sse)
-        job = Job(**fields)
+    def _variant(self, record: Run, index: int, round_number: int, profile: Profile,
+                 stored: Optional[Dict[str, str]],
+                 kept: Dict[Tuple[int, str], List[WorkloadResult]],
+                 done_s: float, total_s: float, force: bool = False) -> float:
+        """One application of a variant: its settings put in place, its workloads measured
+        (every repeat, or one in a round of an interleaved run), its settings put back."""
+        run_id = str(record.run_id)
+        variant, entry = profile.variants[index], record.variants[index]
+        repeats = 1 if profile.interleaved() else profile.repeats
+        applier = self.make_applier()
+        journal_id = '%s-v%d' % (run_id, index) + ('-%d' % round_number if round_number else '')
+        journal = open_journal(self.store, journal_id, {
+            'what': 'run', 'run_id': run_id, 'variant': variant.name})
+        changed: List[str] = []
         try:
-            job.validate()
-        except LoadgenError as e:
-            raise InvalidInput('workload %s: %s' % (workload.name, e))
-        return job.to_dict()
+            record.current = Position(variant=variant.name)
+            self._progress(record, 'variant %s: applying its settings' % variant.name,
+                           done_s, total_s, changed)
+            plans = applier.plan(variant.settings)
+            changed = [c.summary for p in plans for c in p.changes]
+            client = applier.targets(profile.target, applier.apply(
+                journal, plans, progress=lambda line: None,
+                given_up=self._abort.is_set))
+            entry.client = client.to_dict()
+            creds = stored or self._own_user(journal, applier, run_id)
+            rgw_daemons = self.rgw_daemons() if any(
+                w.concurrency_per_rgw for w in profile.workloads) else 1
+            for workload in profile.workloads:
+                if self._abort.is_set():
+                    break
+                workload = workload.for_rgws(rgw_daemons, MAX_CONCURRENCY)
+                record.current = Position(variant=variant.name, workload=workload.name)
+                self._progress(record, 'variant %s, workload %s' % (
+                    variant.name, workload.name), done_s, total_s, changed)
+                if self.checks is not None and record.findings is not None:
+                    self.checks.between(record.findings, variant=variant.name,
+                                        workload=workload.name, force=force)
+                during: List[Finding] = []
+                measured = self._workload(run_id, index, workload, profile, creds, client,
+                                          repeats, kept.setdefault((index, workload.name), []),
+                                          during)
+                if record.findings is not None:
+                    record.findings += [replace(f, variant=variant.name,
+                                                workload=workload.name) for f in during]
+                entry.workloads = [w for w in entry.workloads if w.name != workload.name]
+                entry.workloads.append(measured)
+                done_s += (workload.duration_s + workload.warmup_s) * repeats
+                self.results.save(record)
+        except Exception as e:
+            self.log.exception('run %s: variant %s failed', run_id, variant.name)
+            entry.error = '%s: %s' % (type(e).__name__, e)
+        finally:
+            self._progress(record, 'variant %s: putting its settings back'
+                           % variant.name, done_s, total_s, changed)
+            steps = applier.revert(journal)
+            entry.changes = (entry.changes or []) + [Change.from_dict(c)
+                                                     for c in steps_to_dicts(steps)]
+            self.results.save(record)
+            if any(s.error for s in steps):
+                raise RuntimeError('the settings of variant %s could not all be put '
+                                   'back; the module tries again when it starts'
+                                   % variant.name)
+        return done_s
+
+    def _finish(self, record: Run) -> None:
+        try:
+            record.comparison = comparison(record, self.calibrations.floors())
+            if record.profile == CALIBRATE and record.state == COMPLETE:
+                found = calibrate(record)
+                if found is not None:
+                    record.calibration = found.to_dict()
+                    self.calibrations.save(found)
+        except Exception as e:
+            self.log.exception('run %s: the comparison failed', record.run_id)
+            record.error = '; '.join(filter(None, [record.error, 'the comparison failed: %s: %s'
+                                                   % (type(e).__name__, e)]))
+        record.finished = self.clock()
+        record.progress, record.current = record.state, None
+        record.fraction = 1.0
+        try:
+            self.results.save(record)
+        finally:
+            self.events.finished(str(record.run_id), str(record.state), record.error or '')
+
+    @staticmethod
+    def _own_user(journal: Journal, applier: SettingsApplier, run_id: str) -> Dict[str, str]:
+        """A temporary S3 user's keys, in the variant's journal (its undo removes the user)."""
+        keys = create_user(journal, applier.ctx.cluster, run_id)
+        return dict(keys.credentials(), temporary_user=keys.uid)
+
+    def _job(self, workload: Workload, creds: Dict[str, str], client: ClientSide, run_id: str,
+             variant: int) -> Dict[str, Any]:
+        return make_job(workload, creds=creds, endpoints=client.targets,
+                        bucket_prefix='rgwbench-%s-%d' % (run_id, variant),
+                        run_tag='%s-%d' % (run_id, variant), sse=client.sse)
 
     def _workload(self, run_id: str, variant: int, workload: Workload, profile: Profile,
-                  creds: Dict[str, str], client: ClientSide) -> Dict[str, Any]:
-        job = self._job(workload, creds, self.default_endpoint(), client, run_id, variant)
+                  creds: Dict[str, str], client: ClientSide, count: int,
+                  repeats: List[WorkloadResult], during: List[Finding]) -> WorkloadResult:
+        """``count`` more repeats of a workload, added to ``repeats`` (those of earlier
+        rounds of an interleaved run); the workload's entry from all of them. What its
+        repeats saw while they ran goes to ``during``."""
+        job = self._job(workload, creds, client, run_id, variant)
         ca_pem = client.ca_bundle or creds.get('ca_bundle')
-        repeats: List[Dict[str, Any]] = []
         problems: List[str] = []
-        for _ in range(profile.repeats):
+        stopped: Optional[str] = None
+        for repeat in range(count):
             if self._abort.is_set():
                 break
             launcher = self.make_launcher(profile.placement or None)
-            self.leftovers.write({'run_id': run_id}, launcher, job, ca_pem)
-            try:
-                agent_run = AgentRun(job, launcher, ca_bundle=ca_pem,
-                                     rgw_pids=self.rgw_pids())
-                with self._lock:
-                    self._agent_run = agent_run
-                summary = agent_run.run(self.make_channel())
-            finally:
-                with self._lock:
-                    self._agent_run = None
-                if self.keep_objects():
-                    self.log.info('run %s: keeping buckets %s*', run_id, job['bucket_prefix'])
-                else:
-                    if self._abort.is_set():
-                        # Requests the agents sent before they were stopped (a bucket
-                        # created, an object written) land first.
-                        time.sleep(self.settle_after_abort_s)
-                    self._cleanup(job, ca_pem)
-                self.leftovers.clear()
+            self.leftovers.write({'run_id': run_id, 'temporary_user': creds.get(
+                'temporary_user')}, launcher, job, ca_pem)
+            summary = self.agents.run_once(job, launcher, ca_pem=ca_pem,
+                                           leftovers=self.leftovers, watch=self._watch,
+                                           aborted=self._abort.is_set)
             problems += agents_failed(summary)
+            during += [replace(f, evidence=('repeat %d of %d' % (repeat + 1, count),)
+                               + f.evidence) if count > 1 else f
+                       for f in summary.get('findings') or []]
             if summary['result'] is not None:
-                repeats.append({k: summary['result'][k] for k in FIGURES
-                                if k in summary['result']})
-        entry: Dict[str, Any] = {
-            'name': workload.name, 'op': workload.op, 'object_size': workload.size,
-            'concurrency': workload.concurrency * max(1, len(profile.placement or [])),
-            'duration_s': workload.duration_s}
-        if repeats:
-            entry.update(merge_repeats(repeats))
-        entry['error'] = '; '.join(problems) or (None if repeats else 'no result')
-        return entry
+                repeats.append(WorkloadResult.from_result(summary['result']))
+            if summary.get('stopped'):
+                stopped = summary['stopped']
+                break  # another repeat would write again what the guard stopped
+        return WorkloadResult.measured(
+            name=workload.name, op=workload.op, object_size=workload.size,
+            concurrency=workload.concurrency,   # the total, split over the agents
+            duration_s=workload.duration_s,
+            merged=merge_repeats(repeats) if repeats else None,
+            error='; '.join(problems) or (None if repeats else 'no result'), stopped=stopped)
 
-    def _cleanup(self, job: Dict[str, Any], ca_pem: Optional[str]) -> None:
-        try:
-            done = remove_buckets(job, ca_pem)
-        except Exception as e:
-            self.log.warning('clean-up of %s failed: %s', job['bucket_prefix'], e)
-            return
-        if done.get('buckets_left'):
-            self.log.warning('clean-up: buckets %s are not empty and stay',
-                             ', '.join(done['buckets_left']))
+    def _watch(self, agent_run: Optional[AgentRun]) -> None:
+        with self._lock:
+            self._agent_run = agent_run
 
     # -- after a failover -----------------------------------------------------------
     def recover(self, remove_service: Callable[[str], Any]) -> None:
         """At module start: end what a run cut off by a mgr restart left, keep it as failed.
 
-        Its settings are put back by the settings' own recovery (the journals).
+        Its settings are put back first, so that the record says what is true;
+        the settings' own recovery retries what could not be.
         """
         self.leftovers.remove(remove_service, self.credentials.get(), self.log)
-        for summary in self.results.ls():
-            if summary['state'] != RUNNING:
+        with self._lock:  # a run's first save (in start) is not under way meanwhile
+            swept = self.results.sweep()
+        for run_id in swept:
+            self.log.warning('removed the partial result of %s (its first save was cut off)',
+                             run_id)
+        put_back = self._put_back_cut_off()
+        for summary in self.results.summaries():
+            if summary.state != RUNNING:
                 continue
             try:
-                record = self.results.load(summary['run_id'])
+                record = self.results.load_run(str(summary.run_id))
             except NotFound:
                 continue
-            record['state'] = FAILED
-            record['error'] = 'the mgr restarted during the run; what was measured is kept ' \
-                              'and its settings were put back'
-            record['finished'] = self.clock()
-            record['progress'], record['current'] = FAILED, None
-            record['comparison'] = comparison(record)
+            record.state = RUN_FAILED
+            record.error = 'the mgr restarted during the run; what was measured is kept ' + (
+                'and its settings were put back' if put_back else 'and its settings are '
+                'being put back (see `ceph rgwbench settings show`)')
+            record.finished = self.clock()
+            record.progress, record.current = RUN_FAILED, None
+            record.comparison = comparison(record, self.calibrations.floors())
             self.results.save(record)
-            self.events.finished(record['run_id'], FAILED, record['error'])
+            self.events.finished(str(record.run_id), RUN_FAILED, record.error)
+
+    def _put_back_cut_off(self) -> bool:
+        """Put back the changes of a run's unfinished journal; False when some are left."""
+        journal = Journal.unfinished(self.store)
+        if journal is None or journal.info().get('about', {}).get('what') != 'run':
+            return True
+        try:
+            journal.claim()
+            steps = self.make_applier().revert(journal)
+        except Exception:
+            self.log.exception('putting back journal %s failed', journal.journal_id)
+            return False
+        return not any(s.error for s in steps)

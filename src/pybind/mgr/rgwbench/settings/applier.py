@@ -2,9 +2,13 @@
 from typing import Any, Callable, Dict, List, NamedTuple, Optional
 
 from ..errors import Busy, InvalidInput, RGWBenchError
+from ..fencing import Fenced
 from ..journal import UNDONE, Journal, JournalError, Step
+from ..targets import Target
 from .base import ClientSide, PlanView, Setting, SettingContext
 from .changes import RESTART, UNDO_LAST, Change, current_state, put_state
+from .cluster import GaveUp
+from .targets import client_targets
 
 Log = Callable[[str], None]
 
@@ -72,20 +76,30 @@ class SettingsApplier:
 
     # -- changing -----------------------------------------------------------------------
     def apply(self, journal: Journal, plans: List[SettingPlan],
-              progress: Optional[Log] = None) -> ClientSide:
-        """Make every change (journaled first), then check each setting is in effect."""
-        for plan in plans:
-            for change in plan.changes:
+              progress: Optional[Log] = None,
+              given_up: Callable[[], bool] = lambda: False) -> ClientSide:
+        """Make every change (journaled first), then check each setting is in effect.
+
+        When given_up() turns true (an abort), no further change is made and a
+        wait in progress (an OSD restart, say) ends at once with GaveUp: what
+        was made is in the journal, for the revert that follows.
+        """
+        with self.ctx.cluster.giving_up_when(given_up):
+            for plan in plans:
+                for change in plan.changes:
+                    if given_up():
+                        raise GaveUp('stopped before %s: the run was aborted' % change.summary)
+                    if progress:
+                        progress(change.summary)
+                    before = current_state(self.ctx.cluster, change)
+                    step = journal.record(change.kind, change.target, before, change.after)
+                    journal.check_owner('make the change %s' % change.summary)
+                    put_state(self.ctx.cluster, change.kind, change.target, change.after)
+                    journal.made(step)
+            for plan in plans:
                 if progress:
-                    progress(change.summary)
-                before = current_state(self.ctx.cluster, change)
-                step = journal.record(change.kind, change.target, before, change.after)
-                put_state(self.ctx.cluster, change.kind, change.target, change.after)
-                journal.made(step)
-        for plan in plans:
-            if progress:
-                progress('checking that %s is in effect' % plan.setting)
-            self.settings[plan.setting].verify(self.ctx, plan.value)
+                    progress('checking that %s is in effect' % plan.setting)
+                self.settings[plan.setting].verify(self.ctx, plan.value)
         return self.client(plans)
 
     def client(self, plans: List[SettingPlan]) -> ClientSide:
@@ -94,11 +108,24 @@ class SettingsApplier:
             client = self.settings[plan.setting].client(self.ctx, plan.value, client)
         return client
 
+    def targets(self, target: Target, client: ClientSide) -> ClientSide:
+        """`client` with where a load goes under it, from the cluster as it is now."""
+        return client_targets(self.ctx, target, client)
+
     def revert(self, journal: Journal) -> List[Step]:
         """Put back everything the journal recorded; closes it when all is undone."""
         def undo(step: Step) -> None:
             self.log('putting back %s %s' % (step.kind, step.target))
-            put_state(self.ctx.cluster, step.kind, step.target, step.before)
+            try:
+                put_state(self.ctx.cluster, step.kind, step.target, step.before)
+            except Fenced:
+                raise
+            except Exception as e:
+                # One failed call (the orchestrator's, the mon's) would otherwise leave
+                # the journal open until the mgr restarts. Putting back is idempotent.
+                self.log('putting back %s %s failed (%s): trying once more'
+                         % (step.kind, step.target, e))
+                put_state(self.ctx.cluster, step.kind, step.target, step.before)
         kinds = {step.kind for step in journal.steps()}
         steps = journal.undo({kind: undo for kind in kinds}, log=self.log, last=UNDO_LAST)
         if all(s.state == UNDONE for s in steps):

@@ -1,12 +1,12 @@
 """What every setting under test provides, and the view plans are made against."""
 import abc
 import copy
-from typing import Any, Callable, Dict, List, NamedTuple, Optional
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from ..errors import InvalidInput
 from ..kvstore import Store
 from .changes import CONFIG, SERVICE, Change
-from .cluster import ClusterAccess
+from .cluster import ClusterAccess, NotReady
 
 
 # Settings keep what they generate (keys, certificates) in the module's store.
@@ -42,13 +42,17 @@ class PlanView:
 
 class ClientSide(NamedTuple):
     """How workloads reach and use the cluster under a variant."""
-    endpoint: Optional[str] = None        # None: the RGW daemons' own plain endpoint
+    rgw: Tuple[str, ...] = ()             # the RGW daemons' URLs to use (none: plain HTTP)
+    ingress: Tuple[str, ...] = ()         # the frontends of an ingress the variant put in place
     ca_bundle: Optional[str] = None       # PEM the agents trust for HTTPS
     sse: Dict[str, Any] = {}              # Job fields: sse_c_key, sse_kms_key_id, sse_s3
+    targets: Tuple[str, ...] = ()         # where the load went (targets.resolve_targets)
 
     def to_dict(self) -> Dict[str, Any]:
         # The SSE-KMS key id is a name, not key material: tests and reports use it.
-        return {'endpoint': self.endpoint, 'ca_bundle': bool(self.ca_bundle),
+        # `endpoint`: the first target, as records before there were several had it.
+        return {'endpoint': self.targets[0] if self.targets else None,
+                'targets': list(self.targets), 'ca_bundle': bool(self.ca_bundle),
                 'sse': sorted(self.sse), 'sse_kms_key_id': self.sse.get('sse_kms_key_id')}
 
 
@@ -94,6 +98,19 @@ class Setting(abc.ABC):
 
 class SettingNotInEffect(InvalidInput):
     """A setting was applied but the running daemons do not show it."""
+
+
+# How long a setting may take to show after its changes: a daemon reports its
+# config to the mgr every few seconds, and a restarted one serves a moment later.
+VERIFY_TIMEOUT_S = 60.0
+
+
+def poll(ctx: SettingContext, what: str, check: Callable[[], Optional[str]]) -> None:
+    """Until check() is None, for a short while; SettingNotInEffect with the last problem."""
+    try:
+        ctx.cluster.wait_for(what, check, timeout_s=VERIFY_TIMEOUT_S)
+    except NotReady as e:
+        raise SettingNotInEffect(str(e))
 
 
 def on_off(setting: Setting, raw: Any) -> bool:

@@ -6,7 +6,10 @@ state in place", so undo is as well tested as apply and is idempotent.
 """
 from typing import Any, Dict, NamedTuple, Optional, Protocol
 
-CONFIG, SERVICE, RESTART = 'config', 'service', 'restart'
+from .secret_options import shown
+
+CONFIG, SERVICE, RESTART, USER = 'config', 'service', 'restart', 'user'
+CONFIG_KEY = 'config-key'
 # Restarts are undone after everything else: daemons must come back with the
 # settings already put back.
 UNDO_LAST = (RESTART,)
@@ -24,12 +27,24 @@ class Change(NamedTuple):
 
 def config_change(who: str, option: str, value: Optional[str]) -> Change:
     summary = ('ceph config rm %s %s' % (who, option) if value is None
-               else 'ceph config set %s %s %s' % (who, option, value))
+               else 'ceph config set %s %s %s' % (who, option, shown(option, value)))
     return Change(CONFIG, '%s/%s' % (who, option), value, summary)
+
+
+def config_key_change(key: str, value: Optional[str], summary: str) -> Change:
+    """A value of the monitors' config-key store (the summary says what, never the value)."""
+    return Change(CONFIG_KEY, key, value, summary)
 
 
 def service_change(service_name: str, spec: Optional[Dict[str, Any]], summary: str) -> Change:
     return Change(SERVICE, service_name, spec, summary)
+
+
+def user_change(uid: str, display_name: str) -> Change:
+    """A run's own S3 user (no keys here: radosgw-admin makes them, see s3user.py)."""
+    return Change(USER, uid, {'display_name': display_name},
+                  'radosgw-admin user create --uid %s (temporary: removed with its data '
+                  'when the variant ends)' % uid)
 
 
 def restart_change(daemons: str, summary: str) -> Change:
@@ -44,11 +59,17 @@ class ChangeTarget(Protocol):
 
     def put_config(self, who: str, option: str, value: Optional[str]) -> None: ...
 
+    def config_key(self, key: str) -> Optional[str]: ...
+
+    def put_config_key(self, key: str, value: Optional[str]) -> None: ...
+
     def service_spec(self, service_name: str) -> Optional[Dict[str, Any]]: ...
 
     def put_service(self, service_name: str, spec: Optional[Dict[str, Any]]) -> None: ...
 
     def restart(self, daemons: str) -> None: ...
+
+    def remove_user(self, uid: str) -> None: ...
 
 
 def current_state(target: ChangeTarget, change: Change) -> Any:
@@ -58,17 +79,26 @@ def current_state(target: ChangeTarget, change: Change) -> Any:
         return target.config_value(who, option)
     if change.kind == SERVICE:
         return target.service_spec(change.target)
+    if change.kind == CONFIG_KEY:
+        return target.config_key(change.target)
     return None
 
 
 def put_state(target: ChangeTarget, kind: str, name: str, state: Any) -> None:
-    """Put one state in place: a config value, a service spec, or a restart."""
+    """Put one state in place: a config value or key, a service spec, a restart, no user."""
     if kind == CONFIG:
         who, option = name.split('/', 1)
         target.put_config(who, option, state)
     elif kind == SERVICE:
         target.put_service(name, state)
+    elif kind == CONFIG_KEY:
+        target.put_config_key(name, state)
     elif kind == RESTART:
         target.restart(name)
+    elif kind == USER:
+        if state is not None:
+            # Its keys must come back to the run: s3user.create_user makes it.
+            raise ValueError('a user is created by s3user.create_user, not put in place')
+        target.remove_user(name)
     else:
         raise ValueError('unknown kind of change %r' % kind)

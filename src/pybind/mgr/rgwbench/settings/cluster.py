@@ -3,20 +3,29 @@
 Every wait polls with a deadline and fails with a message that says what
 was still missing; nothing sleeps a fixed time in the hope it is enough.
 """
+import contextlib
+import errno
 import json
 import socket
 import ssl
 import time
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Protocol, Tuple
+from typing import (Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Protocol,
+                    Tuple)
 
 from ..errors import RGWBenchError
+from ..rgw_admin import S3Keys, UserAdmin
 from ..rgw_daemons import RGWDaemon, rgw_daemons
+from .secret_options import masked, secret_parts, shown
 
 POLL_S = 1.0
 
 
 class NotReady(RGWBenchError):
     """The cluster did not reach a state in time."""
+
+
+class GaveUp(RGWBenchError):
+    """A wait ended early because the one who waited gave up (a run was aborted)."""
 
 
 class Mgr(Protocol):
@@ -60,31 +69,50 @@ class ClusterAccess:
                  timeout_s: float = 600.0,
                  clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], None] = time.sleep,
-                 log: Optional[Callable[[str], None]] = None) -> None:
+                 log: Optional[Callable[[str], None]] = None,
+                 users: Optional[UserAdmin] = None) -> None:
         self.mgr = mgr
+        self.users = users
         self.orch = raise_if_exception
         self.spec_from_json = spec_from_json
         self.timeout_s = timeout_s
         self.clock = clock
         self.sleep = sleep
         self.log = log or (lambda msg: None)
+        self._given_up: Callable[[], bool] = lambda: False
 
     # -- commands ---------------------------------------------------------------------
     def command(self, **cmd: Any) -> str:
         ret, out, err = self.mgr.mon_command(dict(cmd, format='json'))
         if ret != 0:
-            raise RGWBenchError('`%s` failed: %s' % (cmd['prefix'], err.strip() or ret), ret)
+            # The monitor may quote the value it refused: a secret one stays hidden.
+            secrets = secret_parts(str(cmd.get('name') or cmd.get('key') or ''),
+                                   cmd.get('value'))
+            raise RGWBenchError('`%s` failed: %s' % (
+                cmd['prefix'], masked(err.strip(), secrets) or ret), ret)
         return out
 
     def command_json(self, **cmd: Any) -> Any:
         out = self.command(**cmd)
         return json.loads(out) if out.strip() else None
 
+    @contextlib.contextmanager
+    def giving_up_when(self, given_up: Callable[[], bool]) -> Iterator[None]:
+        """Inside, a wait ends with GaveUp as soon as given_up() is true (an abort)."""
+        before = self._given_up
+        self._given_up = given_up
+        try:
+            yield
+        finally:
+            self._given_up = before
+
     def wait_for(self, what: str, check: Callable[[], Optional[str]],
                  timeout_s: Optional[float] = None) -> None:
         """Poll `check` (None: done; else what is still missing) until done or time-out."""
         deadline = self.clock() + (timeout_s or self.timeout_s)
         while True:
+            if self._given_up():
+                raise GaveUp('stopped waiting for %s: the run was aborted' % what)
             try:
                 missing = check()
             except RGWBenchError as e:
@@ -112,7 +140,24 @@ class ClusterAccess:
             self.command(prefix='config rm', who=who, name=option)
         else:
             self.command(prefix='config set', who=who, name=option, value=str(value))
-        self.log('config %s %s = %s' % (who, option, value))
+        self.log('config %s %s = %s' % (who, option, shown(option, value)))
+
+    def config_key(self, key: str) -> Optional[str]:
+        """A value of the config-key store (None when there is none)."""
+        ret, out, err = self.mgr.mon_command({'prefix': 'config-key get', 'key': key})
+        if ret == -errno.ENOENT:
+            return None
+        if ret != 0:
+            raise RGWBenchError('`config-key get %s` failed: %s' % (key, err.strip() or ret),
+                                ret)
+        return out
+
+    def put_config_key(self, key: str, value: Optional[str]) -> None:
+        if value is None:
+            self.command(prefix='config-key rm', key=key)
+        else:
+            self.command(prefix='config-key set', key=key, val=value)
+        self.log('config-key %s %s' % (key, 'removed' if value is None else 'set'))
 
     def running_config(self, daemon: str, option: str) -> Optional[str]:
         """The value a running daemon reports for an option (`ceph config show`)."""
@@ -210,17 +255,27 @@ class ClusterAccess:
         if daemons == 'osd':
             self.restart_osds()
             return
+        # Read before asking: daemons that restart at once must look restarted.
+        before = self.rgw_identities() if daemons.startswith('rgw.') else {}
         self.orch(self.mgr.service_action('restart', daemons))
         self.log('restarted %s' % daemons)
         if daemons.startswith('rgw.'):
-            before = {d.name: d.pid for d in self.rgw_daemons()}
             self.wait_for('%s to restart' % daemons,
                           lambda: self._restarted_rgw(daemons, before))
         self.wait_service(daemons)
 
-    def _restarted_rgw(self, service_name: str, before: Dict[str, Optional[int]]
+    def rgw_identities(self) -> Dict[str, Tuple[Optional[str], Optional[int]]]:
+        """Each RGW daemon's registration (service-map gid) and pid, by daemon name.
+
+        Either changes when a daemon restarts; the gid also where the pid does
+        not (a daemon in a PID namespace of its own has the same pid each time).
+        """
+        return {d.name: (d.key, d.pid) for d in self.rgw_daemons()}
+
+    def _restarted_rgw(self, service_name: str,
+                       before: Dict[str, Tuple[Optional[str], Optional[int]]]
                        ) -> Optional[str]:
-        now = {d.name: d.pid for d in self.rgw_daemons()}
+        now = self.rgw_identities()
         for daemon in self.daemons(service_name):
             if daemon.daemon_id in before and now.get(daemon.daemon_id) == \
                     before[daemon.daemon_id]:
@@ -259,6 +314,24 @@ class ClusterAccess:
                     return 'osd.%d is not up again yet' % osd
                 return None
         return 'osd.%d is not in the OSD map' % osd
+
+    # -- S3 users (a run's own, see s3user.py) --------------------------------------
+    def _user_admin(self) -> UserAdmin:
+        if self.users is None:
+            raise RGWBenchError('no radosgw-admin to manage S3 users with')
+        return self.users
+
+    def user_exists(self, uid: str) -> bool:
+        return self._user_admin().user_exists(uid)
+
+    def create_user(self, uid: str, display_name: str) -> S3Keys:
+        keys = self._user_admin().create_user(uid, display_name)
+        self.log('S3 user %s created' % uid)
+        return keys
+
+    def remove_user(self, uid: str) -> None:
+        self._user_admin().remove_user(uid)
+        self.log('S3 user %s removed with its data' % uid)
 
     # -- health ---------------------------------------------------------------------
     def pgs_not_clean(self) -> Optional[str]:

@@ -2,13 +2,15 @@
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..errors import RGWBenchError
-from .base import PlanView, Setting, SettingContext, SettingNotInEffect, on_off
+from ..errors import InvalidInput, RGWBenchError
+from .base import PlanView, Setting, SettingContext, SettingNotInEffect, on_off, poll
 from .changes import Change, config_change, restart_change, service_change
+from .secret_options import shown
 
 # Daemon types whose options a variant may set, and what restarts them.
 WHO = re.compile(r'^(global|mon|mgr|osd|client|client\.rgw(\.[A-Za-z0-9_.-]+)?|osd\.\d+)$')
 OPTION = re.compile(r'^[a-z][a-z0-9_]*$')
+INT64 = float(2 ** 63 - 1)
 
 MSGR2_SECURE: List[Tuple[str, str]] = [
     # OSDs talk to each other and serve clients in secure mode, RGW asks for it.
@@ -66,13 +68,16 @@ class ConfigOption(Setting):
                 if isinstance(value, bool) else str(value)
         return parsed
 
-    def _runtime(self, ctx: SettingContext, option: str) -> bool:
+    def _runtime(self, ctx: SettingContext, option: str, wanted: str) -> bool:
         try:
             described = ctx.cluster.command_json(prefix='config help', key=option)
         except RGWBenchError:
             described = None
         if not isinstance(described, dict):
             raise self.bad(option, 'Ceph does not know this option')
+        problem = number_problem(described, wanted)
+        if problem:
+            raise InvalidInput('%s: %s: %s' % (self.name, option, problem))
         return bool(described.get('can_update_at_runtime', False))
 
     def plan(self, ctx: SettingContext, view: PlanView, value: Dict[str, str]) -> List[Change]:
@@ -80,7 +85,7 @@ class ConfigOption(Setting):
         restarts: Dict[str, Change] = {}
         for key, wanted in sorted(value.items()):
             who, option = key.split('/', 1)
-            runtime = self._runtime(ctx, option)  # also refuses unknown options
+            runtime = self._runtime(ctx, option, wanted)  # also refuses unknown options
             if view.config_value(who, option) == wanted:
                 continue
             changes.append(config_change(who, option, wanted))
@@ -95,11 +100,58 @@ class ConfigOption(Setting):
     def verify(self, ctx: SettingContext, value: Dict[str, str]) -> None:
         for key, wanted in value.items():
             who, option = key.split('/', 1)
-            for daemon in running_daemons(ctx, who):
-                running = ctx.cluster.running_config(daemon, option)
-                if running is not None and not same_value(running, wanted):
-                    raise SettingNotInEffect('%s runs with %s = %s, not %s'
-                                             % (daemon, option, running, wanted))
+            poll(ctx, '%s to be in effect' % key,
+                 lambda: config_problem(ctx, who, option, wanted))
+
+
+def _bound(raw: Any) -> Optional[float]:
+    try:
+        return float(raw) if raw not in (None, '') else None
+    except (TypeError, ValueError):
+        return None
+
+
+def number_problem(described: Dict[str, Any], wanted: str) -> Optional[str]:
+    """Why a value cannot be a numeric option's (its type and bounds from `config help`).
+
+    Found at plan time, so that a run or `settings apply` is refused before it
+    changes anything; other types are left to `ceph config set`.
+    """
+    kind = str(described.get('type') or '')
+    if kind not in ('int', 'uint', 'float'):
+        return None
+    shown_value = wanted if len(wanted) <= 24 else wanted[:20] + '...'
+    try:
+        number: float = float(wanted) if kind == 'float' else int(wanted, 10)
+    except ValueError:
+        return '%r is not a %s' % (shown_value, 'number' if kind == 'float' else
+                                   'whole number')
+    low, high = _bound(described.get('min')), _bound(described.get('max'))
+    if kind == 'uint' and (low is None or low < 0):
+        low = 0.0
+    if low is None and kind == 'int':
+        low = -INT64
+    high = INT64 if high is None and kind != 'float' else high
+    if number != number or (low is not None and number < low) or \
+            (high is not None and number > high):
+        return '%r is out of range (%s to %s)' % (
+            shown_value, '%g' % low if low is not None else '-inf',
+            '%g' % high if high is not None else 'inf')
+    return None
+
+
+def config_problem(ctx: SettingContext, who: str, option: str, wanted: str) -> Optional[str]:
+    """Which daemon of the section does not run with the value yet (None: all do).
+
+    The mgr knows a daemon's config from its reports, every few seconds: right
+    after a change or a restart it may still show the value before.
+    """
+    for daemon in running_daemons(ctx, who):
+        running = ctx.cluster.running_config(daemon, option)
+        if running is not None and not same_value(running, wanted):
+            return '%s runs with %s = %s, not %s' % (
+                daemon, option, shown(option, running), shown(option, wanted))
+    return None
 
 
 def same_value(running: str, wanted: str) -> bool:

@@ -28,3 +28,16 @@ def parse_assignments(items: List[str]) -> Dict[str, Any]:
 
 def describe(settings: List[Setting]) -> List[Dict[str, str]]:
     return [{'setting': s.name, 'values': s.values, 'summary': s.summary} for s in settings]
+
+
+def settings_list_to_text(found: List[Dict[str, str]]) -> str:
+    return '\n'.join('%-14s %s (%s)' % (s['setting'], s['summary'], s['values']) for s in found)
+
+
+def settings_plan_to_text(plans: List[Dict[str, Any]]) -> str:
+    lines = []
+    for plan in plans:
+        lines.append('%s = %s' % (plan['setting'], plan['value']))
+        lines += ['  - %s' % c['summary'] for c in plan['changes']] or ['  (already in place)']
+        lines += ['  note: %s' % n for n in plan['notes']]
+    return '\n'.join(lines)

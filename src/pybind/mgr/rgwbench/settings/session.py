@@ -10,13 +10,17 @@ import time
 import uuid
 from typing import Any, Callable, Dict, List, Optional
 
-from ..errors import Busy, InvalidInput, NotFound
+from ..errors import Busy, InvalidInput, NotFound, RGWBenchError
 from ..journal import Journal, Step, Store
+from ..kvstore import MAX_VALUE_BYTES, check_size
+from ..targets import Target
 from .applier import SettingPlan, SettingsApplier, open_journal
 
 STATE_KEY = 'settings/state'
-APPLYING, APPLIED, FAILED, REVERTING, REVERTED = (
+APPLYING, APPLIED, APPLY_FAILED, REVERTING, REVERTED = (
     'applying', 'applied', 'failed', 'reverting', 'reverted')
+# Texts cut to this in the state, so that updates while putting back always fit.
+MAX_TEXT = 2000
 
 
 class SettingsSession:
@@ -28,6 +32,8 @@ class SettingsSession:
         self.clock = clock
         self._lock = threading.Lock()
         self._thread: Optional[threading.Thread] = None
+        # Held by whoever puts a journal back: `settings revert` or the recovery loop.
+        self._putting_back = threading.Lock()
 
     # -- state ----------------------------------------------------------------------
     def state(self) -> Optional[Dict[str, Any]]:
@@ -35,7 +41,8 @@ class SettingsSession:
         return json.loads(stored) if stored else None
 
     def _save(self, state: Dict[str, Any]) -> None:
-        self.store.set_store(STATE_KEY, json.dumps(state))
+        # An update must not fail for its size (it may report a put-back): shrink it.
+        self.store.set_store(STATE_KEY, fit_state(state))
 
     def _update(self, **fields: Any) -> Dict[str, Any]:
         state = self.state() or {}
@@ -47,7 +54,7 @@ class SettingsSession:
         """The settings being applied, in place or being put back (None: nothing is)."""
         state = self.state()
         if state is None or state['state'] == REVERTED or \
-                (state['state'] == FAILED and state.get('finished')):
+                (state['state'] == APPLY_FAILED and state.get('finished')):
             return None
         return {k: state[k] for k in ('journal_id', 'state', 'settings', 'progress')}
 
@@ -61,7 +68,7 @@ class SettingsSession:
         if state is None:
             raise NotFound('no settings have been applied (see `ceph rgwbench settings plan`)')
         journal = Journal.unfinished(self.store)
-        if journal is not None and journal.run_id == state['journal_id']:
+        if journal is not None and journal.journal_id == state['journal_id']:
             state['changes'] = steps_to_dicts(journal.steps())
         return state
 
@@ -85,12 +92,14 @@ class SettingsSession:
                 raise Busy('refusing to change the cluster: %s' % '; '.join(problems))
             journal_id = 'settings-%s-%s' % (time.strftime('%Y%m%d-%H%M%S'),
                                              uuid.uuid4().hex[:6])
+            state = {'journal_id': journal_id, 'state': APPLYING, 'settings': settings,
+                     'plan': [p.to_dict() for p in plans], 'started': self.clock(),
+                     'finished': None, 'progress': 'starting', 'client': None,
+                     'error': None}
+            check_size(STATE_KEY, json.dumps(state))   # before anything changes
             journal = open_journal(self.store, journal_id, {'what': 'settings',
                                                             'settings': settings})
-            self._save({'journal_id': journal_id, 'state': APPLYING, 'settings': settings,
-                        'plan': [p.to_dict() for p in plans], 'started': self.clock(),
-                        'finished': None, 'progress': 'starting', 'client': None,
-                        'error': None})
+            self._save(state)
             self._thread = threading.Thread(target=self._apply, args=(applier, journal, plans),
                                             name='rgwbench-settings', daemon=True)
             self._thread.start()
@@ -102,17 +111,24 @@ class SettingsSession:
             def progress(line: str) -> None:
                 self._update(progress=line)
             client = applier.apply(journal, plans, progress=progress)
+            try:  # where a load would go now: shown, never a reason to put back
+                client = applier.targets(Target(), client)
+            except RGWBenchError as e:
+                self.log.warning('no load targets under these settings: %s', e)
             self._update(state=APPLIED, progress='in place', client=client.to_dict())
         except Exception as e:
             self.log.exception('applying settings failed; putting everything back')
-            self._update(state=FAILED, error='%s: %s' % (type(e).__name__, e),
+            self._update(state=APPLY_FAILED, error='%s: %s' % (type(e).__name__, e),
                          progress='putting back what was changed')
-            self._revert(applier, journal, FAILED)
+            self._revert(applier, journal, APPLY_FAILED)
 
     def revert(self) -> str:
         with self._lock:
             if self._thread is not None and self._thread.is_alive():
                 raise Busy('settings are being applied or put back; wait, or see '
+                           '`ceph rgwbench settings show`')
+            if self._putting_back.locked():
+                raise Busy('the module is putting the settings back already; see '
                            '`ceph rgwbench settings show`')
             journal = Journal.unfinished(self.store)
             state = self.state()
@@ -120,13 +136,25 @@ class SettingsSession:
                 raise NotFound('no settings are in place')
             self._update(state=REVERTING, progress='putting back')
             self._thread = threading.Thread(target=self._revert,
-                                            args=(self.make_applier(), journal, REVERTED),
+                                            args=(self.make_applier(), journal, REVERTED, True),
                                             name='rgwbench-settings', daemon=True)
             self._thread.start()
-            return str((state or {}).get('journal_id', journal.run_id))
+            return str((state or {}).get('journal_id', journal.journal_id))
 
-    def _revert(self, applier: SettingsApplier, journal: Journal, ended: str) -> None:
+    def _revert(self, applier: SettingsApplier, journal: Journal, ended: str,
+                claim: bool = False) -> None:
+        """Put a journal back; `claim`: take it over first (it may be another mgr's)."""
+        with self._putting_back:
+            self._revert_locked(applier, journal, ended, claim)
+
+    def _revert_locked(self, applier: SettingsApplier, journal: Journal, ended: str,
+                       claim: bool) -> None:
         try:
+            still = Journal.unfinished(self.store)
+            if still is None or still.journal_id != journal.journal_id:
+                return  # the recovery loop put it back meanwhile
+            if claim:
+                journal.claim()
             steps = applier.revert(journal)
             self._update(changes=steps_to_dicts(steps))
             failed = ['%s %s: %s' % (s.kind, s.target, s.error) for s in steps if s.error]
@@ -135,7 +163,7 @@ class SettingsSession:
                              'when the module starts', error='; '.join(failed))
             else:
                 state = self.state() or {}
-                self._update(state=ended if state.get('state') != FAILED else FAILED,
+                self._update(state=ended if state.get('state') != APPLY_FAILED else APPLY_FAILED,
                              progress='put back', finished=self.clock())
         except Exception as e:
             self.log.exception('putting settings back failed')
@@ -153,33 +181,54 @@ class SettingsSession:
         changes are put back without anyone asking, retried until they all are.
         """
         while not stopping.is_set():
-            journal = Journal.unfinished(self.store)
-            if journal is None:
-                return
-            self.log.warning('journal %s is unfinished (the mgr restarted); putting back '
-                             'its changes', journal.run_id)
-            state = self.state()
-            mine = state is not None and state.get('journal_id') == journal.run_id
-            if mine and state is not None and state['state'] in (APPLYING, APPLIED, REVERTING):
-                self._update(state=FAILED if state['state'] == APPLYING else REVERTING,
-                             error=state.get('error') or 'the mgr restarted while the '
-                             'settings were %s' % state['state'],
-                             progress='the mgr restarted; putting back')
-            try:
-                steps = self.make_applier().revert(journal)
-            except Exception:
-                self.log.exception('putting back journal %s failed; trying again',
-                                   journal.run_id)
-                steps = []
-            if mine and steps:
-                self._update(changes=steps_to_dicts(steps))
-            if steps and all(not s.error for s in steps) and mine:
-                ended = self.state() or {}
-                self._update(state=FAILED if ended.get('state') == FAILED else REVERTED,
-                             progress='put back after a mgr restart', finished=self.clock())
-            if Journal.unfinished(self.store) is None:
-                return
+            with self._putting_back:
+                if self._recover_once():
+                    return
             stopping.wait(retry_s)
+
+    def _recover_once(self) -> bool:
+        """One try at putting back the unfinished journal; True when none is left."""
+        journal = Journal.unfinished(self.store)
+        if journal is None:
+            return True
+        self.log.warning('journal %s is unfinished (the mgr restarted); putting back '
+                         'its changes', journal.journal_id)
+        state = self.state()
+        mine = state is not None and state.get('journal_id') == journal.journal_id
+        if mine and state is not None and state['state'] in (APPLYING, APPLIED, REVERTING):
+            self._update(state=APPLY_FAILED if state['state'] == APPLYING else REVERTING,
+                         error=state.get('error') or 'the mgr restarted while the '
+                         'settings were %s' % state['state'],
+                         progress='the mgr restarted; putting back')
+        try:
+            journal.claim()
+            steps = self.make_applier().revert(journal)
+        except Exception:
+            self.log.exception('putting back journal %s failed; trying again',
+                               journal.journal_id)
+            steps = []
+        if mine and steps:
+            self._update(changes=steps_to_dicts(steps))
+        if steps and all(not s.error for s in steps) and mine:
+            ended = self.state() or {}
+            self._update(state=APPLY_FAILED if ended.get('state') == APPLY_FAILED else REVERTED,
+                         progress='put back after a mgr restart', finished=self.clock())
+        return Journal.unfinished(self.store) is None
+
+
+def fit_state(state: Dict[str, Any]) -> str:
+    """The state as stored, made to fit the store: long texts cut, then details dropped."""
+    fitted = dict(state)
+    for key in ('error', 'progress'):
+        if isinstance(fitted.get(key), str):
+            fitted[key] = fitted[key][:MAX_TEXT]
+    text = json.dumps(fitted)
+    for key in ('plan', 'changes'):
+        if len(text.encode('utf-8')) <= MAX_VALUE_BYTES:
+            break
+        fitted[key] = None
+        text = json.dumps(fitted)
+    return text
 
 
 def steps_to_dicts(steps: List[Step]) -> List[Dict[str, Any]]:

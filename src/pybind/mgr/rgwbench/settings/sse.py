@@ -38,13 +38,16 @@ from ..loadgen.errors import LoadgenError, ProtocolError
 from ..loadgen.s3 import Endpoint, S3Client, describe_error, make_ssl_context
 from ..loadgen.sigv4 import Signer
 from ..loadgen.sse import SSE
-from .base import ClientSide, PlanView, Setting, SettingContext, SettingNotInEffect
+from ..pending import pending
+from .base import ClientSide, PlanView, Setting, SettingContext, SettingNotInEffect, poll
 from .changes import SERVICE, Change, config_change
-from .daemons import rgw_restart, running_daemons, same_value
+from .daemons import config_problem, rgw_restart, same_value
+from .secret_options import shown
 
 RGW = 'client.rgw'
 VALUES = ('kms-testing', 'kms-kmip', 'kms-vault', 'sse-c', 'sse-s3', 'off')
 KEYS_STORE = 'settings/sse/keys'
+KEY_NAMES = ('testing_key_id', 'testing_key', 'sse_c_key')
 SSE_S3_SINCE = (17, 2, 4)
 VERSION = re.compile(r'(\d+)\.(\d+)\.(\d+)')
 
@@ -119,15 +122,25 @@ class ServerSideEncryption(Setting):
         return text
 
     # -- keys rgwbench keeps -----------------------------------------------------------
-    def _keys(self, ctx: SettingContext) -> Dict[str, str]:
-        """The testing backend's key and the SSE-C key: made once, then always the same."""
+    def _keys(self, ctx: SettingContext, keep: bool = False) -> Dict[str, str]:
+        """The testing backend's key and the SSE-C key: made once, then always the same.
+
+        A plan only holds keys it makes in memory (a dry run stores nothing);
+        `keep`, once the keys are in place, stores them.
+        """
         stored = ctx.secrets.get_store(KEYS_STORE)
         keys: Dict[str, str] = json.loads(stored) if stored else {}
-        if not all(keys.get(k) for k in ('testing_key_id', 'testing_key', 'sse_c_key')):
-            keys = {'testing_key_id': 'rgwbench-%s' % uuid.uuid4().hex[:12],
-                    'testing_key': base64.b64encode(os.urandom(32)).decode('ascii'),
-                    'sse_c_key': base64.b64encode(os.urandom(32)).decode('ascii')}
+        if all(keys.get(k) for k in KEY_NAMES):
+            return keys
+        held = pending(ctx.secrets)
+        keys = held.get(KEYS_STORE) or {
+            'testing_key_id': 'rgwbench-%s' % uuid.uuid4().hex[:12],
+            'testing_key': base64.b64encode(os.urandom(32)).decode('ascii'),
+            'sse_c_key': base64.b64encode(os.urandom(32)).decode('ascii')}
+        held[KEYS_STORE] = keys
+        if keep:
             ctx.secrets.set_store(KEYS_STORE, json.dumps(keys))
+            held.pop(KEYS_STORE, None)
         return keys
 
     def _option(self, ctx: SettingContext, option: str) -> str:
@@ -206,13 +219,9 @@ class ServerSideEncryption(Setting):
         return changes + [rgw_restart(ctx)] if changes else []
 
     def _change(self, option: str, value: str) -> Change:
-        change = config_change(RGW, option, value)
-        if option == 'rgw_crypt_s3_kms_encryption_keys':
-            # Plans are shown and kept: name the keys, never show them.
-            names = ' '.join('%s=<key>' % k.split('=', 1)[0] for k in value.split())
-            change = change._replace(summary='ceph config set %s %s %s'
-                                     % (RGW, option, names))
-        return change
+        # Plans are shown and kept: a secret (the KMS keys) is named, never shown.
+        return config_change(RGW, option, value)._replace(
+            summary='ceph config set %s %s %s' % (RGW, option, shown(option, value)))
 
     def notes(self, ctx: SettingContext, value: str) -> List[str]:
         notes = []
@@ -251,13 +260,12 @@ class ServerSideEncryption(Setting):
     def verify(self, ctx: SettingContext, value: str) -> None:
         if value == 'off':
             return
+        if value in ('kms-testing', 'sse-c'):
+            self._keys(ctx, keep=True)  # in place now: keys a plan made are stored
         if value in BACKEND:
             option, backend = BACKEND[value]
-            for daemon in running_daemons(ctx, RGW):
-                running = ctx.cluster.running_config(daemon, option)
-                if running is not None and not same_value(running, backend):
-                    raise SettingNotInEffect('%s runs with %s = %s, not %s'
-                                             % (daemon, option, running, backend))
+            poll(ctx, '%s to use %s' % (RGW, backend),
+                 lambda: config_problem(ctx, RGW, option, backend))
         creds = CredentialStore(ctx.secrets).get()
         if creds is None:
             return  # notes() says so

@@ -2,8 +2,9 @@
 
 Both serve one certificate: the operator's (`ceph rgwbench certificate set`)
 or a self-signed one rgwbench makes once, names every RGW host and the
-ingress address in, and keeps in its store, so that a plan and the apply
-after it put the same certificate in the same spec. Clients trust its CA
+ingress address in, and keeps in its store once applied (a plan holds it in
+memory only), so that a plan and the apply after it put the same
+certificate in the same spec. Clients trust its CA
 bundle: the operator's chain, or the self-signed certificate itself.
 """
 import copy
@@ -13,17 +14,20 @@ import socket
 import ssl
 from typing import Any, Dict, List, NamedTuple, Optional, Set, Tuple
 
-from ..agents.certificate import der_fingerprint, fingerprint
-from ..certificates import (TLS_KEYS, Certificates, TLSCertificate,  # noqa: F401
+from ..certificates import (NEW, TLS_KEYS, Certificates, TLSCertificate,  # noqa: F401
                             certificate_to_text)
 from ..errors import InvalidInput
-from .base import ClientSide, PlanView, Setting, SettingContext, SettingNotInEffect, on_off
-from .changes import Change, service_change
-from .cluster import NotReady
+from ..pem import der_fingerprint, fingerprint
+from ..targets import unique
+from .base import (ClientSide, PlanView, Setting, SettingContext, SettingNotInEffect, on_off,
+                   poll)
+from .changes import Change, config_key_change, service_change
 
+# Where cephadm keeps the certificate of an RGW service with ssl. It writes the key
+# when it deploys the service but never removes it when ssl is turned off again.
+RGW_CERT_KEY = 'rgw/cert/%s'
 OPERATOR_KEY = TLS_KEYS.operator
 GENERATED_KEY = TLS_KEYS.generated
-VERIFY_TIMEOUT_S = 60.0
 
 
 # -- the cluster as TLS sees it -----------------------------------------------------------
@@ -162,12 +166,19 @@ def url(scheme: str, host: str, port: int) -> str:
     return '%s://%s:%d' % (scheme, host, port)
 
 
-def poll(ctx: SettingContext, what: str, check: Any) -> None:
-    """Until check() is None, for a short while; SettingNotInEffect with the last problem."""
-    try:
-        ctx.cluster.wait_for(what, check, timeout_s=VERIFY_TIMEOUT_S)
-    except NotReady as e:
-        raise SettingNotInEffect(str(e))
+def described(tls: TLSCertificate) -> str:
+    """How a plan names the certificate it puts in place."""
+    if tls.source == NEW:
+        return 'a new self-signed certificate %s (stored when applied)' % (
+            fingerprint(tls.bundle.certificate)[:23])
+    return 'the %s certificate %s' % (tls.source, fingerprint(tls.bundle.certificate)[:23])
+
+
+def applied_certificate(ctx: SettingContext) -> Optional[TLSCertificate]:
+    """The certificate in place once applied: one a plan made is stored now."""
+    certificates = Certificates(ctx.secrets)
+    certificates.keep_planned()
+    return certificates.current()
 
 
 # -- tls@rgw -------------------------------------------------------------------------------
@@ -208,7 +219,7 @@ class RGWTls(Setting):
             return [service_change(service, spec, 'ceph orch apply %s without ssl (plain HTTP '
                                    'on port %s)' % (service, fields.get('rgw_frontend_port')
                                                     or 80))]
-        tls = Certificates(ctx.secrets).for_names(certificate_names(ctx))
+        tls = Certificates(ctx.secrets).planned(certificate_names(ctx))
         port = self.port(ctx, spec)
         wanted = dict(fields, ssl=True, rgw_frontend_port=port,
                       rgw_frontend_ssl_certificate=tls.bundle.server_pem)
@@ -216,10 +227,14 @@ class RGWTls(Setting):
             return []
         spec['spec'] = wanted
         checked_spec(ctx, self, spec)
-        return [service_change(service, spec, 'ceph orch apply %s with ssl on port %d and '
-                               'the %s certificate %s' % (
-                                   service, port, tls.source,
-                                   fingerprint(tls.bundle.certificate)[:23]))]
+        # Journaled before the spec, so that what it puts back is the key as it was
+        # before the orchestrator wrote the certificate there.
+        key = RGW_CERT_KEY % service
+        return [config_key_change(key, tls.bundle.server_pem,
+                                  'ceph config-key set %s to that certificate (where the '
+                                  'orchestrator keeps it; put back afterwards)' % key),
+                service_change(service, spec, 'ceph orch apply %s with ssl on port %d and '
+                               '%s' % (service, port, described(tls)))]
 
     def notes(self, ctx: SettingContext, value: bool) -> List[str]:
         if not value:
@@ -238,7 +253,7 @@ class RGWTls(Setting):
         if not value:
             poll(ctx, 'RGW to serve plain HTTP only', lambda: self._plain_problem(ctx))
             return
-        current = Certificates(ctx.secrets).current()
+        current = applied_certificate(ctx)
         if current is None:
             raise SettingNotInEffect('tls@rgw: no certificate is stored')
         tls = current
@@ -270,9 +285,7 @@ class RGWTls(Setting):
         if not value:
             return client
         current = Certificates(ctx.secrets).current()
-        found = sorted(self.endpoints(ctx, 'https'))
-        endpoint = url('https', found[0][1], found[0][2]) if found else client.endpoint
-        return client._replace(endpoint=endpoint,
+        return client._replace(rgw=tuple(rgw_urls(ctx, 'https')),
                                ca_bundle=current.bundle.ca_bundle if current else None)
 
 
@@ -343,10 +356,9 @@ class IngressTls(Setting):
         wanted = dict(fields, backend_service=backend, virtual_ip=vip,
                       frontend_port=frontend, monitor_port=monitor, ssl=value == 'https')
         if value == 'https':
-            tls = Certificates(ctx.secrets).for_names(certificate_names(ctx))
+            tls = Certificates(ctx.secrets).planned(certificate_names(ctx))
             wanted.update(ssl_cert=tls.bundle.full_chain, ssl_key=tls.bundle.key)
-            what = 'terminating TLS with the %s certificate %s' % (
-                tls.source, fingerprint(tls.bundle.certificate)[:23])
+            what = 'terminating TLS with %s' % described(tls)
         else:
             for field in PLAIN_FIELDS:
                 wanted.pop(field, None)
@@ -385,11 +397,6 @@ class IngressTls(Setting):
                                      % (self.name, ctx.rgw_service()))
         return found
 
-    def endpoint(self, ctx: SettingContext, value: str) -> Tuple[str, int]:
-        _, spec = self._ingress(ctx)
-        fields = spec.get('spec') or {}
-        return host_of(str(fields.get('virtual_ip') or '')), int(fields['frontend_port'])
-
     def verify(self, ctx: SettingContext, value: str) -> None:
         if value == 'off':
             found = ingress_of(ctx)
@@ -398,7 +405,7 @@ class IngressTls(Setting):
             return
         tls: Optional[TLSCertificate] = None
         if value == 'https':
-            tls = Certificates(ctx.secrets).current()
+            tls = applied_certificate(ctx)
             if tls is None:
                 raise SettingNotInEffect('%s: no certificate is stored' % self.name)
         poll(ctx, 'the ingress to answer S3 through HAProxy',
@@ -440,9 +447,42 @@ class IngressTls(Setting):
     def client(self, ctx: SettingContext, value: str, client: ClientSide) -> ClientSide:
         if value == 'off':
             return client
-        host, port = self.endpoint(ctx, value)
+        frontends = ingress_urls(ctx)
+        if not frontends:
+            raise SettingNotInEffect('%s: the orchestrator has no ingress for %s'
+                                     % (self.name, ctx.rgw_service()))
         if value == 'http':
-            return client._replace(endpoint=url('http', host, port), ca_bundle=None)
+            return client._replace(ingress=tuple(frontends))
         current = Certificates(ctx.secrets).current()
-        return client._replace(endpoint=url('https', host, port),
+        return client._replace(ingress=tuple(frontends),
                                ca_bundle=current.bundle.ca_bundle if current else None)
+
+
+# -- where clients go ----------------------------------------------------------------------
+def rgw_urls(ctx: SettingContext, scheme: str) -> List[str]:
+    """Every URL of this scheme of the running daemons of the RGW service under test."""
+    return unique([url(scheme, host, port)
+                   for _, host, port in sorted(RGWTls().endpoints(ctx, scheme))])
+
+
+def ingress_urls(ctx: SettingContext) -> List[str]:
+    """Every frontend of the ingress in front of the RGW service (none: there is no ingress).
+
+    HAProxy serves the frontend port on each virtual IP; an ingress without
+    one serves it on each of its daemons' addresses.
+    """
+    found = ingress_of(ctx)
+    if found is None:
+        return []
+    service, spec = found
+    fields = spec.get('spec') or {}
+    if not fields.get('frontend_port'):
+        return []
+    scheme = 'https' if fields.get('ssl') else 'http'
+    addresses = [host_of(str(a)) for a in
+                 list(fields.get('virtual_ips_list') or []) + [fields.get('virtual_ip')] if a]
+    if not addresses:
+        addresses = sorted(d.ip for d in ctx.cluster.daemons(service)
+                           if d.ip and d.daemon_type == 'haproxy')
+    return unique([url(scheme, address, int(fields['frontend_port']))
+                   for address in addresses if address])

@@ -13,9 +13,12 @@ import sys
 import tempfile
 import types
 from unittest import mock
-from typing import Any, Dict, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterator, Optional, Tuple
 
 import pytest
+
+if TYPE_CHECKING:
+    from panel_harness import Harness
 
 MGR_DIR = os.environ.get('RGWBENCH_MGR_DIR', '/usr/share/ceph/mgr')
 RELEASE_ROOT = MGR_DIR[:-len('usr/share/ceph/mgr')] if MGR_DIR.endswith(
@@ -110,3 +113,28 @@ def certificate() -> Tuple[str, str]:
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         with open(folder + '/c') as cert, open(folder + '/k') as key:
             return cert.read(), key.read()
+
+
+@pytest.fixture
+def h() -> Iterator['Harness']:
+    """The panel's app over a fake backend (test_panel_login, test_panel_pages); every
+    answer it gave in the test is checked for the security headers."""
+    from panel_harness import Harness, check_security_headers   # after _install_fakes
+    harness = Harness()
+    yield harness
+    assert harness.responses
+    for response in harness.responses:       # every answer of every test has them
+        check_security_headers(response)
+
+
+@pytest.fixture(autouse=True)
+def agents_never_look_client_bound(monkeypatch: Any) -> None:
+    """Agents in unit tests are threads of the test's own process, whose CPU the stub
+    RGW shares: whether they look client-bound depends on the machine, not the test.
+    The finding's own rule is tested in test_checks_measured, on figures."""
+    from rgwbench import workloads
+    from rgwbench.checks.measured import measured_findings
+
+    def without_client_bound(results: Any) -> Any:
+        return [f for f in measured_findings(results) if f.id != 'client-bound-agent']
+    monkeypatch.setattr(workloads, 'measured_findings', without_client_bound)

@@ -1,5 +1,6 @@
 """Data as real clusters report it, for tests."""
-from typing import Any, Dict, Optional
+import contextlib
+from typing import Any, Callable, Dict, Iterator, Optional
 
 
 def rgw_service_map(**frontends: str) -> Dict[str, Any]:
@@ -38,3 +39,35 @@ class MemoryStore:
 
     def get_store_prefix(self, key_prefix: str) -> Dict[str, str]:
         return {k: v for k, v in self.data.items() if k.startswith(key_prefix)}
+
+
+def wait_a_few_polls(what: str, check: Callable[[], Optional[str]], polls: int = 5) -> None:
+    """What ClusterAccess.wait_for does, with a few polls in place of a time-out."""
+    from rgwbench.settings.cluster import NotReady
+    for _ in range(polls):
+        missing = check()
+        if missing is None:
+            return
+    raise NotReady('timed out waiting for %s: %s' % (what, missing))
+
+
+class FakeWaits:
+    """ClusterAccess's waits for fake clusters: a few polls, and giving up as it does."""
+
+    given_up: Callable[[], bool] = staticmethod(lambda: False)
+
+    @contextlib.contextmanager
+    def giving_up_when(self, given_up: Callable[[], bool]) -> Iterator[None]:
+        before = self.given_up
+        self.given_up = given_up
+        try:
+            yield
+        finally:
+            self.given_up = before
+
+    def wait_for(self, what: str, check: Callable[[], Optional[str]],
+                 timeout_s: Optional[float] = None) -> None:
+        from rgwbench.settings.cluster import GaveUp
+        if self.given_up():
+            raise GaveUp('stopped waiting for %s: the run was aborted' % what)
+        wait_a_few_polls(what, check)

@@ -4,17 +4,20 @@ Agents run in threads here (the engine's own code, one process each in real
 use); S3 is the engine's stub server.
 """
 import hashlib
+import socket
+import ssl
 import threading
 import time
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 
-from rgwbench.agents.channel import AgentChannel
+from rgwbench.agents.channel import MAX_PER_SOURCE, AgentChannel
 from rgwbench.brake import AuthBrake
-from rgwbench.agents.coordinator import DONE, FAILED, AgentRun, agents_failed
-from rgwbench.loadgen.agent import AgentError, ModuleChannel, run_agent
-from rgwbench.loadgen.s3stub import StubS3
+from rgwbench.agents.coordinator import AGENT_FAILED, DONE, AgentRun, agents_failed
+from rgwbench.loadgen.agent import (AgentError, DeadMan, ModuleChannel, enrolled_channel,
+                                    run_agent)
+from rgwbench.tests.s3stub import StubS3
 from rgwbench.loadgen.workload import Job
 
 
@@ -38,7 +41,7 @@ class ThreadLauncher:
     def agent_ids(self) -> List[str]:
         return list(self.ids)
 
-    def launch(self, config: Dict[str, str]) -> None:
+    def launch(self, config: Dict[str, Any]) -> None:
         for agent in self.ids:
             what = self.behaviour.get(agent, 'work')
             if what == 'absent':
@@ -47,8 +50,8 @@ class ThreadLauncher:
             thread.start()
             self.threads.append(thread)
 
-    def _agent(self, agent: str, what: str, config: Dict[str, str]) -> None:
-        channel = ModuleChannel(config['server'], config['fingerprint'], config['secret'], agent)
+    def _agent(self, agent: str, what: str, config: Dict[str, Any]) -> None:
+        channel = enrolled_channel(config, agent)
         if what == 'die-after-fetch':
             channel.call('GET', 'job')
             self.dead[agent] = 'killed by the test'
@@ -88,20 +91,52 @@ def run(stub: StubS3, certificate: Tuple[str, str], launcher: ThreadLauncher,
 def test_two_agents_one_start_results_merged(stub: StubS3,
                                              certificate: Tuple[str, str]) -> None:
     launcher = ThreadLauncher(['host-a', 'host-b'])
-    agent_run, summary = run(stub, certificate, launcher)
+    agent_run, summary = run(stub, certificate, launcher, concurrency=4)
     assert {a: s['state'] for a, s in summary['agents'].items()} == {
         'host-a': DONE, 'host-b': DONE}
     merged = summary['result']
     parts = list(agent_run.results.values())
     assert merged['ops'] == sum(p['ops'] for p in parts) > 0
     assert merged['errors'] == 0
+    # The job's concurrency is the total: each agent ran its half.
+    assert [p['concurrency'] for p in parts] == [2, 2]
     assert merged['concurrency'] == 4
+    assert merged['targets'] == [{'url': stub.url, 'workers': 4, 'ops': merged['ops'],
+                                  'errors': 0}]
     # One common start for both agents.
     assert {p['start_at'] for p in parts} == {summary['start_at']}
     # Each agent wrote its own keys.
     keys = [k for objects in stub.buckets.values() for k in objects]
     assert any('/host-a/' in k for k in keys) and any('/host-b/' in k for k in keys)
     assert launcher.removed and agents_failed(summary) == []
+
+
+def test_each_agent_continues_the_round_robin_over_the_targets(stub: StubS3) -> None:
+    urls = ['http://10.0.0.1:80', 'http://10.0.0.2:80', 'http://10.0.0.3:80']
+    # 7 workers in all: host-a runs 3 of them, host-b the next 4.
+    agent_run = AgentRun(job(stub, endpoints=urls, concurrency=7, rate=70.0, ops=700),
+                         ThreadLauncher(['host-b', 'host-a']))
+    jobs = {agent: Job.from_dict(agent_run.job_for(agent)['job'])
+            for agent in ('host-a', 'host-b')}
+    assert [jobs[a].concurrency for a in ('host-a', 'host-b')] == [3, 4]
+    assert [jobs[a].target_offset for a in ('host-a', 'host-b')] == [0, 3]
+    assert [jobs[a].rate for a in ('host-a', 'host-b')] == [30.0, 40.0]
+    assert [jobs[a].ops for a in ('host-a', 'host-b')] == [300, 400]
+    workers = [jobs[a].target_of(index) for a in jobs for index in range(jobs[a].concurrency)]
+    assert [workers.count(url) for url in urls] == [3, 2, 2]
+
+
+def test_an_agent_runs_one_process_per_core_when_left_to_it(stub: StubS3) -> None:
+    from rgwbench.loadgen.agent import with_processes
+    from rgwbench.loadgen.workload import host_cores
+    agent_run = AgentRun(job(stub, concurrency=64, processes=0), ThreadLauncher(['host-a']),
+                         processes_max=3)
+    fields = agent_run.job_for('host-a')['job']
+    assert fields['processes'] == 0 and fields['processes_max'] == 3
+    assert with_processes(fields).processes == min(3, host_cores())
+    # Never more than its concurrency, and a number given is kept.
+    assert with_processes(dict(fields, concurrency=1)).processes == 1
+    assert with_processes(dict(fields, processes=2)).processes == 2
 
 
 def test_an_agent_that_never_comes_is_reported_not_awaited(
@@ -111,7 +146,7 @@ def test_an_agent_that_never_comes_is_reported_not_awaited(
     _, summary = run(stub, certificate, launcher, ready_timeout_s=2.0)
     assert time.monotonic() - began < 15
     assert summary['agents']['host-a']['state'] == DONE
-    assert summary['agents']['host-b'] == {'state': FAILED,
+    assert summary['agents']['host-b'] == {'state': AGENT_FAILED,
                                            'error': 'never fetched its job'}
     assert summary['result']['ops'] > 0
 
@@ -122,7 +157,7 @@ def test_an_agent_that_dies_is_reported_at_once(stub: StubS3,
     began = time.monotonic()
     _, summary = run(stub, certificate, launcher, ready_timeout_s=60.0, result_grace_s=60.0)
     assert time.monotonic() - began < 20, 'the dead agent was waited for'
-    assert summary['agents']['host-b']['state'] == FAILED
+    assert summary['agents']['host-b']['state'] == AGENT_FAILED
     assert 'killed by the test' in summary['agents']['host-b']['error']
     assert summary['agents']['host-a']['state'] == DONE
 
@@ -132,36 +167,113 @@ def test_an_agent_error_is_reported(stub: StubS3, certificate: Tuple[str, str]) 
     agent_run = AgentRun(job(stub, secret_key='WRONG'), launcher, check_every_s=0.2)
     summary = agent_run.run(AgentChannel('127.0.0.1', 0, *certificate))
     assert summary['result'] is None
-    assert summary['agents']['host-a']['state'] == FAILED
+    assert summary['agents']['host-a']['state'] == AGENT_FAILED
     assert 'refused the credentials' in summary['agents']['host-a']['error']
 
 
+def enrol(channel: AgentChannel, code: str, agent: str) -> Tuple[int, Dict[str, Any]]:
+    return ModuleChannel(channel.url, channel.fingerprint, code, agent).call('POST', 'enrol', {})
+
+
 def test_channel_refuses_strangers(stub: StubS3, certificate: Tuple[str, str]) -> None:
-    agent_run = AgentRun(job(stub), ThreadLauncher(['host-a']))
-    waited: List[float] = []
-    channel = AgentChannel('127.0.0.1', 0, *certificate, brake=AuthBrake(sleep=waited.append))
+    agent_run = AgentRun(job(stub), ThreadLauncher(['host-a', 'host-b']))
+    codes = dict(agent_run._codes)
+    brake = AuthBrake()
+    channel = AgentChannel('127.0.0.1', 0, *certificate, brake=brake)
     channel.open(agent_run)
     try:
         fp = channel.fingerprint
-        for _ in range(2):
-            assert ModuleChannel(channel.url, fp, 'not-the-secret', 'host-a').call(
-                'GET', 'job')[0] == 401
-        assert waited == [1.0, 2.0]  # each wrong secret from an address waits longer
-        assert ModuleChannel(channel.url, fp, agent_run.secret, 'host-z').call(
-            'GET', 'job')[0] == 403
-        status, doc = ModuleChannel(channel.url, fp, agent_run.secret, 'host-a').call(
-            'GET', 'job')
+        began = time.monotonic()
+        assert enrol(channel, 'not-the-code', 'host-a')[0] == 401
+        # Before its source has waited, a wrong code is refused at once, not counted.
+        assert enrol(channel, 'not-the-code', 'host-a')[0] == 429
+        assert time.monotonic() - began < 1.0  # nothing sleeps in the server
+        assert 0 < brake.locked_for('127.0.0.1') <= 1.0
+        # A code serves only its own agent, and only once.
+        assert enrol(channel, codes['host-b'], 'host-a')[0] in (401, 429)
+        status, given = enrol(channel, codes['host-a'], 'host-a')
+        assert status == 200 and given['token'] not in codes.values()
+        assert brake.locked_for('127.0.0.1') == 0.0  # the right code always passes
+        assert enrol(channel, codes['host-a'], 'host-a')[0] in (401, 429)
+        token = given['token']
+        # The code is no token, and a token serves only the agent it was given to.
+        assert ModuleChannel(channel.url, fp, codes['host-a'], 'host-a').call(
+            'GET', 'job')[0] in (401, 429)
+        assert ModuleChannel(channel.url, fp, token, 'host-b').call(
+            'GET', 'job')[0] in (401, 429)
+        assert ModuleChannel(channel.url, fp, token, 'host-b').call(
+            'POST', 'result', {'ok': True, 'result': {}})[0] in (401, 429)
+        status, doc = ModuleChannel(channel.url, fp, token, 'host-a').call('GET', 'job')
         assert status == 200 and doc['job']['key_prefix'].endswith('host-a/')
-        assert waited == [1.0, 2.0]  # the right secret is never slowed down
         # Not every agent is ready: no start time yet.
-        assert ModuleChannel(channel.url, fp, agent_run.secret, 'host-a').call(
-            'GET', 'start')[0] == 425
+        assert ModuleChannel(channel.url, fp, token, 'host-a').call('GET', 'start')[0] == 425
         # An agent checks the endpoint's certificate against its fingerprint.
         other = hashlib.sha256(b'something else').hexdigest()
         with pytest.raises(AgentError, match='unexpected certificate'):
-            ModuleChannel(channel.url, other, agent_run.secret, 'host-a').call('GET', 'job')
+            ModuleChannel(channel.url, other, token, 'host-a').call('GET', 'job')
+        assert agent_run.agents['host-b']['state'] == 'waiting'  # nobody spoke as host-b
     finally:
         channel.close()
+
+
+def token_of(agent_run: AgentRun, agent: str) -> str:
+    """The token an agent gets once it enrols (what its code would have brought it)."""
+    token = agent_run.enrol(agent, agent_run._codes[agent])
+    assert token is not None
+    return token
+
+
+def tls_to(channel: AgentChannel) -> ssl.SSLSocket:
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    host, port = channel.url[len('https://'):].rsplit(':', 1)
+    return context.wrap_socket(socket.create_connection((host, int(port)), timeout=10))
+
+
+@pytest.mark.parametrize('length', ['-1', 'x', '1e3'])
+def test_a_body_of_a_bad_length_is_refused_unread(stub: StubS3, certificate: Tuple[str, str],
+                                                  length: str) -> None:
+    agent_run = AgentRun(job(stub), ThreadLauncher(['host-a']))
+    channel = AgentChannel('127.0.0.1', 0, *certificate)
+    channel.open(agent_run)
+    try:
+        with tls_to(channel) as sock:
+            sock.sendall(('POST /agent/v1/progress HTTP/1.1\r\nHost: x\r\nAuthorization: '
+                          'Bearer %s\r\nX-Agent-Id: host-a\r\nContent-Length: %s\r\n\r\n'
+                          % (token_of(agent_run, 'host-a'), length)).encode()
+                         + b'{' * 4096)
+            head = sock.recv(4096)  # a server reading to the end would not answer
+        assert head.startswith(b'HTTP/1.0 400') or head.startswith(b'HTTP/1.1 400'), head
+    finally:
+        channel.close()
+
+
+def test_connections_are_bounded_per_source(stub: StubS3,
+                                            certificate: Tuple[str, str]) -> None:
+    agent_run = AgentRun(job(stub), ThreadLauncher(['host-a']))
+    channel = AgentChannel('127.0.0.1', 0, *certificate)
+    channel.open(agent_run)
+    host, port = channel.url[len('https://'):].rsplit(':', 1)
+    token = token_of(agent_run, 'host-a')
+    idle = [socket.create_connection((host, int(port)), timeout=10)
+            for _ in range(MAX_PER_SOURCE)]
+    try:
+        time.sleep(0.5)  # each has its thread, waiting for a handshake
+        with socket.create_connection((host, int(port)), timeout=10) as extra:
+            assert extra.recv(1) == b''  # closed at once, no thread taken
+    finally:
+        for sock in idle:
+            sock.close()
+    status, deadline = 0, time.monotonic() + 10
+    while status != 200 and time.monotonic() < deadline:  # slots come back as idle ones end
+        try:
+            status = ModuleChannel(channel.url, channel.fingerprint, token,
+                                   'host-a').call('GET', 'job')[0]
+        except OSError:
+            time.sleep(0.2)
+    channel.close()
+    assert status == 200
 
 
 def test_an_aborted_run_stops_waiting_and_removes_its_agents(
@@ -174,7 +286,7 @@ def test_an_aborted_run_stops_waiting_and_removes_its_agents(
     began = time.monotonic()
     summary = agent_run.run(channel)
     assert time.monotonic() - began < 5  # not the 6 s the load would last
-    assert summary['agents']['host-a'] == {'state': FAILED, 'error': 'aborted'}
+    assert summary['agents']['host-a'] == {'state': AGENT_FAILED, 'error': 'aborted'}
     assert launcher.removed and summary['result'] is None
     for thread in launcher.threads:  # the agent (a thread here) ends on its own
         thread.join(30)
@@ -201,3 +313,129 @@ def test_agents_post_live_figures_while_they_run(stub: StubS3,
     assert seen and seen[-1]['agents'] == 1 and seen[-1]['ops_per_s'] > 0
     assert seen[-1]['phase'] == 'measuring'
     assert agent_run.live_figures() is None  # once the result is in, nothing is live
+
+
+def test_the_launch_config_carries_the_dead_man_limit(
+        stub: StubS3, certificate: Tuple[str, str]) -> None:
+    configs: List[Dict[str, Any]] = []
+
+    class Recording(ThreadLauncher):
+        def launch(self, config: Dict[str, Any]) -> None:
+            configs.append(config)
+    agent_run = AgentRun(job(stub), Recording(['host-a']), ready_timeout_s=0.2,
+                         deadman_s=17.0)
+    agent_run.run(AgentChannel('127.0.0.1', 0, *certificate))
+    assert configs[0]['deadman_s'] == 17.0
+
+
+def test_an_agent_counts_only_its_own_modules_answers_as_alive(
+        stub: StubS3, certificate: Tuple[str, str]) -> None:
+    agent_run = AgentRun(job(stub), ThreadLauncher(['host-a']))
+    channel = AgentChannel('127.0.0.1', 0, *certificate)
+    channel.open(agent_run)
+    try:
+        token = token_of(agent_run, 'host-a')
+        mine = ModuleChannel(channel.url, channel.fingerprint, token, 'host-a')
+        stranger = ModuleChannel(channel.url, channel.fingerprint, 'wrong', 'host-a')
+        mine.last_answer = stranger.last_answer = time.monotonic() - 100
+        assert mine.call('GET', 'alive') == (200, {})
+        assert mine.silent_for() < 5
+        assert stranger.call('GET', 'alive')[0] in (401, 429)
+        assert stranger.silent_for() >= 100   # a module that does not know the token
+    finally:
+        channel.close()
+    # The channel is closed: nothing answers, the silence grows.
+    mine.last_answer = time.monotonic() - 100
+    with pytest.raises(OSError):
+        mine.call('GET', 'alive')
+    assert mine.silent_for() >= 100
+
+
+class Silent:
+    """A module that answers until `die` is set."""
+
+    def __init__(self) -> None:
+        self.last_answer = time.monotonic()
+        self.dead: Optional[str] = None
+        self.gone = threading.Event()
+
+    def silent_for(self) -> float:
+        return time.monotonic() - self.last_answer
+
+    def call(self, method: str, what: str, body: Optional[Dict[str, Any]] = None,
+             timeout: Optional[float] = None) -> Tuple[int, Dict[str, Any]]:
+        assert (method, what) == ('GET', 'alive')
+        if self.gone.is_set():
+            raise ConnectionRefusedError('nobody listens')
+        self.last_answer = time.monotonic()
+        return 200, {}
+
+
+def test_the_dead_man_switch_leaves_a_module_that_answers_alone() -> None:
+    module, stopped, left = Silent(), [], []  # type: Silent, List[str], List[int]
+    with DeadMan(module, 0.5, stop=stopped.append, leave=left.append,  # type: ignore
+                 every_s=0.05, grace_s=0.1):
+        time.sleep(1.5)
+    assert stopped == [] and left == [] and module.dead is None
+
+
+def test_the_dead_man_switch_stops_the_load_then_leaves_once_the_module_is_silent() -> None:
+    module, stopped, left = Silent(), [], []  # type: Silent, List[str], List[int]
+    with DeadMan(module, 0.5, stop=stopped.append, leave=left.append,  # type: ignore
+                 every_s=0.05, grace_s=0.3):
+        time.sleep(0.3)
+        module.gone.set()
+        went = time.monotonic()
+        deadline = went + 5
+        while not left and time.monotonic() < deadline:
+            time.sleep(0.02)
+        took = time.monotonic() - went
+    assert len(stopped) == 1 and 'has not answered for' in stopped[0]
+    assert left == [3]
+    # The last answer came up to one ask before the module went silent.
+    assert 0.5 - 0.05 + 0.3 <= took < 0.5 + 2 * 0.05 + 0.3 + 0.5, took
+    assert module.dead == stopped[0]
+
+
+def test_an_agent_taken_for_dead_calls_nothing_more(stub: StubS3,
+                                                    certificate: Tuple[str, str]) -> None:
+    mine = ModuleChannel('https://127.0.0.1:1', 'ab' * 32, 'token', 'host-a')
+    mine.dead = 'the mgr has not answered for 61 s'
+    began = time.monotonic()
+    with pytest.raises(AgentError, match='has not answered for 61 s'):
+        mine.call('POST', 'result', {'ok': True})
+    assert time.monotonic() - began < 0.5
+
+
+def test_each_agent_runs_its_share_of_the_rate_and_the_working_set(stub: StubS3) -> None:
+    agent_run = AgentRun(job(stub, op='get', rate=90.0, objects=1000, concurrency=6),
+                         ThreadLauncher(['host-c', 'host-a', 'host-b']))
+    jobs = [Job.from_dict(agent_run.job_for(agent)['job'])
+            for agent in ('host-a', 'host-b', 'host-c')]
+    assert [j.rate for j in jobs] == [30.0, 30.0, 30.0]
+    assert [j.objects for j in jobs] == [333, 333, 334]
+    # a closed loop and the engine's own prefill size stay as they are
+    plain = AgentRun(job(stub, op='get'), ThreadLauncher(['host-a', 'host-b']))
+    assert {(j['rate'], j['objects']) for j in (plain.job_for(a)['job']
+                                                for a in ('host-a', 'host-b'))} == {(None, 0)}
+
+
+def test_a_larger_prefill_is_given_more_time_to_be_ready(stub: StubS3) -> None:
+    launcher = ThreadLauncher(['host-a'])
+    assert AgentRun(job(stub, op='put'), launcher).ready_timeout_s == 180.0
+    small = AgentRun(job(stub, op='get', objects=100), launcher).ready_timeout_s
+    large = AgentRun(job(stub, op='get', objects=100000, size='1MiB'), launcher).ready_timeout_s
+    assert 180.0 < small < 200.0
+    assert large == pytest.approx(180.0 + 100000 / 100.0 + 100000 / 50.0)
+    assert AgentRun(job(stub, op='get'), launcher, ready_timeout_s=5.0).ready_timeout_s == 5.0
+
+
+def test_agents_merge_into_the_whole_rate_and_working_set(
+        stub: StubS3, certificate: Tuple[str, str]) -> None:
+    launcher = ThreadLauncher(['host-a', 'host-b'])
+    _, summary = run(stub, certificate, launcher, op='get', rate=40.0, objects=20,
+                     duration_s=2.0, warmup_s=0.0)
+    merged = summary['result']
+    assert (merged['mode'], merged['rate'], merged['objects']) == ('open', 40.0, 20)
+    assert merged['working_set_bytes'] == 20 * 4096
+    assert merged['ops'] == pytest.approx(80, abs=8)

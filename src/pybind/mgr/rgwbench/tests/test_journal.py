@@ -1,10 +1,12 @@
 import json
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import pytest
 from fixtures import MemoryStore
 
+from rgwbench.fencing import Fenced
 from rgwbench.journal import MADE, RECORDED, UNDO_FAILED, UNDONE, Journal, JournalError, Step
+from rgwbench.kvstore import ValueTooLarge
 
 
 class FakeConfig:
@@ -44,8 +46,8 @@ def test_changes_are_undone_newest_first_and_the_journal_closes() -> None:
     assert [s.state for s in journal.steps()] == [MADE, MADE, MADE]
     steps = journal.undo({'config': config.undo})
     assert [s.state for s in steps] == [UNDONE] * 3
-    assert config.calls == ['global/ms_mode', 'client.rgw/rgw_crypt_require_ssl',
-                            'global/ms_mode']
+    # each target once, to its first state, newest change first
+    assert config.calls == ['global/ms_mode', 'client.rgw/rgw_crypt_require_ssl']
     assert config.values == original
     summary = journal.close()
     assert summary['run_id'] == 'run-1' and len(summary['steps']) == 3
@@ -117,3 +119,128 @@ def test_kinds_undone_last_come_after_every_other_step() -> None:
     assert order == ['osd/ms_service_mode', 'osd/ms_cluster_mode', 'osd']
     journal.close()
     assert Journal.unfinished(store) is None and journal.info() == {}
+
+
+class FlakySpec:
+    """A service spec whose put lands but whose check fails once for one state."""
+
+    def __init__(self, spec: str, fail_after_putting: str) -> None:
+        self.spec = spec
+        self.fail_after_putting: Optional[str] = fail_after_putting
+
+    def undo(self, step: Step) -> None:
+        self.spec = step.before
+        if step.before == self.fail_after_putting:
+            self.fail_after_putting = None
+            raise RuntimeError('the daemons did not come back in time')
+
+
+def test_a_retried_undo_puts_back_the_oldest_state_of_a_target() -> None:
+    store = MemoryStore()
+    journal = Journal.open(store, 'run-7')
+    spec = FlakySpec('S0', fail_after_putting='S1')
+    for before, after in (('S0', 'S1'), ('S1', 'S2')):   # rgw-per-host, then tls@rgw
+        journal.made(journal.record('service', 'rgw.default', before, after))
+        spec.spec = after
+    journal.undo({'service': spec.undo})
+    again = Journal.unfinished(store)
+    assert again is not None
+    again.undo({'service': spec.undo})
+    assert spec.spec == 'S0'
+    again.close()
+
+
+def test_two_config_steps_on_one_option_end_at_the_first_before() -> None:
+    store, config = MemoryStore(), FakeConfig()
+    config.values['client.rgw/rgw_crypt_require_ssl'] = 'true'
+    journal = Journal.open(store, 'run-8')
+    change(journal, config, 'client.rgw/rgw_crypt_require_ssl', 'false')   # config:
+    change(journal, config, 'client.rgw/rgw_crypt_require_ssl', 'maybe')   # sse
+    calls: List[str] = []
+
+    def undo_once_then_fail(step: Step) -> None:
+        config.undo(step)
+        calls.append(str(step.before))
+        if len(calls) == 1:
+            raise RuntimeError('not in effect on the daemons')
+    journal.undo({'config': undo_once_then_fail})
+    journal.undo({'config': undo_once_then_fail})
+    assert config.values['client.rgw/rgw_crypt_require_ssl'] == 'true'
+    journal.close()
+
+
+class MgrStore(MemoryStore):
+    """One mgr's view: the shared store, its own name and the mgr map it last got."""
+
+    def __init__(self, data: Dict[str, str], name: str, active: str, epoch: int) -> None:
+        super().__init__()
+        self.data = data
+        self.name = name
+        self.mgr_map = {'epoch': epoch, 'active_name': active}
+
+    def get_mgr_id(self) -> str:
+        return self.name
+
+    def get(self, data_name: str) -> Any:
+        assert data_name == 'mgr_map'
+        return self.mgr_map
+
+
+def test_an_old_mgr_that_resumes_after_a_failover_writes_nothing() -> None:
+    data: Dict[str, str] = {}
+    old = MgrStore(data, 'a', active='a', epoch=5)
+    journal = Journal.open(old, 'run-9')
+    journal.made(journal.record('config', 'global/ms_mode', 'crc', 'secure'))
+    assert json.loads(data['journal/active'])['owner'] == {'name': 'a', 'epoch': 5}
+    # mgr a hangs; b becomes active and takes the journal over
+    new = MgrStore(data, 'b', active='b', epoch=6)
+    taken = Journal.unfinished(new)
+    assert taken is not None
+    with pytest.raises(Fenced, match='belongs to mgr a'):
+        taken.record('config', 'global/x', None, 'y')   # not before it claims the journal
+    taken.claim()
+    before = dict(data)
+    # a resumes with its old mgr map, still thinking it is active
+    with pytest.raises(Fenced, match='belongs to mgr b'):
+        journal.record('config', 'global/ms_mode', 'secure', 'legacy')
+    with pytest.raises(Fenced):
+        journal.undo({'config': lambda step: None})
+    assert data == before
+    taken.undo({'config': lambda step: None})
+    taken.close()
+    with pytest.raises(Fenced, match='closed'):
+        journal.made(Step(0, 'config', 'global/ms_mode', 'crc', 'secure'))
+    # and once its mgr map says it is not active, it opens nothing either
+    old.mgr_map = {'epoch': 6, 'active_name': 'b'}
+    with pytest.raises(Fenced, match='no longer the active mgr'):
+        Journal.open(old, 'run-10')
+    assert Journal.unfinished(new) is None
+
+
+def test_a_mgr_with_an_older_mgr_map_cannot_take_a_journal_over() -> None:
+    data: Dict[str, str] = {}
+    Journal.open(MgrStore(data, 'b', active='b', epoch=8), 'run-11')
+    stale = Journal.unfinished(MgrStore(data, 'a', active='a', epoch=5))
+    assert stale is not None
+    with pytest.raises(Fenced, match='mgr map 5'):
+        stale.claim()
+
+
+def test_a_step_too_large_for_the_store_is_refused_before_the_change() -> None:
+    store = MemoryStore()
+    journal = Journal.open(store, 'run-12')
+    with pytest.raises(ValueTooLarge, match='more than'):
+        journal.record('service', 'rgw.default', {'spec': 'x' * 70000}, None)
+    assert journal.steps() == []
+
+
+def test_an_undo_is_never_refused_for_the_size_of_its_error() -> None:
+    store = MemoryStore()
+    journal = Journal.open(store, 'run-13')
+    journal.made(journal.record('config', 'global/ms_mode', 'c' * 40000, 'secure'))
+
+    def fails(step: Step) -> None:
+        raise RuntimeError('e' * 100000)
+    steps = journal.undo({'config': fails})
+    assert steps[0].state == UNDO_FAILED
+    assert max(len(v.encode()) for v in store.data.values()) < 64 * 1024

@@ -1,16 +1,18 @@
 """The load engine's command line, run as a separate process."""
+import ast
 import json
 import os
 import socket
 import subprocess
 import sys
+import zipfile
 from typing import Any, Iterator, List
 
 import pytest
 
 from rgwbench.loadgen import bundle
 from rgwbench.loadgen.histogram import Histogram
-from rgwbench.loadgen.s3stub import StubS3
+from rgwbench.tests.s3stub import StubS3
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 LOADGEN = os.path.join(os.path.dirname(_HERE), "loadgen")
@@ -61,6 +63,7 @@ def test_help_needs_only_the_standard_library() -> None:
     (["--concurrency", "2", "--processes", "3"], "--processes"),
     (["--duration", "abc"], "not a number"),
     (["--part-size", "1MiB"], "5MiB"),
+    (["--proc-daemons", "osd.1"], "not rgw.<id> or haproxy.<id>"),
 ])
 def test_usage_errors_are_one_line_exit_2_and_send_nothing(
         stub: StubS3, args: List[str], fragment: str) -> None:
@@ -157,6 +160,33 @@ def test_zipapp_runs_with_the_standard_library_only(stub: StubS3, tmp_path: Any)
     assert json.loads(out.stdout)["ops"] == 20
 
 
+def test_the_engine_ships_no_test_support(tmp_path: Any) -> None:
+    # The stub S3 server belongs to the tests: not in the package, not in an agent's zipapp.
+    modules = sorted(n for n in os.listdir(LOADGEN) if n.endswith(".py"))
+    assert "s3stub.py" not in modules
+    with zipfile.ZipFile(bundle.build(str(tmp_path / "loadgen.pyz"))) as zf:
+        shipped = zf.namelist()
+    assert shipped == ["__main__.py"] + ["loadgen/" + n for n in modules]
+
+
+def test_every_engine_module_imports_only_itself_and_the_standard_library() -> None:
+    # -I -S above proves it for the code a run reaches; this reads every module.
+    for name in sorted(n for n in os.listdir(LOADGEN) if n.endswith(".py")):
+        with open(os.path.join(LOADGEN, name)) as f:
+            tree = ast.parse(f.read(), name)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                tops = [alias.name.split(".")[0] for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                tops = [(node.module or "").split(".")[0]]
+            else:
+                # "from .. import": out of the package, into the mgr module
+                assert not isinstance(node, ast.ImportFrom) or node.level == 1, name
+                continue
+            for top in tops:
+                assert top in sys.stdlib_module_names, "%s imports %s" % (name, top)
+
+
 @pytest.mark.parametrize("processes", ["1", "2"])
 def test_sigterm_stops_reports_and_cleans_up(stub: StubS3, processes: str) -> None:
     import signal
@@ -190,3 +220,15 @@ def test_keys_that_begin_with_a_dash_are_taken_with_equals() -> None:
         assert json.loads(out.stdout)["ops"] == 2
     finally:
         dashed.stop()
+
+
+def test_the_daemons_to_sample_are_named_on_the_command_line() -> None:
+    from rgwbench.loadgen.cli import build_parser, job_from_args
+    args = build_parser().parse_args([
+        "--endpoint", "http://h:80", "--proc-daemons", "rgw.foo.h1.abc@h1, haproxy.i.h1.x",
+        "--proc-fsid", "f00"])
+    job = job_from_args(args)
+    assert job.proc_daemons == {"rgw.foo.h1.abc": "h1", "haproxy.i.h1.x": socket.gethostname()}
+    assert job.proc_fsid == "f00"
+    assert job_from_args(build_parser().parse_args(["--endpoint", "http://h"])).proc_daemons \
+        is None

@@ -10,7 +10,7 @@ import pytest
 
 from rgwbench.loadgen.payload import Pattern
 from rgwbench.loadgen.s3 import Endpoint, S3Client
-from rgwbench.loadgen.s3stub import StubS3
+from rgwbench.tests.s3stub import StubS3
 from rgwbench.loadgen.sigv4 import Signer
 
 MIB = 1 << 20

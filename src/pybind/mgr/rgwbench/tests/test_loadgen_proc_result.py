@@ -2,17 +2,19 @@
 import json
 import os
 import random
-from typing import Any, Dict, List
+import shutil
+from typing import Any, Dict, List, Sequence
 
 import pytest
 
 
 from rgwbench.loadgen import proc
 from rgwbench.loadgen.histogram import Histogram
-from rgwbench.loadgen.result import OpStats, Series, finalize, merge_results
+from rgwbench.loadgen.result import OpStats, Series, finalize, merge_results, summary_text
 
 
-def _fake_proc(root: str, pid: int, comm: str, utime: int, stime: int, rss_kib: int) -> None:
+def _fake_proc(root: str, pid: int, comm: str, utime: int, stime: int, rss_kib: int,
+               argv: Sequence[str] = (), cgroup: str = "0::/user.slice\n") -> None:
     d = os.path.join(root, str(pid))
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "comm"), "w") as f:
@@ -23,9 +25,167 @@ def _fake_proc(root: str, pid: int, comm: str, utime: int, stime: int, rss_kib: 
         f.write("%d (%s) %s\n" % (pid, comm + " (x) y", " ".join(fields)))
     with open(os.path.join(d, "status"), "w") as f:
         f.write("Name:\t%s\nVmPeak:\t 999 kB\nVmRSS:\t %d kB\nThreads:\t3\n" % (comm, rss_kib))
+    with open(os.path.join(d, "cmdline"), "wb") as f:
+        f.write(b"".join(a.encode() + b"\0" for a in (argv or [comm])))
+    with open(os.path.join(d, "cgroup"), "w") as f:
+        f.write(cgroup)
 
 
-def test_proc_sampler_on_a_fake_proc_tree(tmp_path: Any) -> None:
+def _end(root: str, pid: int) -> None:
+    shutil.rmtree(os.path.join(root, str(pid)))
+
+
+FSID = "5b5c7a9e-0000-4000-8000-000000000001"
+OTHER_FSID = "5b5c7a9e-0000-4000-8000-000000000002"
+HAPROXY_CFG = "/tmp/c/orch/haproxy.ingress.vm.qwerty/haproxy.cfg"
+
+
+def _radosgw(name: str, *more: str) -> List[str]:
+    return ["radosgw", "-f", "-c", "/tmp/c/ceph.conf", "-n", name] + list(more)
+
+
+def _cluster_on_a_fake_host(root: str) -> None:
+    """Two radosgw of this cluster, one of another cluster and one of another name,
+    this cluster's haproxy and another's, and programs that mention the names."""
+    _fake_proc(root, 10, "radosgw", 100, 50, 200 * 1024, _radosgw("client.rgw.foo.vm.abc"))
+    _fake_proc(root, 11, "radosgw", 1000, 0, 100 * 1024,
+               ["/usr/bin/radosgw", "--name=client.rgw.foo.vm.def", "--fsid", FSID])
+    _fake_proc(root, 12, "radosgw", 500, 0, 300 * 1024,
+               _radosgw("client.rgw.foo.vm.abc", "--fsid", OTHER_FSID))
+    _fake_proc(root, 13, "radosgw", 700, 0, 300 * 1024, _radosgw("client.rgw.foo.vm.abcd"))
+    _fake_proc(root, 20, "haproxy", 10, 10, 10 * 1024, ["haproxy", "-db", "-f", HAPROXY_CFG])
+    _fake_proc(root, 21, "haproxy", 90, 10, 40 * 1024,
+               ["haproxy", "-f", "/tmp/d/orch/haproxy.ingress.vm.zzz/haproxy.cfg"])
+    # A container's init and a shell that name the daemon: not the daemon.
+    _fake_proc(root, 30, "podman-init", 5, 5, 1024,
+               ["/run/podman-init", "--", "/usr/bin/radosgw", "-n", "client.rgw.foo.vm.abc"])
+    _fake_proc(root, 31, "bash", 5, 5, 1024, ["bash", "-c", "haproxy -f " + HAPROXY_CFG])
+    os.makedirs(os.path.join(root, "self"))
+
+
+DAEMONS = {"rgw.foo.vm.abc": "vm", "rgw.foo.vm.def": "vm",
+           "haproxy.ingress.vm.qwerty": "vm"}
+
+
+def test_daemons_are_found_by_name_not_by_program(tmp_path: Any) -> None:
+    root = str(tmp_path)
+    _cluster_on_a_fake_host(root)
+    daemons = [proc.Daemon(n, h) for n, h in sorted(DAEMONS.items())]
+    assert proc.find_daemons(daemons, FSID, root) == {
+        "rgw.foo.vm.abc": [10], "rgw.foo.vm.def": [11], "haproxy.ingress.vm.qwerty": [20]}
+    # Without the fsid, another cluster's daemon of the same name cannot be told apart.
+    assert proc.find_daemons(daemons, "", root)["rgw.foo.vm.abc"] == [10, 12]
+    assert proc.command_line(11, root) == ["/usr/bin/radosgw", "--name=client.rgw.foo.vm.def",
+                                           "--fsid", FSID]
+    assert proc.ceph_entities(["radosgw", "--id", "rgw.x", "-n", "client.y"]) == {
+        "client.rgw.x", "client.y"}
+    # The service map drops "rgw." of client.rgw.<id>: a radosgw named client.<id> counts.
+    assert proc.Daemon("rgw.gw1", "h").named_by(["radosgw", "-n", "client.gw1"])
+    assert not proc.Daemon("rgw.gw1", "h").named_by(["radosgw", "-n", "client.gw10"])
+
+
+def test_a_cephadm_container_is_found_by_its_unit(tmp_path: Any) -> None:
+    root = str(tmp_path)
+    unit = ("0::/system.slice/system-ceph\\x2d%s.slice/ceph-%s@haproxy.rgw.foo.h1.xyz"
+            ".service/libpod-payload-0123\n")
+    # cephadm's haproxy reads /var/lib/haproxy/haproxy.cfg inside its container.
+    _fake_proc(root, 40, "haproxy", 10, 0, 1024,
+               ["haproxy", "-f", "/var/lib/haproxy/haproxy.cfg"], cgroup=unit % (FSID, FSID))
+    _fake_proc(root, 41, "haproxy", 10, 0, 1024,
+               ["haproxy", "-f", "/var/lib/haproxy/haproxy.cfg"],
+               cgroup=unit % (OTHER_FSID, OTHER_FSID))
+    # Another cluster's radosgw of the same name, told apart by its unit only.
+    _fake_proc(root, 42, "radosgw", 10, 0, 1024, _radosgw("client.rgw.foo.h1.abc"),
+               cgroup=unit.replace("haproxy", "rgw").replace("xyz", "abc")
+               % (OTHER_FSID, OTHER_FSID))
+    _fake_proc(root, 43, "radosgw", 10, 0, 1024, _radosgw("client.rgw.foo.h1.abc"),
+               cgroup=unit.replace("haproxy", "rgw").replace("xyz", "abc") % (FSID, FSID))
+    daemon = proc.Daemon("haproxy.rgw.foo.h1.xyz", "h1")
+    rgw = proc.Daemon("rgw.foo.h1.abc", "h1")
+    assert proc.find_daemons([daemon, rgw], FSID, root) == {daemon.name: [40], rgw.name: [43]}
+
+
+def test_per_daemon_figures_on_a_fake_proc_tree(tmp_path: Any) -> None:
+    root = str(tmp_path)
+    _cluster_on_a_fake_host(root)
+    sampler = proc.ProcSampler(root=root, clock_ticks=100,
+                               daemons=dict(DAEMONS, **{"rgw.foo.other.zzz": "other"}),
+                               fsid=FSID)
+    sampler.start(now=1000.0)
+    # 2 s later: abc used 150 ticks, def 250, the other cluster's and name's 1000 each
+    _fake_proc(root, 10, "radosgw", 200, 100, 220 * 1024, _radosgw("client.rgw.foo.vm.abc"))
+    _fake_proc(root, 11, "radosgw", 1250, 0, 100 * 1024,
+               ["radosgw", "--name=client.rgw.foo.vm.def", "--fsid", FSID])
+    _fake_proc(root, 12, "radosgw", 1500, 0, 300 * 1024,
+               _radosgw("client.rgw.foo.vm.abc", "--fsid", OTHER_FSID))
+    _fake_proc(root, 13, "radosgw", 1700, 0, 300 * 1024, _radosgw("client.rgw.foo.vm.abcd"))
+    _fake_proc(root, 20, "haproxy", 70, 30, 12 * 1024, ["haproxy", "-db", "-f", HAPROXY_CFG])
+    sampler.sample()
+    out = sampler.stop(now=1002.0)
+    rgw = out["radosgw"]
+    assert rgw["counted_by"] == "daemon" and rgw["daemons"] == 2 and rgw["pids"] == [10, 11]
+    assert rgw["cpu_cores"] == pytest.approx(2.0)
+    assert rgw["missing"] == ["rgw.foo.other.zzz"]
+    abc, def_ = rgw["per_daemon"]
+    assert abc == {"daemon": "rgw.foo.vm.abc", "host": "vm", "cpu_s": 1.5, "cpu_cores": 0.75,
+                   "rss_mib": pytest.approx((200 + 220 + 220) / 3.0, abs=0.01),
+                   "rss_mib_max": 220.0, "pids": [10]}
+    assert def_["daemon"] == "rgw.foo.vm.def" and def_["cpu_cores"] == 1.25
+    assert def_["rss_mib"] == 100.0
+    assert rgw["rss_mib"] == pytest.approx(abc["rss_mib"] + def_["rss_mib"], abs=0.02)
+    (hap,) = out["haproxy"]["per_daemon"]
+    assert hap["daemon"] == "haproxy.ingress.vm.qwerty" and hap["cpu_cores"] == 0.4
+    assert out["haproxy"]["missing"] == [] and out["haproxy"]["pids"] == [20]
+
+
+def _count_scans(monkeypatch: Any, reads: List[str]) -> None:
+    """Note each listing of /proc's processes in `reads`."""
+    scan = proc.processes
+
+    def counted(programs: Any, root: str = "/proc") -> Dict[int, str]:
+        reads.append("scan")
+        return scan(programs, root)
+    monkeypatch.setattr(proc, "processes", counted)
+
+
+def test_a_daemon_restarted_in_the_window_is_found_again(tmp_path: Any,
+                                                         monkeypatch: Any) -> None:
+    root = str(tmp_path)
+    _cluster_on_a_fake_host(root)
+    clock = [0.0]
+    reads: List[str] = []
+    sampler = proc.ProcSampler(root=root, clock_ticks=100, daemons=DAEMONS, fsid=FSID,
+                               monotonic=lambda: clock[0])
+    sampler.start(now=0.0)
+    _count_scans(monkeypatch, reads)
+    clock[0] = 1.0
+    _fake_proc(root, 10, "radosgw", 300, 50, 200 * 1024, _radosgw("client.rgw.foo.vm.abc"))
+    sampler.sample()
+    assert reads == []  # every daemon has its process: /proc is not listed again
+    _end(root, 10)  # restarted: gone for a moment ...
+    clock[0] = 2.0
+    sampler.sample()
+    assert reads == ["scan"]
+    clock[0] = 3.0
+    sampler.sample()
+    assert reads == ["scan", "scan"]  # looked for at every sample until it is back ...
+    # ... under a new pid, with 40 ticks since it started.
+    _fake_proc(root, 50, "radosgw", 30, 10, 150 * 1024, _radosgw("client.rgw.foo.vm.abc"))
+    clock[0] = 4.0
+    sampler.sample()
+    clock[0] = 5.0
+    sampler.sample()
+    assert reads == ["scan", "scan", "scan"]
+    out = sampler.stop(now=10.0)
+    assert reads == ["scan", "scan", "scan"]
+    abc = out["radosgw"]["per_daemon"][0]
+    assert abc["daemon"] == "rgw.foo.vm.abc" and abc["pids"] == [10, 50]
+    # 200 ticks of the old process until its last sample, 40 of the new one
+    assert abc["cpu_s"] == pytest.approx(2.4) and abc["cpu_cores"] == pytest.approx(0.24)
+    assert out["radosgw"]["missing"] == []
+
+
+def test_proc_sampler_by_program_name(tmp_path: Any) -> None:
     root = str(tmp_path)
     _fake_proc(root, 10, "radosgw", 100, 50, 200 * 1024)
     _fake_proc(root, 11, "radosgw", 1000, 0, 100 * 1024)
@@ -34,16 +194,20 @@ def test_proc_sampler_on_a_fake_proc_tree(tmp_path: Any) -> None:
     os.makedirs(os.path.join(root, "self"))
     assert proc.find_pids(("radosgw", "haproxy"), root) == {"radosgw": [10, 11],
                                                             "haproxy": [20]}
-    sampler = proc.ProcSampler(("radosgw", "haproxy"), root=root, clock_ticks=100)
+    clock = [0.0]
+    sampler = proc.ProcSampler(("radosgw", "haproxy"), root=root, clock_ticks=100,
+                               monotonic=lambda: clock[0])
     sampler.start(now=1000.0)
     # 2 s later: radosgw 10 used 150 ticks, 11 used 250, a new radosgw 12 appeared
     _fake_proc(root, 10, "radosgw", 200, 100, 220 * 1024)
     _fake_proc(root, 11, "radosgw", 1250, 0, 100 * 1024)
     _fake_proc(root, 12, "radosgw", 30, 20, 50 * 1024)
+    clock[0] = proc.RESCAN_S
     sampler.sample()
     out = sampler.stop(now=1002.0)
     rgw = out["radosgw"]
     assert rgw["daemons"] == 3 and rgw["pids"] == [10, 11, 12]
+    assert rgw["counted_by"] == "name" and "per_daemon" not in rgw
     assert rgw["cpu_s"] == pytest.approx(4.5)
     assert rgw["cpu_cores"] == pytest.approx(2.25)
     assert rgw["rss_mib_max"] == pytest.approx(370.0)
@@ -53,29 +217,6 @@ def test_proc_sampler_on_a_fake_proc_tree(tmp_path: Any) -> None:
     assert rgw["processes"]["12"]["cpu_cores"] == 0.25  # started in the window
     assert out["haproxy"]["cpu_cores"] == 0.0 and out["haproxy"]["rss_mib"] == 10.0
     assert "bash" not in out
-
-
-def test_proc_sampler_counts_only_the_given_pids(tmp_path: Any) -> None:
-    root = str(tmp_path)
-    _fake_proc(root, 10, "radosgw", 100, 0, 100 * 1024)   # this cluster's
-    _fake_proc(root, 11, "radosgw", 100, 0, 300 * 1024)   # another cluster's
-    _fake_proc(root, 20, "haproxy", 10, 0, 10 * 1024)
-    sampler = proc.ProcSampler(("radosgw", "haproxy"), root=root, clock_ticks=100,
-                               only={"radosgw": [10, 99]})
-    sampler.start(now=0.0)
-    _fake_proc(root, 10, "radosgw", 200, 0, 100 * 1024)
-    _fake_proc(root, 11, "radosgw", 900, 0, 300 * 1024)
-    out = sampler.stop(now=1.0)
-    assert out["radosgw"]["pids"] == [10] and out["radosgw"]["counted_by"] == "pids"
-    assert out["radosgw"]["cpu_cores"] == pytest.approx(1.0)
-    assert out["radosgw"]["rss_mib"] == pytest.approx(100.0)
-    assert out["haproxy"]["counted_by"] == "name"
-    # None of the given pids alive (another pid namespace): every radosgw counts.
-    fallback = proc.ProcSampler(("radosgw",), root=root, clock_ticks=100,
-                                only={"radosgw": [7]})
-    fallback.start(now=0.0)
-    out = fallback.stop(now=1.0)
-    assert out["radosgw"]["pids"] == [10, 11] and out["radosgw"]["counted_by"] == "name"
 
 
 def test_proc_reads_this_process() -> None:
@@ -147,3 +288,47 @@ def test_series_round_trip() -> None:
     assert [i["ops"] for i in items] == [2, 1, 0, 0, 0]
     assert items[0]["lat_mean_ms"] == 2.0 and items[2]["lat_mean_ms"] is None
     assert Series.from_list(items).to_list() == items
+
+
+def _by_daemon(host: str, *daemons: Dict[str, Any]) -> Dict[str, Any]:
+    raw = _raw(4, 10, host)
+    raw["server"] = {host: {"radosgw": {
+        "daemons": len(daemons), "cpu_cores": sum(d["cpu_cores"] for d in daemons),
+        "counted_by": "daemon", "missing": [],
+        "per_daemon": [dict(d, cpu_s=d["cpu_cores"], pids=[i]) for i, d in
+                       enumerate(daemons)]}}}
+    return finalize(raw)
+
+
+def test_merge_counts_each_daemon_once_with_its_own_figures() -> None:
+    a = {"daemon": "rgw.a", "host": "h1", "cpu_cores": 0.5, "rss_mib": 100.0,
+         "rss_mib_max": 110.0}
+    b = {"daemon": "rgw.b", "host": "h2", "cpu_cores": 0.25, "rss_mib": 50.0,
+         "rss_mib_max": 60.0}
+    # Agents of hosts h1 and h2 on one machine (namespaces): one machine label.
+    m = merge_results([_by_daemon("machine", a), _by_daemon("machine", b),
+                       _by_daemon("elsewhere", a)])
+    assert m["rgw"] == {"daemons": 2, "cpu_cores": 0.75, "rss_mib": 150.0,
+                        "rss_mib_max": 170.0, "per_daemon": [a, b]}
+    assert [d["daemon"] for d in m["server"]["machine"]["radosgw"]["per_daemon"]] == [
+        "rgw.a", "rgw.b"]
+    assert "haproxy" not in m
+    assert "rgw.a on h1  0.50 cores" in summary_text(m)
+
+
+def test_a_daemon_never_found_is_looked_for_only_now_and_then(tmp_path: Any,
+                                                              monkeypatch: Any) -> None:
+    root = str(tmp_path)
+    _cluster_on_a_fake_host(root)
+    clock = [0.0]
+    reads: List[str] = []
+    sampler = proc.ProcSampler(root=root, clock_ticks=100, fsid=FSID,
+                               daemons={"rgw.foo.vm.abc": "vm", "rgw.gone": "vm"},
+                               monotonic=lambda: clock[0])
+    sampler.start(now=0.0)
+    _count_scans(monkeypatch, reads)
+    for second in range(1, 11):
+        clock[0] = float(second)
+        sampler.sample()
+    assert reads == ["scan", "scan"]  # at 5 s and 10 s
+    assert sampler.stop(now=10.0)["radosgw"]["missing"] == ["rgw.gone"]

@@ -87,6 +87,11 @@ def _job(**kw: object) -> Job:
     ({"sse_s3": True, "sse_kms_key_id": "k"}, "one of"),
     ({"sse_c_key": "short"}, "32 bytes"),
     ({"endpoint": "ftp://x"}, None),
+    ({"op": "get", "range": "1KiB"}, "START-END"),
+    ({"op": "get", "range": "2KiB-1KiB"}, "empty"),
+    ({"op": "get", "range": "0-8KiB"}, "past the end of the smallest object (4KiB)"),
+    ({"op": "get", "size": "4KiB,1MiB", "range": "0-64KiB"}, "smallest object (4KiB)"),
+    ({"op": "put", "range": "0-1KiB"}, "--range needs a workload that GETs"),
 ])
 def test_job_validation(kw: dict, fragment: str) -> None:
     job = _job(**kw)
@@ -115,6 +120,16 @@ def test_job_round_trip_and_defaults() -> None:
     assert _job(op="put").reads_prefilled is False
     assert _job(op="mixed").reads_prefilled is True
     assert _job(buckets=3).bucket_names == ["rgwbench-0", "rgwbench-1", "rgwbench-2"]
+
+
+def test_ranged_get_and_working_set() -> None:
+    job = _job(op="mixed", size="1MiB-3MiB", range="512KiB-1MiB", objects=10).validate()
+    assert job.range_bytes == (512 << 10, 1 << 20)
+    assert job.range_header == "bytes=524288-1048575"
+    assert job.working_set_bytes() == 10 * (2 << 20)
+    assert _job(op="get").range_header == ""
+    assert _job(op="get", size="4KiB").working_set_bytes() == 1000 * 4096
+    assert _job(op="put").working_set_bytes() is None
 
 
 def test_payload_chunks_are_bounded_and_deterministic() -> None:

@@ -1,5 +1,6 @@
 import json
 import os
+import socket
 import subprocess
 import threading
 import time
@@ -10,8 +11,12 @@ from fixtures import MemoryStore
 
 from rgwbench.credentials import CredentialStore, parse_credentials
 from rgwbench.errors import Busy, InvalidInput, NotFound
-from rgwbench.agents.launchers import processes_in, remove_leftovers
-from rgwbench.loads import LEFTOVERS_KEY, LoadRequest, LoadService, compact, load_to_text
+from rgwbench.agents.launchers import NotReachable, processes_in, remove_leftovers
+from rgwbench.server_daemons import ServerDaemons
+from rgwbench.loads import (LEFTOVERS_KEY, LoadRequest, LoadService, compact, load_request,
+                            load_to_text)
+from rgwbench.loadgen.workload import Job
+from rgwbench.workloads import make_job
 
 
 class Log:
@@ -19,6 +24,9 @@ class Log:
         pass
 
     def warning(self, *args: Any) -> None:
+        pass
+
+    def info(self, *args: Any) -> None:
         pass
 
 
@@ -31,7 +39,7 @@ class BlockingLauncher:
     def agent_ids(self) -> List[str]:
         return ['host-a']
 
-    def launch(self, config: Dict[str, str]) -> None:
+    def launch(self, config: Dict[str, Any]) -> None:
         pass
 
     def problem(self, agent: str) -> Optional[str]:
@@ -50,7 +58,7 @@ def service(store: MemoryStore, endpoints: List[str],
         if gate is not None:
             gate.wait(10)
         raise RuntimeError('no channel in this test')
-    return LoadService(store, CredentialStore(store), lambda: endpoints, lambda: {},
+    return LoadService(store, CredentialStore(store), lambda: endpoints, ServerDaemons,
                        lambda placement: BlockingLauncher(), no_channel, Log())
 
 
@@ -132,12 +140,46 @@ def test_one_load_at_a_time_and_its_record() -> None:
     assert store.get_store('load/' + load_id) is not None
 
 
+def test_a_load_goes_to_every_rgw_endpoint_unless_told_where() -> None:
+    store, gate = MemoryStore(), threading.Event()
+    CredentialStore(store).set('access_key: A\nsecret_key: S')
+    loads = service(store, ['http://127.0.0.1:7', 'https://127.0.0.1:9', 'http://127.0.0.1:8',
+                            'http://127.0.0.1:7'], gate)
+    assert loads.default_targets() == ['http://127.0.0.1:7', 'http://127.0.0.1:8']
+    assert service(store, ['https://127.0.0.1:9']).default_targets() == ['https://127.0.0.1:9']
+    with pytest.raises(InvalidInput, match="^--endpoint: the URLs must all be http:// or all"):
+        loads.start(LoadRequest(endpoint='http://127.0.0.1:1,https://127.0.0.1:2'))
+    try:
+        load_id = loads.start(LoadRequest(duration_s=1.0))
+        record = loads.show(load_id)
+        assert record['targets'] == ['http://127.0.0.1:7', 'http://127.0.0.1:8']
+        assert record['endpoint'] == 'http://127.0.0.1:7'
+        assert 'x16 on http://127.0.0.1:7, http://127.0.0.1:8' in load_to_text(record)
+    finally:
+        gate.set()
+    for _ in range(100):
+        if loads.active() is None:
+            break
+        time.sleep(0.1)
+    gate.clear()
+    try:
+        load_id = loads.start(LoadRequest(endpoint='http://127.0.0.1:5/, http://127.0.0.1:6'))
+        assert loads.show(load_id)['targets'] == ['http://127.0.0.1:5', 'http://127.0.0.1:6']
+    finally:
+        gate.set()
+    for _ in range(100):
+        if loads.active() is None:
+            break
+        time.sleep(0.1)
+
+
 def test_what_a_load_would_leave_is_written_down_before_it_starts_and_removed_after() -> None:
     store, gate = MemoryStore(), threading.Event()
     CredentialStore(store).set('access_key: A\nsecret_key: S')
     loads = service(store, ['http://127.0.0.1:1'], gate)
     load_id = loads.start(LoadRequest(duration_s=5))
-    left = json.loads(store.data[LEFTOVERS_KEY])
+    key = '%s/rgwbench-%s' % (LEFTOVERS_KEY, load_id)
+    left = json.loads(store.data[key])
     assert left['record']['load_id'] == load_id
     assert left['agents'] == {'service': 'container.rgwbench-agent'}
     assert left['bucket_prefix'] == 'rgwbench-%s' % load_id
@@ -146,10 +188,10 @@ def test_what_a_load_would_leave_is_written_down_before_it_starts_and_removed_af
     deadline = time.monotonic() + 20
     while loads.active() is not None and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert LEFTOVERS_KEY not in store.data
+    assert key not in store.data
 
 
-def test_a_new_mgr_removes_what_a_cut_off_load_left() -> None:
+def test_a_new_mgr_removes_what_a_cut_off_load_left(monkeypatch: pytest.MonkeyPatch) -> None:
     store = MemoryStore()
     record = {'load_id': 'l1', 'state': 'running', 'endpoint': 'http://127.0.0.1:1',
               'request': LoadRequest()._asdict(), 'agents': {}, 'result': None,
@@ -160,12 +202,115 @@ def test_a_new_mgr_removes_what_a_cut_off_load_left() -> None:
         'key_prefix': 'rgwbench/'}))
     removed: List[str] = []
     loads = service(store, [])
-    assert loads.recover(removed.append) == 'l1'
+    # Without credentials its buckets cannot be removed: the record stays for the next try.
+    assert loads.recover(removed.append) == ['l1']
     assert removed == ['container.rgwbench-agent']
     shown = loads.show('l1')
     assert shown['state'] == 'failed' and 'mgr restarted' in shown['error']
-    assert LEFTOVERS_KEY not in store.data
-    assert loads.recover(removed.append) is None and removed == ['container.rgwbench-agent']
+    assert 'tried again every minute' in shown['error']
+    assert LEFTOVERS_KEY in store.data
+    assert loads.leftovers.pending() == [{
+        'bucket_prefix': 'rgwbench-l1', 'agents': {},
+        'errors': ['no stored credentials to remove buckets rgwbench-l1* with']}]
+    CredentialStore(store).set('access_key: A\nsecret_key: S')
+    deleted: List[str] = []
+
+    def remove_buckets(job: Dict[str, Any], ca: Optional[str]) -> Dict[str, Any]:
+        deleted.append(job['bucket_prefix'])
+        return {}
+    monkeypatch.setattr('rgwbench.workloads.remove_buckets', remove_buckets)
+    assert loads.recover(removed.append) == ['l1']
+    assert deleted == ['rgwbench-l1'] and LEFTOVERS_KEY not in store.data
+    assert loads.show('l1')['error'].endswith('were removed')
+    assert loads.recover(removed.append) == []
+    # The service went at the first try: it is not asked for again.
+    assert removed == ['container.rgwbench-agent']
+
+
+def test_leftovers_stay_while_the_orchestrator_does_not_answer(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    store = MemoryStore()
+    CredentialStore(store).set('access_key: A\nsecret_key: S')
+    key = LEFTOVERS_KEY + '/rgwbench-l2'
+    store.set_store(key, json.dumps({
+        'record': {'load_id': 'l2'}, 'agents': {'service': 'container.rgwbench-agent'},
+        'endpoint': 'http://127.0.0.1:1', 'bucket_prefix': 'rgwbench-l2', 'buckets': 1,
+        'key_prefix': 'rgwbench/'}))
+    monkeypatch.setattr('rgwbench.workloads.remove_buckets', lambda job, ca: {})
+
+    def not_yet(name: str) -> None:
+        raise RuntimeError('orchestrator not available yet')
+    loads = service(store, [])
+    loads.recover(not_yet)
+    assert key in store.data
+    gone: List[str] = []
+    loads.recover(gone.append)
+    assert gone == ['container.rgwbench-agent'] and key not in store.data
+
+
+def local_agent_left(store: MemoryStore, load_id: str, folder: str, host: str) -> str:
+    key = '%s/rgwbench-%s' % (LEFTOVERS_KEY, load_id)
+    store.set_store(key, json.dumps({
+        'record': {'load_id': load_id, 'request': LoadRequest()._asdict(), 'agents': {},
+                   'endpoint': 'http://127.0.0.1:1', 'started': 1.0},
+        'agents': {'folder': folder, 'host': host}, 'endpoint': 'http://127.0.0.1:1',
+        'bucket_prefix': 'rgwbench-%s' % load_id, 'buckets': 1, 'key_prefix': 'rgwbench/'}))
+    return key
+
+
+def test_a_local_agent_of_another_host_is_reported_and_its_record_kept(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    store = MemoryStore()
+    CredentialStore(store).set('access_key: A\nsecret_key: S')
+    folder = str(tmp_path / 'rgwbench-agent-y')
+    os.mkdir(folder)
+    key = local_agent_left(store, 'l3', folder, 'other-host')
+    deleted: List[str] = []
+
+    def remove_buckets(job: Dict[str, Any], ca: Optional[str]) -> Dict[str, Any]:
+        deleted.append(job['bucket_prefix'])
+        return {}
+    monkeypatch.setattr('rgwbench.workloads.remove_buckets', remove_buckets)
+    loads = service(store, [])
+    assert loads.recover(lambda name: None) == ['l3']
+    assert 'ran on host other-host' in loads.show('l3')['error']
+    assert 'cannot be reached from here' in loads.show('l3')['error']
+    assert os.path.isdir(folder) and key in store.data
+    # The buckets are the cluster's: they go at once, and only once.
+    assert deleted == ['rgwbench-l3']
+    loads.recover(lambda name: None)
+    assert deleted == ['rgwbench-l3'] and key in store.data
+    # A mgr on that host removes the agent, and the record with it.
+    left = json.loads(store.data[key])
+    left['agents']['host'] = socket.gethostname()
+    store.set_store(key, json.dumps(left))
+    assert loads.recover(lambda name: None) == ['l3']
+    assert not os.path.exists(folder) and key not in store.data
+    assert loads.show('l3')['error'].endswith('were removed')
+
+
+def test_a_new_load_keeps_what_an_older_one_left_and_is_never_removed_itself(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    store, gate = MemoryStore(), threading.Event()
+    old = LEFTOVERS_KEY + '/rgwbench-old'
+    store.set_store(old, json.dumps({
+        'record': {'load_id': 'old'}, 'agents': {}, 'endpoint': 'http://127.0.0.1:1',
+        'bucket_prefix': 'rgwbench-old', 'buckets': 1, 'key_prefix': 'rgwbench/'}))
+    CredentialStore(store).set('access_key: A\nsecret_key: S')
+    loads = service(store, ['http://127.0.0.1:1'], gate)
+    load_id = loads.start(LoadRequest(duration_s=5))
+    assert old in store.data
+    deleted: List[str] = []
+
+    def remove_buckets(job: Dict[str, Any], ca: Optional[str]) -> Dict[str, Any]:
+        deleted.append(job['bucket_prefix'])
+        return {}
+    monkeypatch.setattr('rgwbench.workloads.remove_buckets', remove_buckets)
+    # The serve loop's retry, while the new load goes: only the old one is removed.
+    assert loads.recover(lambda name: None) == ['old']
+    assert deleted == ['rgwbench-old'] and old not in store.data
+    assert '%s/rgwbench-%s' % (LEFTOVERS_KEY, load_id) in store.data
+    gate.set()
 
 
 def test_a_local_agent_left_behind_is_ended_and_its_folder_removed(tmp_path: Any) -> None:
@@ -174,9 +319,87 @@ def test_a_local_agent_left_behind_is_ended_and_its_folder_removed(tmp_path: Any
     proc = subprocess.Popen(['sleep', '60'], cwd=folder)
     try:
         assert processes_in(folder) == [proc.pid]
-        remove_leftovers({'folder': folder}, lambda name: None)
+        with pytest.raises(NotReachable, match='ran on host elsewhere, this mgr runs on here'):
+            remove_leftovers({'folder': folder, 'host': 'elsewhere'}, lambda name: None,
+                             here='here')
+        assert proc.poll() is None and os.path.isdir(folder)
+        remove_leftovers({'folder': folder, 'host': socket.gethostname()}, lambda name: None)
         assert proc.wait(10) is not None
         assert not os.path.exists(folder) and processes_in(folder) == []
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+@pytest.mark.parametrize('field, value, message', [
+    ('concurrency', 10 ** 6, '--concurrency: must be a whole number from 1 to 1024'),
+    ('processes', 10 ** 5, '--processes: must be a whole number from 0 to 64'),
+    ('buckets', 10 ** 6, '--buckets: must be a whole number from 1 to 1000'),
+    ('size', '150GiB', "--size: '150GiB' is above the 5GiB an object may have here"),
+    ('duration', 0, '--duration: must be a positive number of seconds'),
+    ('duration', 3601, '--duration: must be at most 3600 seconds'),
+    ('warmup', 31, '--warmup: must be 0 to the duration (30) seconds'),
+    ('op', 'frobnicate', "--op: 'frobnicate' is not an operation"),
+    ('processes', 17, '--processes: 17 processes are more than the concurrency 16'),
+    ('rate', 0, '--rate: must be a number of operations a second above 0 and at most 100000'),
+    ('objects', 10, '--objects: only a workload that reads (get, head, list, delete or '
+                    'mixed) has a working set'),
+    ('range', '0-1KiB', '--range: only a workload that GETs (get or mixed) reads a range'),
+    ('part_size', '1MiB', "--part-size: must be 5MiB to 5GiB (S3's part sizes), got '1MiB'"),
+    ('multipart_threshold', '0', '--multipart-threshold: must be 1B to 5GiB'),
+])
+def test_a_load_has_the_limits_of_a_profile_workload(
+        field: str, value: Any, message: str) -> None:
+    words: Dict[str, Any] = dict(op='put', size='4KiB', concurrency=16, processes=1,
+                                 duration=30, warmup=2, buckets=1, placement=None,
+                                 endpoint=None)
+    words[field] = value
+    with pytest.raises(InvalidInput) as refused:
+        load_request(**words)
+    assert str(refused.value) == message or str(refused.value).startswith(message)
+
+
+def test_a_load_within_the_limits_is_taken_as_given() -> None:
+    request = load_request(op='get', size='64KiB', concurrency=32, processes=2, duration=10,
+                           warmup=1, buckets=3, placement=['h1'], endpoint=None)
+    assert request == LoadRequest(op='get', size='64KiB', concurrency=32, processes=2,
+                                  duration_s=10.0, warmup_s=1.0, buckets=3, placement=['h1'])
+
+
+def test_a_load_at_a_rate_over_a_working_set_reaches_the_job() -> None:
+    request = load_request(op='get', size='64KiB', concurrency=8, processes=1, duration=10,
+                           warmup=1, buckets=1, placement=None, endpoint=None, rate=50,
+                           objects=2000, range='0-16KiB', part_size='8MiB',
+                           multipart_threshold='32MiB')
+    job = Job.from_dict(make_job(request.workload(), creds={'access_key': 'a',
+                                                            'secret_key': 's'},
+                                 endpoints=['http://rgw:80'], bucket_prefix='b', run_tag='t'))
+    assert (job.rate, job.objects, job.range, job.part_size, job.multipart_threshold) == (
+        50.0, 2000, '0-16KiB', '8MiB', '32MiB')
+    record = {'load_id': 'l1', 'state': 'complete', 'endpoint': 'http://vm:80', 'agents': {},
+              'request': request._asdict(), 'error': None,
+              'result': {'ops': 500, 'errors': 0, 'ops_per_s': 49.8, 'throughput_mib_s': 0.8,
+                         'mode': 'open', 'rate': 50.0, 'objects': 2000,
+                         'working_set_bytes': 2000 * 65536, 'range': '0-16KiB',
+                         'latency_ms': dict.fromkeys(('mean', 'p50', 'p90', 'p99', 'p999',
+                                                      'max'), 1.0)}}
+    text = load_to_text(record).split('\n')
+    assert 'open loop at 50 ops/s asked: latency counts from each request\'s intended ' \
+        'start' in text
+    assert 'working set 2000 objects, 125.0 MiB; ranged GET of bytes 0-16KiB' in text
+
+
+def test_a_loads_text_names_each_daemon() -> None:
+    daemon = {'daemon': 'rgw.foo.vm.abc', 'host': 'vm', 'cpu_cores': 0.42, 'rss_mib': 120.5,
+              'rss_mib_max': 121.0}
+    record = {'load_id': 'l1', 'state': 'complete', 'endpoint': 'http://vm:80', 'agents': {},
+              'request': LoadRequest()._asdict(), 'error': None,
+              'result': {'ops': 10, 'errors': 0, 'ops_per_s': 5.0, 'throughput_mib_s': 0.1,
+                         'latency_ms': dict.fromkeys(('mean', 'p50', 'p90', 'p99', 'p999',
+                                                      'max'), 1.0),
+                         'rgw': {'daemons': 1, 'cpu_cores': 0.42, 'rss_mib': 120.5,
+                                 'per_daemon': [daemon]}}}
+    text = load_to_text(record)
+    assert 'rgw: 1 daemons, 0.42 CPU cores, 120.5 MiB RSS' in text
+    assert '  rgw.foo.vm.abc on vm: 0.42 CPU cores, 120.5 MiB RSS' in text
+    assert 'haproxy' not in text

@@ -2,12 +2,14 @@
 import errno
 import json
 import threading
+import time
 from typing import Any, Dict, List, Tuple
 
 import pytest
 from mgr_module import HandleCommandResult
 
 from rgwbench.module import Module
+from rgwbench.results.model import Run
 
 from fixtures import rgw_service_map
 
@@ -91,8 +93,8 @@ def test_status_when_the_backend_fails() -> None:
 
 def test_status_shows_the_active_run() -> None:
     mod = ModuleUnderTest({('orchestrator', '_select_orchestrator'): None})
-    mod.runs._record = {'run_id': 'sse-20261122-1', 'profile': 'sse', 'state': 'running',
-                        'started': 1.0, 'progress': 'variant tls', 'current': None}
+    mod.runs._record = Run(run_id='sse-20261122-1', profile='sse', state='running',
+                           started=1.0, progress='variant tls')
     res = call(mod, 'rgwbench status')
     assert res.retval == 0
     assert 'run: sse-20261122-1 in progress' in res.stdout
@@ -119,8 +121,8 @@ def test_unknown_format_is_one_line_einval() -> None:
 
 def test_settings_and_loads_wait_while_a_run_goes() -> None:
     mod = ModuleUnderTest({('orchestrator', '_select_orchestrator'): None})
-    mod.runs._record = {'run_id': 'r-1', 'profile': 'quick', 'state': 'running',
-                        'started': 1.0, 'progress': 'variant as-is', 'current': None}
+    mod.runs._record = Run(run_id='r-1', profile='quick', state='running', started=1.0,
+                           progress='variant as-is')
     res = call(mod, 'rgwbench settings apply', settings=['msgr2-secure=on'],
                yes_i_really_mean_it=True)
     assert res.retval == -errno.EBUSY and 'run r-1 is in progress' in res.stderr
@@ -161,3 +163,81 @@ def test_an_option_change_never_waits_for_the_panel() -> None:
     started.clear()
     mod.config_notify()                # nothing after a shutdown
     assert not started.wait(0.5)
+
+
+def test_a_run_is_refused_while_a_load_goes_and_the_reverse() -> None:
+    mod = ModuleUnderTest({('orchestrator', '_select_orchestrator'): None})
+    mod.loads._active = {'load_id': 'l-1', 'state': 'running'}
+    res = call(mod, 'rgwbench settings apply', settings=['msgr2-secure=on'],
+               yes_i_really_mean_it=True)
+    assert res.retval == -errno.EBUSY and 'load l-1 is in progress' in res.stderr
+    res = call(mod, 'rgwbench settings revert')
+    assert res.retval == -errno.EBUSY and 'load l-1 is in progress' in res.stderr
+    res = call(mod, 'rgwbench load')
+    assert res.retval == -errno.EBUSY and 'load l-1 is in progress' in res.stderr
+
+
+def test_agents_count_the_rgw_daemons_by_name_without_an_orchestrator() -> None:
+    mod = ModuleUnderTest({})
+    mod._fake_data['mon_map'] = {'fsid': '5b5c7a9e-0000-4000-8000-000000000001'}
+    daemons = mod._server_daemons()
+    assert daemons.fsid == '5b5c7a9e-0000-4000-8000-000000000001'
+    assert daemons.on_host('vm') == {'rgw.default.vm.a': 'vm'}  # and no HAProxy
+
+
+def test_what_could_not_be_removed_is_tried_again_until_the_module_stops() -> None:
+    mod = ModuleUnderTest({('orchestrator', '_select_orchestrator'): None})
+    mod.leftovers_retry_s = 0.01
+    tries: List[str] = []
+    mod.settings.recover = lambda stopping: None  # type: ignore
+
+    def not_yet(remove_service: Any) -> List[str]:
+        tries.append('load')
+        if len(tries) >= 4:
+            mod._stopping.set()
+            return []
+        raise RuntimeError('orchestrator not available yet')
+    mod.loads.recover = not_yet  # type: ignore
+    mod.runs.recover = lambda remove_service: None  # type: ignore
+    mod.loads.leftovers.pending = lambda: [{'bucket_prefix': 'rgwbench-x'}]  # type: ignore
+    mod.runs.leftovers.pending = lambda: []  # type: ignore
+    thread = threading.Thread(target=mod.serve, daemon=True)
+    thread.start()
+    thread.join(10)
+    assert not thread.is_alive() and tries == ['load'] * 4
+    # Nothing left: nothing asked.
+    mod._stopping.clear()
+    tries.clear()
+    mod.loads.leftovers.pending = lambda: []  # type: ignore
+    thread = threading.Thread(target=mod.serve, daemon=True)
+    thread.start()
+    time.sleep(0.2)
+    mod._stopping.set()
+    thread.join(10)
+    assert tries == ['load']   # the start's own try only
+
+
+@pytest.mark.parametrize('prefix', ['rgwbench plan', 'rgwbench run', 'rgwbench load'])
+def test_workload_field_options_are_declared(prefix: str) -> None:
+    (command,) = [c for c in commands() if c['cmd'].split(' name=')[0] == prefix]
+    for option in ('rate,req=false,type=CephFloat', 'objects,req=false,type=CephInt',
+                   'multipart_threshold,req=false,type=CephString',
+                   'part_size,req=false,type=CephString', 'range,req=false,type=CephString'):
+        assert ' name=%s' % option in command['cmd']
+    assert (' name=rates,req=false,type=CephString' in command['cmd']) == (
+        prefix != 'rgwbench load')
+
+
+def test_run_overrides_reach_the_profile_and_are_checked() -> None:
+    mod = ModuleUnderTest({('orchestrator', '_select_orchestrator'): None})
+    taken = mod._profile('tls', None, None, '64KiB', None, None, None,
+                         dict(rate=100.0, rates=None, objects=500, range='0-1KiB',
+                              multipart_threshold=None, part_size=None))
+    assert {(w.size, w.rate) for w in taken.workloads} == {('64KiB', 100.0)}
+    assert {w.objects for w in taken.workloads if w.op == 'get'} == {500}
+    res = call(mod, 'rgwbench run', profile='tls', sizes='64KiB', rate=100.0, objects=500)
+    assert res.retval == -errno.EINVAL and 'add --yes-i-really-mean-it' in res.stderr
+    res = call(mod, 'rgwbench run', profile='tls', rates='10,10', yes_i_really_mean_it=True)
+    assert res.retval == -errno.EINVAL
+    assert res.stderr.strip().endswith('--rates: gives a rate twice')
+    assert mod.runs.active() is None

@@ -3,12 +3,13 @@ import base64
 import errno
 import hashlib
 import json
+import time
 from typing import Dict, List, Optional
 
 import pytest
 from fixtures import MemoryStore
 
-from rgwbench.brake import AuthBrake
+from rgwbench.brake import AuthBrake, source_of
 from rgwbench.errors import InvalidInput
 from rgwbench.panel.auth import (MAX_LENGTH, MIN_LENGTH, PASSWORD_KEY, PasswordStore, Sessions,
                                  same_token)
@@ -25,16 +26,6 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
-
-
-class Sleeps:
-    """A sleep that only records how long it was asked to wait."""
-
-    def __init__(self) -> None:
-        self.waits: List[float] = []
-
-    def __call__(self, seconds: float) -> None:
-        self.waits.append(seconds)
 
 
 def stored(store: MemoryStore) -> Dict[str, object]:
@@ -301,71 +292,142 @@ def test_same_token() -> None:
 
 
 # -- AuthBrake ----------------------------------------------------------------------
-def test_the_brake_doubles_its_delay_up_to_the_most() -> None:
-    sleeps, clock = Sleeps(), Clock()
-    brake = AuthBrake(sleep=sleeps, clock=clock)
-    waited = [brake.failed('192.0.2.1') for _ in range(5)]
-    assert sleeps.waits == [1.0, 2.0, 4.0, 8.0, 8.0]
-    assert waited == sleeps.waits
-    assert brake.locked_for('192.0.2.1') == 0.0      # 5 of 10: not locked yet
+def fail_in_time(brake: AuthBrake, clock: Clock, address: str, times: int) -> List[float]:
+    """Fail `times` from `address`, each once its wait is over; the waits."""
+    waits = []
+    for _ in range(times):
+        assert brake.locked_for(address) == 0.0
+        waits.append(brake.failed(address))
+        assert brake.locked_for(address) == pytest.approx(waits[-1])
+        clock.now += waits[-1]
+    return waits
 
 
-def test_the_brake_counts_each_address_apart() -> None:
-    sleeps = Sleeps()
-    brake = AuthBrake(sleep=sleeps, clock=Clock())
+def test_each_failure_makes_its_source_wait_twice_as_long_up_to_the_most() -> None:
+    clock = Clock()
+    brake = AuthBrake(clock=clock)
+    assert fail_in_time(brake, clock, '192.0.2.1', 5) == [1.0, 2.0, 4.0, 8.0, 8.0]
+
+
+def test_the_brake_never_sleeps() -> None:
+    brake = AuthBrake(clock=Clock())
+    began = time.monotonic()
+    assert [brake.failed('192.0.2.1') for _ in range(3)] == [1.0, 2.0, 4.0]
+    assert time.monotonic() - began < 0.5  # the caller answers 429 instead of waiting
+
+
+def test_a_source_must_wait_out_its_time() -> None:
+    clock = Clock()
+    brake = AuthBrake(clock=clock)
     brake.failed('192.0.2.1')
-    brake.failed('192.0.2.1')
-    brake.failed('2001:db8::1')
-    brake.failed('192.0.2.1')
-    brake.failed('2001:db8::1')
-    assert sleeps.waits == [1.0, 2.0, 1.0, 4.0, 2.0]
+    clock.now += 0.4
+    assert brake.locked_for('192.0.2.1') == pytest.approx(0.6)
+    clock.now += 0.6
+    assert brake.locked_for('192.0.2.1') == 0.0
 
 
-def test_a_success_clears_the_address() -> None:
-    sleeps = Sleeps()
-    brake = AuthBrake(sleep=sleeps, clock=Clock())
+def test_the_brake_counts_each_source_apart() -> None:
+    clock = Clock()
+    brake = AuthBrake(clock=clock)
+    assert brake.failed('192.0.2.1') == 1.0
+    assert brake.failed('192.0.2.2') == 1.0
+    assert brake.failed('2001:db8:0:1::1') == 1.0
+    clock.now += 1
+    assert brake.failed('192.0.2.1') == 2.0
+    assert brake.failed('2001:db8:0:2::1') == 1.0   # another /64
+
+
+@pytest.mark.parametrize('first, other', [
+    ('2001:db8:1:2::1', '2001:db8:1:2:ffff:ffff:ffff:fffe'),
+    ('2001:db8:1:2::1', '2001:DB8:1:2::99'),
+    ('fe80::1%eth0', 'fe80::2%eth1'),
+    ('192.0.2.7', '::ffff:192.0.2.7')])
+def test_one_source_for_an_ipv6_64_and_for_an_ipv4_mapped_address(
+        first: str, other: str) -> None:
+    assert source_of(first) == source_of(other)
+    clock = Clock()
+    brake = AuthBrake(lock_after=3, clock=clock)
+    fail_in_time(brake, clock, first, 2)
+    brake.failed(other)                          # the third from the same source: locked
+    assert brake.locked_for(first) == pytest.approx(300.0)
+
+
+def test_a_success_clears_the_source() -> None:
+    clock = Clock()
+    brake = AuthBrake(clock=clock)
     for address in ('192.0.2.1', '192.0.2.2'):
-        brake.failed(address)
-        brake.failed(address)
+        fail_in_time(brake, clock, address, 2)
     brake.succeeded('192.0.2.1')
     brake.succeeded('192.0.2.9')                     # never failed: no error
     assert brake.failed('192.0.2.1') == 1.0
     assert brake.failed('192.0.2.2') == 4.0
 
 
-def test_the_brake_locks_an_address_after_too_many_failures() -> None:
-    sleeps, clock = Sleeps(), Clock()
-    brake = AuthBrake(lock_after=4, lock_s=300.0, sleep=sleeps, clock=clock)
-    for _ in range(3):
-        brake.failed('192.0.2.1')
-        assert brake.locked_for('192.0.2.1') == 0.0
-    clock.now += 5
-    brake.failed('192.0.2.1')
+def test_the_brake_locks_a_source_after_too_many_failures() -> None:
+    clock = Clock()
+    brake = AuthBrake(lock_after=4, lock_s=300.0, clock=clock)
+    assert fail_in_time(brake, clock, '192.0.2.1', 3) == [1.0, 2.0, 4.0]
+    assert brake.failed('192.0.2.1') == 300.0
     assert brake.locked_for('192.0.2.1') == pytest.approx(300.0)
-    assert brake.locked_for('192.0.2.2') == 0.0      # only that address
+    assert brake.locked_for('192.0.2.2') == 0.0      # only that source
     clock.now += 299
     assert brake.locked_for('192.0.2.1') == pytest.approx(1.0)
     clock.now += 1                                   # lock_s after its last failure
     assert brake.locked_for('192.0.2.1') == 0.0
     assert brake.failed('192.0.2.1') == 1.0          # and it starts again from the first
-    assert sleeps.waits == [1.0, 2.0, 4.0, 8.0, 1.0]
 
 
 def test_old_failures_are_forgotten_after_lock_s() -> None:
-    sleeps, clock = Sleeps(), Clock()
-    brake = AuthBrake(lock_after=10, lock_s=300.0, sleep=sleeps, clock=clock)
-    for _ in range(3):
-        brake.failed('192.0.2.1')
+    clock = Clock()
+    brake = AuthBrake(lock_after=10, lock_s=300.0, clock=clock)
+    fail_in_time(brake, clock, '192.0.2.1', 3)
     clock.now += 301
     assert brake.failed('192.0.2.1') == 1.0
-    assert sleeps.waits == [1.0, 2.0, 4.0, 1.0]
 
 
 def test_the_brake_settings() -> None:
-    sleeps, clock = Sleeps(), Clock()
-    brake = AuthBrake(first_s=0.5, max_s=3.0, lock_after=5, lock_s=60.0, sleep=sleeps,
-                      clock=clock)
-    for _ in range(5):
-        brake.failed('h')
-    assert sleeps.waits == [0.5, 1.0, 2.0, 3.0, 3.0]
-    assert brake.locked_for('h') == pytest.approx(60.0)
+    clock = Clock()
+    brake = AuthBrake(first_s=0.5, max_s=3.0, lock_after=6, lock_s=60.0, clock=clock)
+    assert fail_in_time(brake, clock, 'h', 5) == [0.5, 1.0, 2.0, 3.0, 3.0]
+    assert brake.failed('h') == 60.0
+
+
+def test_new_addresses_do_not_push_a_locked_source_out_of_a_full_table() -> None:
+    clock = Clock()
+    brake = AuthBrake(lock_after=2, lock_s=300.0, max_sources=3, clock=clock)
+    fail_in_time(brake, clock, '192.0.2.1', 1)
+    brake.failed('192.0.2.1')
+    for n in range(100):                             # rotating addresses, each once
+        address = '198.51.100.%d' % n
+        if brake.locked_for(address) == 0.0:
+            brake.failed(address)
+        clock.now += 1
+    assert brake.locked_for('192.0.2.1') > 0         # still locked
+
+
+def test_new_sources_count_as_one_while_every_known_one_must_wait() -> None:
+    clock = Clock()
+    brake = AuthBrake(lock_after=2, lock_s=300.0, max_sources=2, clock=clock)
+    for address in ('192.0.2.1', '192.0.2.2'):     # a full table of locked sources
+        fail_in_time(brake, clock, address, 1)
+        brake.failed(address)
+    assert brake.locked_for('203.0.113.1') == 0.0
+    brake.failed('203.0.113.1')
+    assert brake.locked_for('203.0.113.2') == pytest.approx(1.0)   # the same count
+    clock.now += 1
+    assert brake.locked_for('203.0.113.2') == 0.0
+    brake.failed('203.0.113.2')
+    assert brake.locked_for('203.0.113.3') == pytest.approx(300.0)
+    clock.now += 301                                 # every lock is over: room again
+    assert brake.locked_for('203.0.113.4') == 0.0
+    brake.failed('203.0.113.4')
+    assert brake.locked_for('192.0.2.1') == 0.0
+
+
+def test_the_table_stays_bounded() -> None:
+    clock = Clock()
+    brake = AuthBrake(max_sources=50, clock=clock)
+    for n in range(1000):
+        brake.failed('2001:db8:%x::1' % n)
+        clock.now += 0.1
+    assert len(brake._failures) <= 51

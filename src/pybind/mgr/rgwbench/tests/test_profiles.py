@@ -7,11 +7,13 @@ import yaml
 from fixtures import MemoryStore
 
 from rgwbench.errors import InvalidInput, NotFound
+from rgwbench.loadgen.workload import Job
 from rgwbench.profiles import (BUILTIN_DOCUMENTS, Profile, ProfileInfo, ProfileStore,
                                Variant, Workload, builtin_names, builtin_profiles,
                                estimate_seconds, format_duration, parse_profile,
                                profile_to_text, profiles_to_text, with_overrides)
 from rgwbench.settings.registry import all_settings
+from rgwbench.targets import AUTO, INGRESS, RGW, URLS, Target
 
 SETTINGS = all_settings()
 
@@ -56,7 +58,7 @@ def test_every_builtin_parses_and_round_trips(document: Dict[str, Any]) -> None:
 
 def test_builtin_names() -> None:
     assert builtin_names() == ['tls', 'msgr2', 'sse', 'security', 'sizes', 'rgw-threads',
-                               'quick']
+                               'quick', 'calibrate']
 
 
 def test_builtins_follow_the_studies() -> None:
@@ -88,6 +90,31 @@ def test_quick_is_a_short_smoke_run() -> None:
     assert [(w.name, w.duration_s, w.warmup_s) for w in quick.workloads] == [
         ('put-4KiB', 10.0, 2.0), ('get-4KiB', 10.0, 2.0)]
     assert 60 <= estimate_seconds(quick) <= 180
+
+
+def test_calibrate_runs_the_baseline_against_itself_interleaved() -> None:
+    calibrate = {p.name: p for p in builtin_profiles(SETTINGS)}['calibrate']
+    assert [v.name for v in calibrate.variants] == ['default', 'default-again']
+    # the same value, RGW's default: every application restarts RGW and changes nothing
+    assert calibrate.variants[0].settings == calibrate.variants[1].settings == {
+        'config': {'client.rgw/rgw_thread_pool_size': '512'}}
+    assert calibrate.repeats >= 2 and calibrate.interleaved()
+    assert calibrate.to_dict()['order'] == 'interleaved'
+    assert estimate_seconds(calibrate) <= 30 * 60
+
+
+def test_order_is_sequential_unless_interleaved_is_asked_for() -> None:
+    base = {'name': 'x', 'variants': [{'name': 'a'}], 'workloads': [{'op': 'put'}]}
+    profile = parse_profile(dict(base, repeats=2), SETTINGS)
+    assert profile.order == 'sequential' and not profile.interleaved()
+    assert 'order' not in profile.to_dict()  # documents stored before the field read alike
+    interleaved = parse_profile(dict(base, repeats=2, order='interleaved'), SETTINGS)
+    assert interleaved.interleaved() and Profile.from_dict(interleaved.to_dict()) == interleaved
+    assert 'interleaved' in profile_to_text(interleaved)
+    # one repeat: nothing to interleave
+    assert not parse_profile(dict(base, order='interleaved'), SETTINGS).interleaved()
+    with pytest.raises(InvalidInput, match='order: must be one of sequential, interleaved'):
+        parse_profile(dict(base, order='random'), SETTINGS)
 
 
 # -- the document form -------------------------------------------------------------------
@@ -178,7 +205,7 @@ def test_short_duration_gets_a_shorter_default_warmup() -> None:
      "profile x: workloads[0].mix: unknown op 'copy' in mix (use put, get, delete, head, "
      "list)"),
     (doc(workloads=[{'op': 'put', 'size': '1TiB'}]),
-     'profile x: workloads[0]: objects of 1TiB need more than 10000 parts of 16MiB'),
+     "profile x: workloads[0].size: '1TiB' is above the 5GiB an object may have here"),
     (doc(variants=[{'name': 'a', 'settings': {'tls@rgw': 'maybe'}}]),
      "profile x: variants[0].settings.tls@rgw: 'maybe' is not valid (expected on or off)"),
     (doc(variants=[{'name': 'a', 'settings': {'sse': 'rot13'}}]),
@@ -202,6 +229,32 @@ def test_short_duration_gets_a_shorter_default_warmup() -> None:
 ])
 def test_refused_with_the_field_named(data: Any, message: str) -> None:
     assert refused(data) == message
+
+
+@pytest.mark.parametrize('raw,expected', [
+    (None, Target()), ('auto', Target()), ('rgw', Target(kind=RGW)),
+    ('INGRESS', Target(kind=INGRESS)),
+    ('http://10.0.0.1:8000, http://10.0.0.2:8000/',
+     Target(kind=URLS, urls=('http://10.0.0.1:8000', 'http://10.0.0.2:8000'))),
+    (['https://a:443'], Target(kind=URLS, urls=('https://a:443',)))])
+def test_a_profile_names_its_target(raw: Any, expected: Target) -> None:
+    profile = parse_profile(doc(target=raw), SETTINGS)
+    assert profile.target == expected
+    assert parse_profile(profile.to_dict(), SETTINGS) == profile
+    assert Profile.from_dict(profile.to_dict()) == profile
+    assert ('target' in profile.to_dict()) == (expected.kind != AUTO)
+
+
+@pytest.mark.parametrize('raw,why', [
+    ('haproxy', "'haproxy' is not rgw, ingress or http(s)://HOST:PORT URLs, comma separated"),
+    ('http://a:1,https://b:2', 'the URLs must all be http:// or all https://'),
+    ('http://a:1,http://a:1/', 'a URL is named twice'),
+    ('http://a:1,ftp://b', "'ftp://b' is not an http(s)://HOST:PORT URL"),
+    ('http://a:1/bucket', "'http://a:1/bucket' is not an http(s)://HOST:PORT URL"),
+    ([], 'no URL given'),
+    (7, '7 is not rgw, ingress or http(s)://HOST:PORT URLs, comma separated')])
+def test_a_bad_target_is_refused_naming_the_field(raw: Any, why: str) -> None:
+    assert refused(doc(target=raw)) == 'profile x: target: %s' % why
 
 
 def test_yaml_booleans_are_setting_words() -> None:
@@ -301,6 +354,16 @@ def test_sizes_multiply_workloads() -> None:
     assert with_overrides(profile, sizes=['8KiB']).workloads[0].name == 'put-8KiB'
 
 
+def test_one_size_runs_a_study_of_several_sizes_at_that_size() -> None:
+    # The tls study has PUT and GET at 4 KiB and at 4 MiB: at 64 KiB only, once each.
+    (tls,) = [p for p in builtin_profiles(SETTINGS) if p.name == 'tls']
+    assert len({w.size for w in tls.workloads}) > 1
+    resized = with_overrides(tls, sizes='64KiB')
+    ops = list(dict.fromkeys(w.op for w in tls.workloads))
+    assert [w.name for w in resized.workloads] == ['%s-64KiB' % op for op in ops]
+    assert {w.size for w in resized.workloads} == {'64KiB'}
+
+
 @pytest.mark.parametrize('overrides, message', [
     ({'duration': -5}, '--duration: must be a positive number of seconds, got -5'),
     ({'duration': 2}, '--duration: 2 is shorter than the warm-up (5s) of workload put-4MiB; '
@@ -353,10 +416,25 @@ def test_profile_to_text() -> None:
     assert 'Estimated duration: 2m 18s' in lines
     assert '  as-is (baseline)  the cluster as it is' in lines
     assert '  threads-256       config: client.rgw/rgw_thread_pool_size=256' in lines
-    assert '  put-4KiB  put  4KiB  16           1          10s       2s      1' in lines
+    assert '  put-4KiB  put  4KiB  16 per RGW   1          10s       2s      1' in lines
     # the dict form (`-f json`) renders the same
     info = ProfileStore(MemoryStore(), SETTINGS).info('quick')
     assert profile_to_text(info.to_dict()) == text
+
+
+def test_profile_to_text_says_what_the_engine_fields_set() -> None:
+    profile = parse_profile(doc(workloads=[
+        {'op': 'get', 'size': '64KiB', 'rates': [20, 40], 'objects': 300, 'range': '0-16KiB'},
+        {'op': 'put', 'size': '1GiB', 'part_size': '32MiB'}, {'op': 'put'}]), SETTINGS)
+    lines = profile_to_text(profile).splitlines()
+    assert lines[-7:] == [
+        '  get-64KiB@20/s  open loop at 20 ops/s over all agents',
+        '                  working set 300 objects',
+        '                  ranged GET of bytes 0-16KiB',
+        '  get-64KiB@40/s  open loop at 40 ops/s over all agents',
+        '                  working set 300 objects',
+        '                  ranged GET of bytes 0-16KiB',
+        '  put-1GiB        multipart above 64MiB in parts of 32MiB']
 
 
 def test_profiles_to_text() -> None:
@@ -387,3 +465,177 @@ def test_docs_table_matches_the_builtins() -> None:
         assert int(row[2]) == len(profile.variants)
         assert int(row[3]) == len(profile.workloads)
         assert ' '.join(row[4:]) == format_duration(estimate_seconds(profile))
+
+
+# -- open loop, working set, multipart, ranged GET ----------------------------------------
+
+def test_engine_fields_reach_the_job() -> None:
+    profile = parse_profile(doc(workloads=[{
+        'op': 'get', 'size': '4MiB', 'rate': 250, 'objects': 5000, 'range': '0-1MiB',
+        'multipart_threshold': '8MiB', 'part_size': '5MiB', 'processes': 2}]), SETTINGS)
+    (workload,) = profile.workloads
+    assert workload.name == 'get-4MiB@250/s'
+    job = Job(endpoint='http://rgw:80', access_key='k', secret_key='s',
+              **workload.job_fields()).validate()
+    assert (job.rate, job.objects, job.range, job.multipart_threshold, job.part_size) == \
+        (250.0, 5000, '0-1MiB', '8MiB', '5MiB')
+    assert (job.processes, job.payload_signing) == (2, 'unsigned')
+    assert job.range_header == 'bytes=0-1048575'
+    assert job.working_set_bytes() == 5000 * (4 << 20)
+    # the document form round-trips, the stored name included
+    assert parse_profile(profile.to_dict(), SETTINGS) == profile
+    assert Workload.from_dict(workload.to_dict()) == workload
+
+
+def test_unset_engine_fields_leave_the_engine_defaults() -> None:
+    (workload,) = parse_profile(doc(), SETTINGS).workloads
+    job = Job(endpoint='http://rgw:80', access_key='k', secret_key='s',
+              **workload.job_fields())
+    defaults = Job()
+    assert (job.rate, job.objects, job.range, job.multipart_threshold, job.part_size) == (
+        defaults.rate, defaults.objects, defaults.range, defaults.multipart_threshold,
+        defaults.part_size)
+    assert set(workload.to_dict()) == {'name', 'op', 'size', 'concurrency', 'duration',
+                                       'warmup', 'processes', 'buckets', 'payload_signing'}
+
+
+def test_rates_expand_to_a_workload_per_rate() -> None:
+    profile = parse_profile(doc(workloads=[
+        {'op': 'get', 'rates': [100, 200, 12.5]},
+        {'name': 'reads', 'op': 'get', 'size': '1MiB', 'rates': '50,100'}]), SETTINGS)
+    assert [(w.name, w.rate) for w in profile.workloads] == [
+        ('get-4KiB@100/s', 100.0), ('get-4KiB@200/s', 200.0), ('get-4KiB@12.5/s', 12.5),
+        ('reads@50/s', 50.0), ('reads@100/s', 100.0)]
+    assert parse_profile(profile.to_dict(), SETTINGS) == profile
+
+
+@pytest.mark.parametrize('workload, message', [
+    ({'op': 'get', 'rate': 0},
+     'workloads[0].rate: must be a number of operations a second above 0 and at most '
+     '100000, got 0'),
+    ({'op': 'get', 'rate': 'fast'},
+     "workloads[0].rate: must be a number of operations a second above 0 and at most "
+     "100000, got 'fast'"),
+    ({'op': 'get', 'rates': [100, 100]}, 'workloads[0].rates: gives a rate twice'),
+    ({'op': 'get', 'rates': []},
+     'workloads[0].rates: must be a list of operations a second, e.g. [100, 200, 400]'),
+    ({'op': 'get', 'rates': list(range(1, 18))}, 'workloads[0].rates: has 17 rates, at most 16'),
+    ({'op': 'get', 'rate': 5, 'rates': [1, 2]},
+     'workloads[0].rates: give rate or rates, not both'),
+    ({'op': 'put', 'objects': 10},
+     'workloads[0].objects: only a workload that reads (get, head, list, delete or mixed) '
+     'has a working set'),
+    ({'op': 'get', 'objects': 0},
+     'workloads[0].objects: must be a whole number from 1 to 1000000, got 0'),
+    ({'op': 'get', 'size': '1GiB', 'objects': 2000},
+     'workloads[0].objects: 2000 objects of 1GiB are 2000GiB, more than the 1TiB a working '
+     'set may have here'),
+    ({'op': 'get', 'part_size': '1MiB'},
+     "workloads[0].part_size: must be 5MiB to 5GiB (S3's part sizes), got '1MiB'"),
+    ({'op': 'get', 'multipart_threshold': '6GiB'},
+     "workloads[0].multipart_threshold: must be 1B to 5GiB (the largest single PUT), got "
+     "'6GiB'"),
+    ({'op': 'put', 'multipart_threshold': 'big'},
+     "workloads[0].multipart_threshold: 'big' is not a size (bad size 'big': use a number "
+     "with an optional unit (B, KiB, MiB, GiB, KB, MB, GB))"),
+    ({'op': 'get', 'range': '0-8KiB'},
+     'workloads[0].range: 0-8KiB reaches past the end of the smallest object (4KiB)'),
+    ({'op': 'get', 'range': '4KiB-1KiB'},
+     "workloads[0].range: range '4KiB-1KiB' is empty: END must be past START"),
+    ({'op': 'get', 'range': 5},
+     'workloads[0].range: 5 is not a range: write START-END, e.g. 0-1MiB'),
+    ({'op': 'head', 'range': '0-1KiB'},
+     'workloads[0].range: only a workload that GETs (get or mixed) reads a range'),
+    ({'op': 'put', 'size': '8GiB', 'multipart_threshold': '64MiB', 'part_size': '5MiB'},
+     "workloads[0].size: '8GiB' is above the 5GiB an object may have here"),
+])
+def test_engine_fields_are_checked(workload: Dict[str, Any], message: str) -> None:
+    assert refused(doc(workloads=[workload])) == 'profile x: ' + message
+
+
+def test_rate_overrides_name_the_rate_and_collapse_a_curve() -> None:
+    profile = parse_profile(doc(workloads=[{'op': 'get', 'rates': [100, 200]},
+                                           {'name': 'w', 'op': 'put'}]), SETTINGS)
+    at_one = with_overrides(profile, rate=50)
+    assert [(w.name, w.rate) for w in at_one.workloads] == [
+        ('get-4KiB@50/s', 50.0), ('w@50/s', 50.0)]
+    curve = with_overrides(profile, rates='10,20', sizes='64KiB')
+    assert [(w.name, w.size, w.rate) for w in curve.workloads] == [
+        ('get-64KiB@10/s', '64KiB', 10.0), ('get-64KiB@20/s', '64KiB', 20.0),
+        ('w-64KiB@10/s', '64KiB', 10.0), ('w-64KiB@20/s', '64KiB', 20.0)]
+    # a size override keeps the rate a workload has, and its name says both
+    resized = with_overrides(profile, sizes='1MiB')
+    assert [w.name for w in resized.workloads] == ['get-1MiB@100/s', 'get-1MiB@200/s',
+                                                   'w-1MiB']
+
+
+def test_reader_overrides_change_the_workloads_that_read() -> None:
+    profile = with_overrides(sse(), objects=20000, range='0-1MiB', part_size='8MiB',
+                             multipart_threshold='16MiB')
+    for workload in profile.workloads:
+        reads = workload.op == 'get'
+        assert workload.objects == (20000 if reads else None)
+        assert workload.range == ('0-1MiB' if reads else None)
+        assert (workload.part_size, workload.multipart_threshold) == ('8MiB', '16MiB')
+
+
+def test_overrides_compose_with_sizes() -> None:
+    # `run --profile tls --sizes 64KiB` with the new overrides on top
+    (tls,) = [p for p in builtin_profiles(SETTINGS) if p.name == 'tls']
+    chosen = with_overrides(tls, sizes='64KiB', rate=100, objects=500, duration=10)
+    ops = list(dict.fromkeys(w.op for w in tls.workloads))
+    assert [w.name for w in chosen.workloads] == ['%s-64KiB@100/s' % op for op in ops]
+    assert {(w.rate, w.duration_s) for w in chosen.workloads} == {(100.0, 10.0)}
+
+
+@pytest.mark.parametrize('overrides, message', [
+    ({'rate': -1}, '--rate: must be a number of operations a second above 0 and at most '
+                   '100000, got -1'),
+    ({'rate': 5, 'rates': '1,2'}, '--rates: give --rate or --rates, not both'),
+    ({'rates': '5,5'}, '--rates: gives a rate twice'),
+    ({'objects': 0}, '--objects: must be a whole number from 1 to 1000000, got 0'),
+    ({'range': '0-8MiB'}, '--range: 0-8MiB reaches past the end of the smallest object '
+                          '(4MiB) (workload get-4MiB)'),
+    ({'part_size': '4MiB'}, "--part-size: must be 5MiB to 5GiB (S3's part sizes), got '4MiB'"),
+    ({'multipart_threshold': '0'},
+     "--multipart-threshold: must be 1B to 5GiB (the largest single PUT), got '0'"),
+])
+def test_engine_field_overrides_are_checked(overrides: Dict[str, Any], message: str) -> None:
+    with pytest.raises(InvalidInput) as e:
+        with_overrides(sse(), **overrides)
+    assert str(e.value) == message
+
+
+def test_reader_overrides_need_a_workload_that_reads() -> None:
+    puts = parse_profile(doc(), SETTINGS)
+    with pytest.raises(InvalidInput) as e:
+        with_overrides(puts, objects=10)
+    assert str(e.value) == ('--objects: no workload of this profile reads objects (get, head, '
+                            'list, delete or mixed)')
+    with pytest.raises(InvalidInput) as e:
+        with_overrides(puts, range='0-1KiB')
+    assert str(e.value) == '--range: no workload of this profile GETs (get or mixed)'
+
+
+def test_a_concurrency_per_rgw_is_checked_kept_and_given_up_for_a_total() -> None:
+    profile = parse_profile({'name': 'p', 'description': 'd', 'baseline': 'a',
+                             'variants': [{'name': 'a', 'settings': {}}],
+                             'workloads': [{'op': 'get', 'concurrency_per_rgw': 32}]},
+                            SETTINGS)
+    (workload,) = profile.workloads
+    assert workload.concurrency_per_rgw == 32
+    assert workload.for_rgws(3, 1024).concurrency == 96
+    assert workload.for_rgws(0, 1024).concurrency == 32
+    assert workload.for_rgws(100, 1024).concurrency == 1024
+    assert Workload.from_dict(workload.to_dict()) == workload
+    # a concurrency given on the command line is the total, per RGW no more
+    (given,) = with_overrides(profile, concurrency=8).workloads
+    assert given.concurrency == 8 and given.concurrency_per_rgw is None
+    assert given.for_rgws(3, 1024).concurrency == 8
+    with pytest.raises(InvalidInput, match=r'workloads\[0\].concurrency_per_rgw'):
+        parse_profile({'name': 'p', 'description': 'd', 'baseline': 'a',
+                       'variants': [{'name': 'a', 'settings': {}}],
+                       'workloads': [{'op': 'get', 'concurrency_per_rgw': 0}]}, SETTINGS)
+    # the built-ins give theirs per RGW: a cluster of more RGWs is loaded as hard
+    assert all(w.concurrency_per_rgw for p in builtin_profiles(SETTINGS)
+               for w in p.workloads)

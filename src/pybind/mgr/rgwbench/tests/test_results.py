@@ -11,14 +11,33 @@ import pytest
 
 from rgwbench.errors import Busy, InvalidInput, NotFound
 from rgwbench.loadgen.histogram import Histogram
+from rgwbench.results import compare
 from rgwbench.results import store as result_store
-from rgwbench.results.compare import (compare_runs, comparison, merge_repeats, noise,
-                                      pct_change, t975)
+from rgwbench.results.calibration import Floors
+from rgwbench.results.compare import compare_runs, pct_change
+from rgwbench.results.significance import t_quantile
+from rgwbench.results.model import Run, WorkloadResult
 from rgwbench.results.report import (comparison_to_text, result_to_csv, result_to_markdown,
                                      result_to_text, results_to_text)
 from rgwbench.results.store import MAX_VALUE, ResultStore
 
 from rgwbench.tests.fixtures import MemoryStore
+
+
+# The comparison and the merge of repeats, on records as the store keeps them (JSON).
+
+def comparison(record: Dict[str, Any]) -> List[Dict[str, Any]]:
+    return [row.to_dict() for row in compare.comparison(Run.from_dict(record))]
+
+
+def noise(base: Dict[str, Any], other: Dict[str, Any], **options: Any) -> Dict[str, Any]:
+    """The comparison row of two workloads (its headline verdict and every interval)."""
+    return compare.compare_entries(WorkloadResult.from_dict(base), WorkloadResult.from_dict(other),
+                                   'v', 'w', **options).to_dict()
+
+
+def merge_repeats(repeats: List[Dict[str, Any]]) -> Dict[str, Any]:
+    return compare.merge_repeats([WorkloadResult.from_dict(r) for r in repeats]).to_dict()
 
 
 def entry(name: str = 'put-4KiB', mib: float = 100.0, ops: float = 200.0,
@@ -89,7 +108,7 @@ def test_store_round_trip_of_a_big_record_in_chunks_below_the_limit() -> None:
     results = ResultStore(mem, lambda: 50)
     rec = big_record()
     assert len(json.dumps(rec)) > 3 * 1000 * 1000
-    index = results.save(rec)
+    index = results.save(Run.from_dict(rec))
     assert index['chunks'] >= 4
     assert all(len(v.encode('utf-8')) < MAX_VALUE for v in mem.data.values())
     assert set(mem.data) == {'result_index/big'} | {
@@ -105,13 +124,13 @@ def test_saving_again_replaces_the_chunks_and_removes_extra_ones() -> None:
     results = ResultStore(mem, lambda: 50)
     big = big_record(run_id='r1')
     big['state'] = 'running'
-    first = results.save(big)
+    first = results.save(Run.from_dict(big))
     small = record([variant('off', [entry()])], state='running')
-    second = results.save(small)
+    second = results.save(Run.from_dict(small))
     assert second['chunks'] == 1
     assert sorted(mem.data) == ['result/r1/%04d' % second['start'], 'result_index/r1']
     assert results.load('r1') == small
-    third = results.save(big)
+    third = results.save(Run.from_dict(big))
     assert results.load('r1') == big
     assert len(mem.data) == third['chunks'] + 1
     assert first['chunks'] == third['chunks']
@@ -135,11 +154,11 @@ def test_a_reader_during_a_save_sees_the_old_or_the_new_version_whole() -> None:
     results = ResultStore(mem, lambda: 50)
     old = big_record(run_id='r1', variants=2)
     old['state'] = 'running'
-    results.save(old)
+    results.save(Run.from_dict(old))
     new = big_record(run_id='r1', variants=3)
     seen = []
     mem.hook = lambda key: seen.append(results.load('r1')['variants'][-1]['name'])
-    results.save(new)
+    results.save(Run.from_dict(new))
     mem.hook = None
     assert set(seen) <= {'v1', 'v2'} and seen[0] == 'v1' and seen[-1] == 'v2'
     assert results.load('r1') == new
@@ -162,14 +181,14 @@ def test_a_half_written_result_is_never_listed_and_the_next_save_cleans_up() -> 
     results = ResultStore(mem, lambda: 50)
     rec = big_record(run_id='r1', variants=2)
     with pytest.raises(RuntimeError):
-        results.save(rec)
+        results.save(Run.from_dict(rec))
     assert mem.data and all(k.startswith('result/r1/') for k in mem.data)
     assert results.ls() == []
     with pytest.raises(NotFound):
         results.load('r1')
     mem.left = -1
     small = record([variant('off', [entry()])])
-    results.save(small)
+    results.save(Run.from_dict(small))
     assert sorted(mem.data) == ['result/r1/0000', 'result_index/r1']
     assert results.load('r1') == small
 
@@ -181,7 +200,7 @@ def test_ids_that_prefix_each_other_stay_apart() -> None:
     b = big_record(run_id='run10', variants=2)
     c = record([variant('off', [entry()])], run_id='run1.5')
     for rec in (a, b, c):
-        results.save(rec)
+        results.save(Run.from_dict(rec))
     assert results.load('run1') == a
     results.rm('run1')
     assert results.load('run10') == b
@@ -204,31 +223,32 @@ def test_not_found_and_bad_ids() -> None:
     with pytest.raises(NotFound):
         results.rm('nope')
     with pytest.raises(InvalidInput):
-        results.save(record([], run_id='a/b'))
+        results.save(Run.from_dict(record([], run_id='a/b')))
 
 
 def test_retention_keeps_the_newest_finished_runs_and_every_running_one() -> None:
     mem = MemoryStore()
     keep = [3]
     results = ResultStore(mem, lambda: keep[0])
-    results.save(record([variant('off', [entry()])], run_id='running', state='running',
-                        started=1.0))
+    results.save(Run.from_dict(record([variant('off', [entry()])], run_id='running',
+                                      state='running', started=1.0)))
     for n in range(5):
-        results.save(record([variant('off', [entry()])], run_id='r%d' % n,
-                            state=('complete', 'failed', 'aborted')[n % 3], started=10.0 + n))
+        results.save(Run.from_dict(record(
+            [variant('off', [entry()])], run_id='r%d' % n,
+            state=('complete', 'failed', 'aborted')[n % 3], started=10.0 + n)))
     assert [s['run_id'] for s in results.ls()] == ['running', 'r2', 'r3', 'r4']
     assert not [k for k in mem.data if 'r0' in k or 'r1' in k]
     # a running run's saves never remove anything
     keep[0] = 1
-    results.save(record([], run_id='running', state='running', started=1.0))
+    results.save(Run.from_dict(record([], run_id='running', state='running', started=1.0)))
     assert len(results.ls()) == 4
-    results.save(record([], run_id='running', state='failed', started=1.0))
+    results.save(Run.from_dict(record([], run_id='running', state='failed', started=1.0)))
     assert [s['run_id'] for s in results.ls()] == ['r4']
 
 
 def test_rm_of_a_running_run_needs_force() -> None:
     results = ResultStore(MemoryStore(), lambda: 50)
-    results.save(record([], run_id='r1', state='running'))
+    results.save(Run.from_dict(record([], run_id='r1', state='running')))
     with pytest.raises(Busy):
         results.rm('r1')
     results.rm('r1', force=True)
@@ -238,7 +258,7 @@ def test_rm_of_a_running_run_needs_force() -> None:
 def test_ls_newest_last() -> None:
     results = ResultStore(MemoryStore(), lambda: 50)
     for run_id, started in (('b', 30.0), ('a', 10.0), ('c', 20.0)):
-        results.save(record([], run_id=run_id, started=started))
+        results.save(Run.from_dict(record([], run_id=run_id, started=started)))
     assert [s['run_id'] for s in results.ls()] == ['a', 'c', 'b']
 
 
@@ -262,7 +282,14 @@ def test_percent_changes_against_hand_computed_ones() -> None:
     assert row['latency_p99_pct'] == -10.0
     assert row['rgw_cpu_pct'] is None  # baseline 0
     assert row['rgw_rss_pct'] is None  # missing
-    assert row['significant'] is False and row['noise_pct'] is None  # noise unknown
+    # No per-second series: the noise of the ops is unknown, no verdict
+    assert row['significant'] is False and row['noise_pct'] is None
+    assert row['intervals']['ops_pct'] == {'floor_pct': 5.0, 'significant': False}
+    # RGW's figures have one value per measurement: the floor alone (here no change)
+    assert row['intervals']['rgw_cpu_pct'] == {'floor_pct': 5.0, 'significant': False}
+    cpu = noise(entry(cpu=1.0), entry(cpu=1.2))['intervals']['rgw_cpu_pct']
+    assert cpu == {'low': 15.0, 'high': 25.0, 'floor_pct': 5.0, 'method': 'floor',
+                   'significant': True}
     assert pct_change(3.0, 4.0) == 33.33
 
 
@@ -288,52 +315,88 @@ def test_per_second_noise_a_clean_20_percent_change_is_significant() -> None:
     row = comparison(record([variant('off', [base]), variant('sse', [other])]))[0]
     assert row['method'] == 'per-second' and row['tested'] == 'ops_per_s'
     assert row['significant'] is True
-    assert 0 < row['noise_pct'] < 2
+    assert 0 < row['intervals']['ops_pct']['noise_pct'] < 5
+    assert row['noise_pct'] == 5.0  # the floor is the larger
 
 
-def test_per_second_noise_a_noisy_pair_is_not_significant() -> None:
+def test_per_second_noise_is_that_of_batch_means() -> None:
+    # 8 seconds: batches of round(sqrt(8)) = 3, two of them (the last 2 seconds cut off)
     base = entry(ops=100.0, per_second=seconds([50, 150, 60, 140, 55, 145, 100, 100]))
     other = entry(ops=105.0, per_second=seconds([55, 155, 65, 145, 60, 150, 105, 105]))
     result = noise(base, other)
     assert result['method'] == 'per-second'
     assert result['significant'] is False
-    # sd of each side's samples / sqrt(8), combined, doubled, vs the baseline mean of 100
-    sa = (sum((v - 100) ** 2 for v in [50, 150, 60, 140, 55, 145, 100, 100]) / 7) ** 0.5
-    assert result['noise_pct'] == round(2 * (2 * sa ** 2 / 8) ** 0.5, 2)
+    # each side's batch means differ by 26.67: se 13.33 of a mean of 100 (105 for the
+    # other), df 1 each, Welch's df 2: t(0.975, 2) = 4.303
+    se = (26.0 + 2 / 3) / 2
+    assert result['intervals']['ops_pct']['noise_pct'] == pytest.approx(
+        4.3027 * (2 * se ** 2) ** 0.5, abs=0.02)
 
 
-def test_per_second_uses_whole_seconds_of_the_window_and_needs_one_percent() -> None:
+def test_per_second_uses_whole_seconds_of_the_window_and_the_floor() -> None:
     # the last, partial second (t=10 of a 10 s window) is left out
     base = entry(per_second=seconds([100.0] * 10 + [3.0]))
     other = entry(per_second=seconds([100.5] * 10 + [1.0]))
     result = noise(base, other)
-    assert result['noise_pct'] == 0.0
-    assert result['significant'] is False  # no noise at all, but only 0.5 %
-    other = entry(per_second=seconds([102.0] * 10))
-    assert noise(base, other)['significant'] is True
+    assert result['intervals']['ops_pct']['noise_pct'] == 0.0
+    assert result['significant'] is False  # no noise at all, but below the floor
+    other = entry(ops=204.0, per_second=seconds([102.0] * 10))
+    assert noise(base, other)['significant'] is False  # 2 %: below the default 5 %
+    calibrated = Floors(pct={'ops_pct': 1.0}, run_id='cal')
+    row = noise(base, other, floors=calibrated)
+    assert row['significant'] is True and row['intervals']['ops_pct']['floor_pct'] == 1.0
 
 
-def test_repeats_welch_t_test() -> None:
+def test_repeats_welch_interval_and_the_floor_unless_interleaved() -> None:
     base = entry(repeats=[{'ops_per_s': v} for v in (100.0, 102.0, 98.0)])
-    other = entry(repeats=[{'ops_per_s': v} for v in (80.0, 82.0, 78.0)])
+    other = entry(ops=160.0, repeats=[{'ops_per_s': v} for v in (80.0, 82.0, 78.0)])
     result = noise(base, other)
-    # se = sqrt(4/3 + 4/3), df = 4, t = 2.776
+    # se = sqrt(4/3 + 4/3) of the repeats' mean of 100 (as much of the figure, 200),
+    # df = 4, t computed: 2.7764
+    within = round(2.7764 * (8 / 3) ** 0.5, 2)
     assert result['method'] == 'repeats'
-    assert result['noise_pct'] == round(2.776 * (8 / 3) ** 0.5, 2)
-    assert result['significant'] is True
+    assert result['intervals']['ops_pct']['noise_pct'] == pytest.approx(within, abs=0.01)
+    assert result['intervals']['ops_pct']['floor_pct'] == 5.0  # repeats in one application
+    assert result['noise_pct'] == 5.0 and result['significant'] is True
+    interleaved = noise(base, other, interleaved=True)
+    assert 'floor_pct' not in interleaved['intervals']['ops_pct']
+    assert interleaved['noise_pct'] == pytest.approx(within, abs=0.01)
     noisy_a = entry(repeats=[{'ops_per_s': v} for v in (100.0, 120.0, 80.0)])
-    noisy_b = entry(repeats=[{'ops_per_s': v} for v in (105.0, 125.0, 85.0)])
-    assert noise(noisy_a, noisy_b)['significant'] is False
-    assert t975(4.7) == 2.776 and t975(45) == 2.021 and t975(1e12) == 1.96
+    noisy_b = entry(ops=210.0, repeats=[{'ops_per_s': v} for v in (105.0, 125.0, 85.0)])
+    assert noise(noisy_a, noisy_b, interleaved=True)['significant'] is False
+
+
+def test_t_quantiles_are_computed() -> None:
+    for df, expected in ((1, 12.7062), (2, 4.3027), (4, 2.7764), (10, 2.2281), (30, 2.0423),
+                         (120, 1.9799), (1e12, 1.9600)):
+        assert t_quantile(0.975, df) == pytest.approx(expected, abs=1e-4)
+    assert 2.4469 < t_quantile(0.975, 5.5) < 2.5706  # between its neighbours'
 
 
 def test_open_loop_tests_the_latency() -> None:
     base = entry(mode='open', per_second=[{'t': i, 'ops': 100, 'lat_mean_ms': 2.0 + i % 2 * 0.01}
                                           for i in range(10)])
-    other = entry(mode='open', per_second=[{'t': i, 'ops': 100, 'lat_mean_ms': 3.0}
-                                           for i in range(10)])
+    other = entry(mode='open', mean=3.0,
+                  per_second=[{'t': i, 'ops': 100, 'lat_mean_ms': 3.0} for i in range(10)])
     result = noise(base, other)
     assert result['tested'] == 'latency_mean' and result['significant'] is True
+    assert result['intervals']['latency_mean_pct']['method'] == 'per-second'
+
+
+def test_p99_noise_from_the_histogram_is_at_least_that_of_the_mean() -> None:
+    rng = random.Random(5)
+    hist = hist_of([int(rng.lognormvariate(14.5, 0.5)) for _ in range(20000)])
+    flat = seconds([100.0] * 16)
+    steady = entry(histogram=hist.to_dict(), per_second=flat)
+    row = noise(steady, entry(histogram=hist.to_dict(), per_second=flat), interleaved=True)
+    p99 = row['intervals']['latency_p99_pct']
+    # 20,000 requests: the ranks 99 % +/- 0.14 % hold the p99 within a few %
+    assert p99['method'] == 'histogram' and 0.5 < p99['noise_pct'] < 6
+    wobbly = [dict(s, lat_mean_ms=1.0 + 0.3 * (s['t'] // 4 % 2)) for s in flat]
+    noisy = noise(entry(histogram=hist.to_dict(), per_second=wobbly),
+                  entry(histogram=hist.to_dict(), per_second=wobbly), interleaved=True)
+    assert noisy['intervals']['latency_p99_pct']['noise_pct'] \
+        == noisy['intervals']['latency_mean_pct']['noise_pct'] > p99['noise_pct']
 
 
 def test_compare_runs_matches_variants_and_workloads_by_name() -> None:
@@ -426,16 +489,20 @@ def test_result_to_text() -> None:
         'run r1  profile sse  state complete  ceph 16.2.15',
         'started 2025-09-16 10:15:00Z  finished 2025-09-16 10:45:12Z  baseline off',
         '',
-        'WORKLOAD  VARIANT  MiB/s    OPS/s    MEAN ms  P99 ms  RGW CPU  RGW MiB  NOISE',
-        'put-4KiB  off      17.20    4,409    0.900    4.17    1.50     880.0',
-        '          kms      -20.0%*  -20.0%*  +25.6%   0.0%    +10.0%   0.0%     ±0.2%',
-        '          tls      -0.6%    -0.2%    +1.1%    +0.7%   +6.7%    +0.1%    ±3.5%',
-        '          sse-c    -        -        -        -       -        -        -',
+        'WORKLOAD  VARIANT  MiB/s         OPS/s         MEAN ms       P99 ms  RGW CPU       '
+        'RGW MiB',
+        'put-4KiB  off      17.20         4,409         0.900         4.17    1.50          880.0',
+        '          kms      -20.0% ±5.0*  -20.0% ±5.0*  +25.6% ±5.0*  0.0%    +10.0% ±5.0*  '
+        '0.0% ±5.0',
+        '          tls      -0.6% ±5.6    -0.2% ±5.6    +1.1% ±5.0    +0.7%   +6.7% ±5.0*   '
+        '+0.1% ±5.0',
+        '          sse-c    -             -             -             -       -             -',
         '',
         'off: absolute figures; other variants: % change vs off.',
-        '* a change of throughput (or of latency, open loop) outside the noise the run '
-        'measured;',
-        'NOISE: the smallest change that is not noise.',
+        '±: half the 95 % interval of the change: the larger of the noise measured in the',
+        '   workloads and the floor; * the interval leaves out 0 (a change beyond both).',
+        'floor (the noise between two applications of the same settings; see the calibrate',
+        '   profile): 5.0% for each figure.',
         '',
         'settings:',
         '  off    sse=off',
@@ -448,6 +515,18 @@ def test_result_to_text() -> None:
     assert max(len(line) for line in text.split('\n')) <= 100
 
 
+def test_result_to_text_of_a_record_stored_before_intervals() -> None:
+    # Rows without `intervals` show as they did: the one NOISE column, the headline mark.
+    rec = small_record()
+    for row in rec['comparison']:
+        del row['intervals']
+    lines = result_to_text(rec).split('\n')
+    assert lines[3].endswith('RGW MiB  NOISE')
+    assert lines[5] == ('          kms      -20.0%*  -20.0%*  +25.6%   0.0%    +10.0%   0.0%     '
+                        '±5.0%')
+    assert 'NOISE: the smallest change that is not noise.' in lines
+
+
 def test_result_to_markdown() -> None:
     lines = result_to_markdown(small_record()).split('\n')
     assert lines[:8] == ['## rgwbench run r1', '', '* Profile: sse', '* State: complete',
@@ -455,11 +534,12 @@ def test_result_to_markdown() -> None:
                          '* Started: 2025-09-16 10:15:00Z, finished: 2025-09-16 10:45:12Z',
                          '']
     assert lines[8] == ('| Workload | Variant | Throughput MiB/s | Ops/s | Latency mean ms | '
-                        'Latency p99 ms | RGW CPU cores | RGW RSS MiB | Noise |')
+                        'Latency p99 ms | RGW CPU cores | RGW RSS MiB |')
     assert lines[10] == ('| put-4KiB | off (baseline) | 17.20 | 4,409 | 0.900 | 4.17 | 1.50 '
-                         '| 880.0 |  |')
-    assert lines[11] == ('| put-4KiB | kms | **-20.0%** | **-20.0%** | +25.6% | 0.0% '
-                         '| +10.0% | 0.0% | ±0.2% |')
+                         '| 880.0 |')
+    # no histogram in these records: the p99 has no interval
+    assert lines[11] == ('| put-4KiB | kms | **-20.0% ±5.0** | **-20.0% ±5.0** | **+25.6% ±5.0** '
+                         '| 0.0% | **+10.0% ±5.0** | 0.0% ±5.0 |')
     assert '* kms: sse=kms-testing' in lines
 
 
@@ -471,13 +551,15 @@ def test_result_to_csv_parses_back() -> None:
     assert rows[0]['throughput_mib_s'] == '17.2' and rows[0]['ops_pct'] == ''
     assert rows[0]['latency_p99_ms'] == '4.17' and rows[0]['rgw_rss_mib'] == '880.0'
     assert float(rows[1]['ops_pct']) == -20.0 and rows[1]['significant'] == 'yes'
-    assert rows[2]['significant'] == 'no'
+    assert (rows[1]['ops_pct_low'], rows[1]['ops_pct_high']) == ('-25.0', '-15.0')
+    assert rows[1]['latency_p99_pct_significant'] == 'no'
+    assert rows[2]['significant'] == 'no' and rows[2]['rgw_cpu_pct_significant'] == 'yes'
     assert rows[3]['error'] == 'variant failed: refused' and rows[3]['ops_per_s'] == ''
 
 
 def test_results_to_text_and_comparison_to_text() -> None:
     results = ResultStore(MemoryStore(), lambda: 50)
-    results.save(small_record())
+    results.save(Run.from_dict(small_record()))
     assert results_to_text(results.ls()).split('\n') == [
         'RUN  PROFILE  STATE     STARTED               FINISHED              BASELINE  VARIANTS',
         'r1   sse      complete  2025-09-16 10:15:00Z  2025-09-16 10:45:12Z  off       4',
@@ -486,8 +568,10 @@ def test_results_to_text_and_comparison_to_text() -> None:
     text = comparison_to_text(small_record()['comparison'], title='r2 vs r1')
     assert text.split('\n')[:3] == [
         'r2 vs r1',
-        'VARIANT  WORKLOAD  MiB/s   OPS/s   MEAN ms  P99 ms  RGW CPU  RGW MiB  NOISE  SIG',
-        'kms      put-4KiB  -20.0%  -20.0%  +25.6%   0.0%    +10.0%   0.0%     ±0.2%  *',
+        'VARIANT  WORKLOAD  MiB/s         OPS/s         MEAN ms       P99 ms  RGW CPU       '
+        'RGW MiB',
+        'kms      put-4KiB  -20.0% ±5.0*  -20.0% ±5.0*  +25.6% ±5.0*  0.0%    +10.0% ±5.0*  '
+        '0.0% ±5.0',
     ]
     assert 'nothing to compare' in comparison_to_text([])
 
@@ -496,3 +580,46 @@ def test_renderers_survive_a_copy_without_comparison() -> None:
     rec = copy.deepcopy(small_record())
     rec['comparison'] = []
     assert result_to_text(rec) == result_to_text(small_record())
+
+
+def test_an_open_loop_workload_is_marked_and_its_working_set_shown() -> None:
+    shape: Dict[str, Any] = {'mode': 'open', 'rate': 200.0, 'objects': 5000,
+                             'working_set_bytes': 5000 * 4096, 'range': '0-1KiB'}
+    base = entry('get-4KiB@200/s', ops=199.2, **shape)
+    other = entry('get-4KiB@200/s', ops=198.0, mean=3.0, **shape)
+    closed = entry('put-4KiB', mode='closed')
+    rec = record([variant('off', [base, closed]), variant('on', [other, closed])])
+    text = result_to_text(rec).split('\n')
+    assert text[4].startswith('get-4KiB@200/s (open)  off')
+    assert any(line.startswith('put-4KiB ') for line in text)
+    legend = text.index('(open): open loop at a fixed rate; latency counts from each '
+                        'request\'s intended start')
+    assert text[legend + 1] == ('(time waiting for a free connection included: no coordinated '
+                                'omission).')
+    index = text.index('workloads:')
+    assert text[index + 1:index + 5] == [
+        '  get-4KiB@200/s  open loop at 200 ops/s asked, 199.2 achieved',
+        '                  working set 5,000 objects, 19.53 MiB',
+        '                  ranged GET of bytes 0-1KiB',
+        '']  # a closed-loop PUT has nothing to say there
+    assert max(len(line) for line in text) <= 100
+    markdown = result_to_markdown(rec)
+    assert '| get-4KiB@200/s (open) | off (baseline) |' in markdown
+    assert '* get-4KiB@200/s: open loop at 200 ops/s asked, 199.2 achieved; working set' \
+        in markdown
+    rows = list(csv.DictReader(io.StringIO(result_to_csv(rec))))
+    opened = ('get-4KiB@200/s', 'open', '200.0', '20480000')
+    assert [(r['workload'], r['mode'], r['rate'], r['working_set_bytes']) for r in rows] == [
+        opened, opened, ('put-4KiB', 'closed', '', ''), ('put-4KiB', 'closed', '', '')]
+
+
+def test_a_run_keeps_what_the_engine_says_a_workload_was() -> None:
+    result = dict(entry('get-4KiB@50/s'), mode='open', rate=50.0, objects=300,
+                  working_set_bytes=300 * 4096, range=None, run_tag='x', sse='none')
+    kept = WorkloadResult.from_result(result)
+    assert (kept.mode, kept.rate, kept.objects, kept.working_set_bytes) == (
+        'open', 50.0, 300, 300 * 4096)
+    assert 'run_tag' not in kept.to_dict() and 'range' not in kept.to_dict()
+    merged = merge_repeats([kept.to_dict(), kept.to_dict()])
+    assert (merged['mode'], merged['rate'], merged['working_set_bytes']) == (
+        'open', 50.0, 300 * 4096)

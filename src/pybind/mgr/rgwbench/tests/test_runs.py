@@ -1,7 +1,8 @@
 """The run engine with a fake cluster, agents as threads and the S3 stub."""
 import logging
 import threading
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+import time
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import pytest
 from fixtures import MemoryStore
@@ -9,13 +10,19 @@ from test_agents import ThreadLauncher
 from test_settings import FakeCluster, applier
 
 from rgwbench.agents.channel import AgentChannel
+from rgwbench.checks.gate import RunChecks
 from rgwbench.credentials import CredentialStore
 from rgwbench.errors import Busy, InvalidInput, NotFound
 from rgwbench.journal import Journal
-from rgwbench.loadgen.s3stub import StubS3
+from rgwbench.tests.s3stub import StubS3
 from rgwbench.profiles import parse_profile
+from rgwbench.results.model import Run
 from rgwbench.results.store import ResultStore
-from rgwbench.runs.engine import RunEngine
+from rgwbench.rgw_daemons import Endpoint, RGWDaemon
+from rgwbench.runs.engine import RunCluster, RunEngine
+from rgwbench.runs.plan_text import run_plan_to_text
+from rgwbench.server_daemons import ServerDaemons
+from rgwbench.workloads import AgentWorkloads
 from rgwbench.settings.registry import all_settings
 from rgwbench.settings.session import SettingsSession
 
@@ -50,12 +57,46 @@ def stub() -> Iterator[StubS3]:
     s.stop()
 
 
+class ServingCluster(FakeCluster):
+    """The fake cluster whose RGW daemons (one per host, or as rgw-per-host says) serve S3.
+
+    Daemon i of the host is served by stub i of `stubs`.
+    """
+
+    def __init__(self, stubs: Sequence[StubS3]) -> None:
+        super().__init__()
+        self.stubs = stubs
+
+    def services(self, service_type: Optional[str] = None) -> List[Dict[str, Any]]:
+        return [spec for spec in self.specs.values()
+                if service_type in (None, spec['service_type'])]
+
+    def rgw_daemons(self) -> List[RGWDaemon]:
+        return [RGWDaemon(d.daemon_id, 'h1', 'default', None, [],
+                          [Endpoint('http', '127.0.0.1', self.stubs[i % len(self.stubs)].port)],
+                          7 + i, str(4100 + i))
+                for i, d in enumerate(self.daemons('rgw.default'))]
+
+
+@pytest.fixture
+def second_stub(stub: StubS3) -> Iterator[StubS3]:
+    """Another RGW of the same cluster: its own port, the first one's buckets."""
+    s = StubS3(access_key='AK', secret_key='SK')
+    s.buckets, s.uploads, s.lock = stub.buckets, stub.uploads, stub.lock
+    s.start()
+    yield s
+    s.stop()
+
+
 class Setup:
     def __init__(self, stub: StubS3, certificate: Tuple[str, str],
-                 behaviour: Optional[Dict[str, str]] = None) -> None:
+                 behaviour: Optional[Dict[str, str]] = None,
+                 more_rgws: Sequence[StubS3] = (), checks: Optional[RunChecks] = None,
+                 events: Optional[Events] = None,
+                 rgw_daemons: Callable[[], int] = lambda: 1) -> None:
         self.store = MemoryStore()
-        self.cluster = FakeCluster()
-        self.events = Events()
+        self.cluster = ServingCluster([stub] + list(more_rgws))
+        self.events = events or Events()
         self.launchers: List[ThreadLauncher] = []
         self.results = ResultStore(self.store, lambda: 10)
         credentials = CredentialStore(self.store)
@@ -65,11 +106,18 @@ class Setup:
             made = ThreadLauncher(placement or ['mgr-host'], behaviour)
             self.launchers.append(made)
             return made
+        self.keep_objects = False
+        log = logging.getLogger('test')
         self.engine = RunEngine(
-            self.store, self.results, credentials, lambda: applier(self.cluster),
-            lambda: stub.url, lambda: {}, launcher,
-            lambda: AgentChannel('127.0.0.1', 0, *certificate), self.events,
-            lambda: '16.2.15', logging.getLogger('test'))
+            store=self.store, results=self.results, credentials=credentials,
+            cluster=RunCluster(make_applier=lambda: applier(self.cluster),
+                               ceph_version=lambda: '16.2.15', checks=checks,
+                               rgw_daemons=rgw_daemons),
+            agents=AgentWorkloads(
+                make_channel=lambda: AgentChannel('127.0.0.1', 0, *certificate),
+                server_daemons=ServerDaemons, log=log, keep_objects=lambda: self.keep_objects,
+                new_pg_watch=(lambda: None) if checks is None else checks.pg_watch),
+            make_launcher=launcher, events=self.events, log=log)
 
     def profile(self, **changes: Any) -> Any:
         return parse_profile(dict(PROFILE, **changes), all_settings())
@@ -106,6 +154,74 @@ def test_a_run_measures_every_variant_and_puts_every_setting_back(
     # the workload's buckets are gone; every agent was removed
     assert not any(stub.buckets.values()) and all(lc.removed for lc in s.launchers)
     assert len(s.launchers) == 2
+
+
+def test_a_concurrency_per_rgw_scales_with_each_variants_rgw_daemons(
+        stub: StubS3, certificate: Tuple[str, str]) -> None:
+    counts = [1, 3]   # the RGW daemons the service has as each variant starts
+    s = Setup(stub, certificate, rgw_daemons=lambda: counts.pop(0))
+    run_id = s.engine.start(s.profile(variants=[
+        {'name': 'one', 'settings': {}}, {'name': 'three', 'settings': {}}],
+        baseline='one', workloads=[{'op': 'put', 'size': '4KiB', 'concurrency_per_rgw': 2,
+                                    'duration': 1, 'warmup': 0}]))
+    s.engine.wait(60)
+    record = s.results.load(run_id)
+    assert record['state'] == 'complete', record['error']
+    assert [[(w['concurrency'], sum(t['workers'] for t in w['targets']))
+             for w in v['workloads']] for v in record['variants']] == [[(2, 2)], [(6, 6)]]
+    assert counts == []
+
+
+def test_each_variant_loads_every_rgw_it_runs(
+        stub: StubS3, second_stub: StubS3, certificate: Tuple[str, str]) -> None:
+    s = Setup(stub, certificate, more_rgws=[second_stub])
+    run_id = s.engine.start(s.profile(variants=[
+        {'name': 'one', 'settings': {}}, {'name': 'two', 'settings': {'rgw-per-host': 2}}],
+        baseline='one', workloads=[{'op': 'put', 'size': '4KiB', 'concurrency': 4,
+                                    'duration': 1, 'warmup': 0}]))
+    s.engine.wait(60)
+    record = s.results.load(run_id)
+    assert record['state'] == 'complete', record['error']
+    one, two = record['variants']
+    assert one['client']['targets'] == [stub.url]
+    assert two['client']['targets'] == [stub.url, second_stub.url]
+    (targets,) = [w['targets'] for w in one['workloads']]
+    assert [(t['url'], t['workers']) for t in targets] == [(stub.url, 4)]
+    (targets,) = [w['targets'] for w in two['workloads']]
+    assert [(t['url'], t['workers']) for t in targets] == [(stub.url, 2),
+                                                           (second_stub.url, 2)]
+    assert all(t['ops'] > 0 and t['errors'] == 0 for t in targets)
+    # what was in flight when the window closed reached the server, uncounted
+    assert 0 <= second_stub.counts['put'] - targets[1]['ops'] <= 2
+    assert sum(t['ops'] for t in targets) == two['workloads'][0]['ops']
+
+
+def test_a_profile_may_name_its_targets(
+        stub: StubS3, second_stub: StubS3, certificate: Tuple[str, str]) -> None:
+    s = Setup(stub, certificate)
+    run_id = s.engine.start(s.profile(target=second_stub.url + '/'))
+    s.engine.wait(60)
+    record = s.results.load(run_id)
+    assert record['state'] == 'complete', record['error']
+    assert [v['client']['targets'] for v in record['variants']] == [[second_stub.url]] * 2
+    assert stub.counts['put'] == 0 and second_stub.counts['put'] > 0
+    assert record['definition']['target'] == second_stub.url
+    run_id = s.engine.start(s.profile(target='ingress', variants=[{'name': 'as-is'}]))
+    s.engine.wait(60)
+    record = s.results.load(run_id)
+    assert record['state'] == 'failed'
+    assert 'target: ingress, but no ingress is in front of rgw.default' in record['error']
+
+
+def test_a_plan_says_where_the_load_goes(stub: StubS3, certificate: Tuple[str, str]) -> None:
+    s = Setup(stub, certificate)
+    for target, said in ((None, 'every RGW daemon of the service, or the ingress of a '
+                                'variant that has one'),
+                         ('rgw', 'every RGW daemon of the service'),
+                         ('http://10.0.0.1:80,http://10.0.0.2:80',
+                          'http://10.0.0.1:80,http://10.0.0.2:80')):
+        plan = s.engine.plan(s.profile(target=target))
+        assert 'load goes to: %s' % said in run_plan_to_text(plan).splitlines()
 
 
 def test_a_variant_that_cannot_be_applied_or_put_back_stops_the_run(
@@ -157,6 +273,72 @@ def test_an_abort_ends_the_load_and_keeps_what_was_measured(
             thread.join(60)
 
 
+def test_an_abort_stops_waiting_for_an_osd_restart_and_puts_back_at_once(
+        stub: StubS3, certificate: Tuple[str, str]) -> None:
+    s = Setup(stub, certificate)
+    restarting = threading.Event()
+    restart = s.cluster.restart
+
+    def slow_osd_restart(daemons: str) -> None:
+        if daemons == 'osd' and not restarting.is_set():
+            restarting.set()
+            while True:   # osd.0 does not come back: only giving up ends the wait
+                s.cluster.wait_for('osd.0 to be up again', lambda: None)
+                time.sleep(0.01)
+        restart(daemons)
+    s.cluster.restart = slow_osd_restart
+    run_id = s.engine.start(s.profile(variants=[
+        {'name': 'as-is', 'settings': {}},
+        {'name': 'secure', 'settings': {'msgr2-secure': 'on'}}]))
+    assert restarting.wait(30)
+    s.engine.abort()
+    s.engine.wait(10)
+    assert s.engine.active() is None, 'the abort waited for the OSD restart'
+    record = s.results.load(run_id)
+    assert record['state'] == 'aborted'
+    assert 'the run was aborted' in record['variants'][1]['error']
+    # what was changed is put back, OSDs restarted once more with the old settings
+    assert not any(who == 'osd' for who, _ in s.cluster.config)
+    assert s.cluster.calls[-1] == 'restart osd' and Journal.unfinished(s.store) is None
+
+
+def test_a_put_workload_the_capacity_guard_stops_keeps_its_figures_and_says_why(
+        stub: StubS3, certificate: Tuple[str, str]) -> None:
+    s = Setup(stub, certificate)
+    made: List['Check'] = []
+
+    class Check:   # each workload's own: the PUT's trips when asked a second time
+        def __init__(self) -> None:
+            self.asked = self.asked_while_measured = 0
+            made.append(self)
+
+        def problem(self) -> Optional[str]:
+            self.asked += 1
+            if self is not made[0]:
+                # The GET's: how often it is asked once its agents started measuring.
+                run = s.engine._agent_run
+                self.asked_while_measured += run is not None and run.start_at is not None
+                return None
+            return 'osd.0 is 81.0 % full' if self.asked >= 2 else None
+    s.engine.agents.new_capacity_check = Check
+    run_id = s.engine.start(s.profile(
+        variants=[{'name': 'as-is', 'settings': {}}], repeats=2,
+        workloads=[{'op': 'put', 'size': '4KiB', 'concurrency': 2, 'duration': 2,
+                    'warmup': 0}, {'op': 'get', 'size': '4KiB', 'concurrency': 2,
+                                   'duration': 1, 'warmup': 0}]))
+    s.engine.wait(60)
+    record = s.results.load(run_id)
+    put, get = record['variants'][0]['workloads']
+    assert put['stopped'] == 'capacity: osd.0 is 81.0 % full'
+    assert put['ops'] > 0 and put['error'] is None
+    assert len(put['repeats']) == 1, 'a second repeat wrote again after the guard stopped'
+    assert 'stopped' not in get
+    # A read is guarded only while it prefills (a watch that asked just before its
+    # agents started may ask once more).
+    assert [c.asked_while_measured <= 1 for c in made[1:]] == [True, True]
+    assert record['state'] == 'complete'
+
+
 def test_a_run_is_refused_before_anything_changes(
         stub: StubS3, certificate: Tuple[str, str]) -> None:
     s = Setup(stub, certificate)
@@ -169,8 +351,10 @@ def test_a_run_is_refused_before_anything_changes(
         s.engine.start(s.profile())
     assert s.cluster.calls == [] and s.results.ls() == []
     CredentialStore(s.store).remove()
-    with pytest.raises(NotFound):
+    s.keep_objects = True  # a temporary user's buckets would go with it
+    with pytest.raises(InvalidInput, match='keep_objects'):
         s.engine.start(s.profile())
+    assert s.cluster.calls == [] and s.results.ls() == []
     with pytest.raises(InvalidInput, match='Ceph does not know'):
         Setup(stub, certificate).engine.start(s.profile(variants=[
             {'name': 'as-is', 'settings': {}},
@@ -180,8 +364,9 @@ def test_a_run_is_refused_before_anything_changes(
 def test_a_new_mgr_keeps_a_cut_off_run_as_failed(
         stub: StubS3, certificate: Tuple[str, str]) -> None:
     s = Setup(stub, certificate)
-    s.results.save({'run_id': 'r1', 'profile': 'tiny', 'state': 'running', 'started': 1.0,
-                    'finished': None, 'baseline': 'as-is', 'variants': [], 'error': None})
+    s.results.save(Run.from_dict({
+        'run_id': 'r1', 'profile': 'tiny', 'state': 'running', 'started': 1.0, 'finished': None,
+        'baseline': 'as-is', 'variants': [], 'error': None}))
     s.engine.recover(lambda name: None)
     record = s.results.load('r1')
     assert record['state'] == 'failed' and 'mgr restarted' in record['error']
@@ -190,8 +375,132 @@ def test_a_new_mgr_keeps_a_cut_off_run_as_failed(
 
 def test_objects_are_kept_when_asked(stub: StubS3, certificate: Tuple[str, str]) -> None:
     s = Setup(stub, certificate)
-    s.engine.keep_objects = lambda: True
+    s.keep_objects = True
     run_id = s.engine.start(s.profile(variants=[{'name': 'as-is', 'settings': {}}]))
     s.engine.wait(60)
     assert s.results.load(run_id)['state'] == 'complete'
     assert [b for b, objects in stub.buckets.items() if objects] == ['rgwbench-%s-0-0' % run_id]
+
+
+@pytest.mark.parametrize('mon_answers', [True, False])
+def test_a_cut_off_run_says_its_settings_were_put_back_only_once_they_are(
+        stub: StubS3, certificate: Tuple[str, str], mon_answers: bool) -> None:
+    s = Setup(stub, certificate)
+    s.results.save(Run.from_dict({'run_id': 'r2', 'profile': 'tiny', 'state': 'running',
+                                  'started': 1.0, 'finished': None, 'baseline': 'as-is',
+                                  'variants': [], 'error': None}))
+    journal = Journal.open(s.store, 'r2-v1', about={'what': 'run', 'run_id': 'r2'})
+    journal.made(journal.record('config', 'client.rgw/rgw_thread_pool_size', None, '128'))
+    s.cluster.config[('client.rgw', 'rgw_thread_pool_size')] = '128'
+    s.cluster.fail_on = None if mon_answers else 'config'
+    s.engine.recover(lambda name: None)
+    error = s.results.load('r2')['error']
+    put_back = Journal.unfinished(s.store) is None
+    assert put_back == mon_answers
+    assert ('settings were put back' in error) == put_back
+    assert (('client.rgw', 'rgw_thread_pool_size') in s.cluster.config) != put_back
+
+
+def test_chunks_of_a_first_save_cut_off_are_removed_at_the_next_start(
+        stub: StubS3, certificate: Tuple[str, str]) -> None:
+    s = Setup(stub, certificate)
+    s.results.save(Run.from_dict({'run_id': 'kept', 'state': 'complete', 'variants': []}))
+    set_store = s.store.set_store
+
+    def crash_at_the_index(key: str, val: Optional[str]) -> None:
+        if key.startswith('result_index/r3'):
+            raise SystemExit('the mgr died')
+        set_store(key, val)
+    s.store.set_store = crash_at_the_index
+    with pytest.raises(SystemExit):
+        s.results.save(Run.from_dict({'run_id': 'r3', 'state': 'running', 'variants': [],
+                                      'x': 'y' * 10}))
+    s.store.set_store = set_store
+    assert any(k.startswith('result/r3/') for k in s.store.data)
+    s.engine.recover(lambda name: None)   # the module starts again
+    assert sorted(k for k in s.store.data if k.startswith('result')) == [
+        'result/kept/0000', 'result_index/kept']
+
+
+@pytest.mark.parametrize('broken', ['comparison', 'save'])
+def test_the_engine_is_free_again_when_finishing_a_run_fails(
+        stub: StubS3, certificate: Tuple[str, str], monkeypatch: pytest.MonkeyPatch,
+        broken: str) -> None:
+    s = Setup(stub, certificate)
+    profile = s.profile(variants=[{'name': 'as-is', 'settings': {}}])
+    if broken == 'comparison':
+        def no_comparison(record: Any) -> Any:
+            raise ZeroDivisionError('no baseline figure')
+        monkeypatch.setattr('rgwbench.runs.engine.comparison', no_comparison)
+    else:
+        save = s.results.save
+
+        def save_until_the_end(record: Any) -> None:
+            if record.finished is not None:
+                raise OSError('the store is gone')
+            save(record)
+        monkeypatch.setattr(s.results, 'save', save_until_the_end)
+    s.engine.start(profile)
+    s.engine.wait(60)
+    assert s.engine.active() is None
+    assert s.events.seen[-1][0] == 'finished'
+    monkeypatch.undo()
+    s.engine.start(profile)   # not "run ... is in progress" for ever
+    s.engine.wait(60)
+    assert s.engine.active() is None
+
+
+def test_interleaved_repeats_apply_each_variant_anew_round_by_round(
+        stub: StubS3, certificate: Tuple[str, str]) -> None:
+    s = Setup(stub, certificate)
+    original = dict(s.cluster.config)
+    seen: List[Tuple[str, Optional[str]]] = []
+    progress = s.events.update
+
+    def update(run_id: str, message: str, fraction: float, changed: List[str]) -> None:
+        if message.endswith('applying its settings'):
+            seen.append((message.split()[1].rstrip(':'), s.cluster.config.get(
+                ('client.rgw', 'rgw_thread_pool_size'))))
+        progress(run_id, message, fraction, changed)
+    s.events.update = update  # type: ignore[method-assign]
+    run_id = s.engine.start(s.profile(repeats=2, order='interleaved'))
+    s.engine.wait(60)
+    record = s.results.load(run_id)
+    assert record['state'] == 'complete', record['error']
+    # A B A B, each application from the cluster as it was
+    assert seen == [('as-is', None), ('threads', None), ('as-is', None), ('threads', None)]
+    for variant in record['variants']:
+        (workload,) = variant['workloads']
+        assert len(workload['repeats']) == 2 and workload['error'] is None
+    assert [c['kind'] for c in record['variants'][1]['changes']] == [
+        'config', 'restart', 'config', 'restart']
+    assert s.cluster.config == original and Journal.unfinished(s.store) is None
+    assert record['definition']['order'] == 'interleaved'
+    # each repeat an application of its own: no floor for the figures with repeats
+    (row,) = record['comparison']
+    assert 'floor_pct' not in row['intervals']['ops_pct']
+
+
+def test_a_calibrate_run_stores_the_floor_later_runs_use(
+        stub: StubS3, certificate: Tuple[str, str]) -> None:
+    from rgwbench.results.calibration import CalibrationStore
+    from rgwbench.results.report import result_to_text
+    s = Setup(stub, certificate)
+    same = {'config': {'client.rgw/rgw_thread_pool_size': 512}}
+    run_id = s.engine.start(s.profile(
+        name='calibrate', baseline='a', repeats=2, order='interleaved',
+        variants=[{'name': 'a', 'settings': same}, {'name': 'a-again', 'settings': same}]))
+    s.engine.wait(60)
+    record = s.results.load(run_id)
+    assert record['state'] == 'complete', record['error']
+    stored = CalibrationStore(s.store).get()
+    assert stored is not None and stored.run_id == run_id and stored.repeats == 2
+    # (the fake cluster's RGWs have no process to measure: no CPU nor RSS floor)
+    assert set(stored.floors) >= {'throughput_pct', 'ops_pct', 'latency_mean_pct',
+                                  'latency_p99_pct'}
+    assert record['calibration'] == stored.to_dict()
+    assert 'smallest change this cluster can show' in result_to_text(record)
+    later = s.engine.start(s.profile())
+    s.engine.wait(60)
+    (row,) = s.results.load(later)['comparison']
+    assert row['intervals']['ops_pct']['floor_pct'] == stored.floors['ops_pct']

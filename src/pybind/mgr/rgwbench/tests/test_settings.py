@@ -5,13 +5,16 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 from fixtures import MemoryStore
+from rgwbench.tests.fixtures import FakeWaits
 
-from rgwbench.errors import Busy, InvalidInput, NotFound
+from rgwbench.errors import Busy, InvalidInput, NotFound, RGWBenchError
+from rgwbench.fencing import Fenced
 from rgwbench.journal import Journal
+from rgwbench.rgw_admin import S3Keys
 from rgwbench.rgw_daemons import RGWDaemon
 from rgwbench.settings.applier import SettingsApplier
 from rgwbench.settings.base import SettingContext
-from rgwbench.settings.cluster import Daemon, pg_states
+from rgwbench.settings.cluster import ClusterAccess, Daemon, pg_states
 from rgwbench.settings.daemons import ConfigOption, Msgr2Secure, RGWPerHost
 from rgwbench.settings.registry import parse_assignments
 from rgwbench.settings.session import SettingsSession
@@ -22,7 +25,7 @@ RGW_SPEC = {'service_type': 'rgw', 'service_id': 'default', 'service_name': 'rgw
 RUNTIME = {'rgw_thread_pool_size': True, 'ms_cluster_mode': False, 'osd_op_num_shards': False}
 
 
-class FakeCluster:
+class FakeCluster(FakeWaits):
     """A cluster with a config database, specs and daemons that report their config."""
 
     def __init__(self) -> None:
@@ -34,6 +37,8 @@ class FakeCluster:
         self.health_status = 'HEALTH_OK'
         self.unclean: Optional[str] = None
         self.rgws = [RGWDaemon('default.h1.a', 'h1', 'default', None, [], [], 7, '4100')]
+        self.users: Dict[str, str] = {}     # S3 users by uid: their display names
+        self.user_keys = ('AK', 'SK')       # the keys the next user made gets
 
     def _call(self, what: str) -> None:
         self.calls.append(what)
@@ -75,6 +80,18 @@ class FakeCluster:
                 for option in ('ms_cluster_mode', 'ms_service_mode'):
                     if ('osd', option) not in self.config:
                         self.running.pop(('osd.%d' % osd, option), None)
+
+    def user_exists(self, uid: str) -> bool:
+        return uid in self.users
+
+    def create_user(self, uid: str, display_name: str) -> S3Keys:
+        self._call('user create %s' % uid)
+        self.users[uid] = display_name
+        return S3Keys(uid, *self.user_keys)
+
+    def remove_user(self, uid: str) -> None:
+        self._call('user rm %s' % uid)
+        self.users.pop(uid, None)
 
     # what settings read
     def command_json(self, **cmd: Any) -> Any:
@@ -205,6 +222,23 @@ def test_a_setting_not_in_effect_on_the_daemons_fails_the_apply() -> None:
         a.apply(journal, a.plan({'msgr2-secure': 'on'}))
 
 
+def test_a_setting_the_mgr_reports_a_few_polls_late_is_in_effect() -> None:
+    # Right after a restart the mgr may still show a daemon's value from before
+    # (its config arrives with the daemon's reports): apply waits for it.
+    cluster = FakeCluster()
+    reads: List[str] = []
+    running_config = cluster.running_config
+
+    def late(daemon: str, option: str) -> Optional[str]:
+        reads.append(daemon)
+        return '512' if len(reads) <= 2 else running_config(daemon, option)
+    cluster.running_config = late  # type: ignore
+    a = applier(cluster)
+    a.apply(Journal.open(MemoryStore(), 'j3'),
+            a.plan({'config': 'client.rgw/rgw_thread_pool_size:128'}))
+    assert reads == ['rgw.4100'] * 3
+
+
 def test_every_change_is_journaled_before_it_is_made() -> None:
     cluster = FakeCluster()
     cluster.fail_on = 'config osd/ms_service_mode'
@@ -220,6 +254,27 @@ def test_every_change_is_journaled_before_it_is_made() -> None:
     a.revert(journal)
     assert ('osd', 'ms_cluster_mode') not in cluster.config
     assert ('osd', 'ms_service_mode') not in cluster.config
+
+
+def test_one_failed_call_while_putting_back_does_not_leave_the_journal_open() -> None:
+    cluster = FakeCluster()
+    original = dict(cluster.config)
+    store = MemoryStore()
+    a = applier(cluster)
+    journal = Journal.open(store, 'j4')
+    a.apply(journal, a.plan({'msgr2-secure': 'on'}))
+    put_config = cluster.put_config
+    failed: List[str] = []
+
+    def once(who: str, option: str, value: Optional[str]) -> None:
+        if not failed:
+            failed.append(option)
+            raise RuntimeError('the orchestrator failed this call')
+        put_config(who, option, value)
+    cluster.put_config = once  # type: ignore
+    a.revert(journal)
+    assert failed and cluster.config == original
+    assert Journal.unfinished(store) is None
 
 
 def test_health_is_checked_before_anything_changes() -> None:
@@ -335,3 +390,142 @@ def test_pg_states_sum_over_pools() -> None:
     assert pg_states({'by_pool': {'1': {'active+clean': 8},
                                   '2': {'active+clean': 7, 'peering': 1}}}) == {
         'active+clean': 15, 'peering': 1}
+
+
+class InstantRestartMgr:
+    """An orchestrator whose restart of an RGW service is done before it returns."""
+
+    def __init__(self, count: int = 9) -> None:
+        self.names = ['default.h%d.%d' % (i // 3, i % 3) for i in range(count)]
+        self.generation = 0
+
+    def get(self, data_name: str) -> Any:
+        assert data_name == 'service_map'
+        daemons: Dict[str, Any] = {'summary': ''}
+        for i, name in enumerate(self.names):
+            gid = 1000 * (self.generation + 1) + i
+            daemons[str(gid)] = {'start_epoch': 2 + self.generation, 'gid': gid,
+                                 'addr': '127.0.0.1:0/1',
+                                 'metadata': {'id': name, 'hostname': 'h', 'pid': str(100 + i),
+                                              'frontend_config#0': 'beast port=8000'}}
+        return {'epoch': 2, 'services': {'rgw': {'daemons': daemons}}}
+
+    def service_action(self, action: str, service_name: str) -> None:
+        self.generation += 1   # every daemon restarted (pids can repeat in containers)
+
+    def describe_service(self, service_type: Optional[str] = None,
+                         service_name: Optional[str] = None, refresh: bool = False) -> Any:
+        spec = type('Spec', (), {'service_type': 'rgw', 'ssl': False})()
+        return [type('Described', (), {'size': len(self.names), 'spec': spec})()]
+
+    def list_daemons(self, service_name: Optional[str] = None, **kwargs: Any) -> Any:
+        return [type('D', (), {'name': lambda self, n=n: 'rgw.' + n, 'daemon_type': 'rgw',
+                               'daemon_id': n, 'hostname': 'h', 'status_desc': 'running',
+                               'status': 1, 'ports': [8000], 'ip': None})()
+                for n in self.names]
+
+
+def test_a_restart_that_is_done_before_it_returns_is_not_waited_for(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    now = [0.0]
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+    monkeypatch.setattr('rgwbench.settings.cluster.answers', lambda url: None)
+    cluster = ClusterAccess(InstantRestartMgr(), lambda found: found,  # type: ignore
+                            lambda spec: spec, timeout_s=600, clock=lambda: now[0],
+                            sleep=sleep)
+    cluster.restart('rgw.default')
+    assert now[0] < 5
+
+
+def test_settings_revert_does_not_race_the_recovery_loop() -> None:
+    cluster, store = FakeCluster(), MemoryStore()
+    session(cluster, store).apply({'rgw-per-host': '2'})
+    session(cluster, store).wait(10)
+    s = session(cluster, store)   # the new mgr's module: serve() recovers, a user reverts
+    in_put, release = threading.Event(), threading.Event()
+    put_service = cluster.put_service
+
+    def slow_put_service(service_name: str, spec: Optional[Dict[str, Any]]) -> None:
+        in_put.set()
+        release.wait(5)
+        put_service(service_name, spec)
+    cluster.put_service = slow_put_service  # type: ignore
+    recovery = threading.Thread(target=s.recover, args=(threading.Event(),))
+    recovery.start()
+    assert in_put.wait(5)
+    try:
+        with pytest.raises(Busy, match='putting the settings back already'):
+            s.revert()
+    finally:
+        release.set()
+        recovery.join(10)
+        s.wait(10)
+    assert cluster.calls == ['service rgw.default', 'service rgw.default']  # apply, undo
+    assert s.show()['state'] == 'reverted' and Journal.unfinished(store) is None
+
+
+def test_settings_whose_state_is_too_large_for_the_store_change_nothing() -> None:
+    cluster, store = FakeCluster(), MemoryStore()
+    huge = {'client.rgw/rgw_thread_pool_size': '1' * 70000}
+    with pytest.raises(RGWBenchError, match='more than'):
+        session(cluster, store).apply({'config': huge})
+    assert cluster.calls == [] and Journal.unfinished(store) is None
+    assert 'settings/state' not in store.data
+
+
+def test_a_fenced_mgr_makes_no_change() -> None:
+    class Mgr(MemoryStore):
+        def __init__(self, data: Dict[str, str], name: str) -> None:
+            super().__init__()
+            self.data, self.name = data, name
+
+        def get_mgr_id(self) -> str:
+            return self.name
+
+        def get(self, data_name: str) -> Any:
+            return {'epoch': 3, 'active_name': self.name}   # each still thinks it is active
+    cluster = FakeCluster()
+    data: Dict[str, str] = {}
+    a = applier(cluster)
+    plans = a.plan({'rgw-per-host': '2'})
+    journal = Journal.open(Mgr(data, 'a'), 'settings-1')
+    taken = Journal.unfinished(Mgr(data, 'b'))
+    assert taken is not None
+    taken.claim()   # mgr b took over while mgr a hung
+    with pytest.raises(Fenced, match='belongs to mgr b'):
+        a.apply(journal, plans)
+    with pytest.raises(Fenced):
+        a.revert(journal)
+    assert cluster.calls == []
+
+
+class TypedHelp(FakeCluster):
+    """`config help` with the type and bounds Ceph gives its options."""
+
+    def command_json(self, **cmd: Any) -> Any:
+        found = dict(super().command_json(**cmd))
+        if cmd['key'] == 'rgw_thread_pool_size':
+            found.update(type='int', min='', max='')
+        if cmd['key'] == 'osd_op_num_shards':
+            found.update(type='uint', min=1, max=64)
+        return found
+
+
+@pytest.mark.parametrize('value, message', [
+    ('9' * 400, "config: rgw_thread_pool_size: '99999999999999999999...' is out of range"),
+    ('many', "config: rgw_thread_pool_size: 'many' is not a whole number"),
+    ('1.5', "config: rgw_thread_pool_size: '1.5' is not a whole number"),
+])
+def test_a_numeric_option_out_of_its_type_or_range_is_refused_by_the_plan(
+        value: str, message: str) -> None:
+    cluster = TypedHelp()
+    with pytest.raises(InvalidInput, match=message.replace('.', r'\.').replace('(', r'\(')):
+        applier(cluster).plan({'config': {'client.rgw/rgw_thread_pool_size': value}})
+    for shards, ok in (('0', False), ('-1', False), ('65', False), ('64', True), ('8', True)):
+        if ok:
+            applier(cluster).plan({'config': {'osd/osd_op_num_shards': shards}})
+        else:
+            with pytest.raises(InvalidInput, match='is out of range'):
+                applier(cluster).plan({'config': {'osd/osd_op_num_shards': shards}})

@@ -6,17 +6,17 @@ from typing import Any, Dict, List, Optional
 import pytest
 
 from rgwbench.errors import InvalidInput
-from rgwbench.loadgen.s3stub import StubS3
+from rgwbench.tests.s3stub import StubS3
 from rgwbench.loadgen.sse import SSE
 from rgwbench.rgw_daemons import Endpoint, RGWDaemon
 from rgwbench.settings.base import ClientSide, PlanView, SettingContext, SettingNotInEffect
 from rgwbench.settings.changes import (CONFIG, RESTART, Change, config_change,
                                        service_change)
 from rgwbench.settings.registry import all_settings
-from rgwbench.settings.sse import (KEYS_STORE, ServerSideEncryption, check_write,
-                                   parse_version)
+from rgwbench.settings.sse import ServerSideEncryption, check_write, parse_version
 
 from fixtures import MemoryStore
+from rgwbench.tests.fixtures import FakeWaits
 
 PACIFIC = 'ceph version 16.2.15 (618f4400) pacific (stable)'
 RGW_SPEC = {'service_type': 'rgw', 'service_id': 'default',
@@ -29,7 +29,7 @@ VAULT = {'sse_vault_addr': 'http://127.0.0.1:8200', 'sse_vault_auth': 'token',
          'sse_vault_key_id': 'bench/key'}
 
 
-class FakeCluster:
+class FakeCluster(FakeWaits):
     def __init__(self, version: str = PACIFIC) -> None:
         self.config: Dict[str, str] = {}
         self.specs: Dict[str, Dict[str, Any]] = {'rgw.default': json.loads(
@@ -97,8 +97,7 @@ def test_off_changes_nothing() -> None:
 def test_kms_testing_plan_key_kept_and_hidden() -> None:
     ctx = context()
     changes = plan(ctx, 'kms-testing')
-    keys = json.loads(ctx.secrets.get_store(KEYS_STORE) or '{}')
-    key_id, key = keys['testing_key_id'], keys['testing_key']
+    key_id, key = configs(changes)['client.rgw/rgw_crypt_s3_kms_encryption_keys'].split('=', 1)
     assert len(base64.b64decode(key)) == 32
     assert configs(changes) == {
         'client.rgw/rgw_crypt_s3_kms_backend': 'testing',
@@ -108,7 +107,7 @@ def test_kms_testing_plan_key_kept_and_hidden() -> None:
     assert [c.kind for c in changes].count(RESTART) == 1
     # the key is never in what plans show
     assert all(key not in c.summary for c in changes)
-    assert any('%s=<key>' % key_id in c.summary for c in changes)
+    assert any('%s=<secret>' % key_id in c.summary for c in changes)
     # plan and apply agree: the same key the next time
     assert plan(ctx, 'kms-testing') == changes
     client = ServerSideEncryption().client(ctx, 'kms-testing', ClientSide())
@@ -124,7 +123,7 @@ def test_kms_testing_keeps_keys_already_there_and_is_in_place_once_applied() -> 
     changes = plan(ctx, 'kms-testing')
     keys = configs(changes)['client.rgw/rgw_crypt_s3_kms_encryption_keys'].split()
     assert keys[0] == 'theirs=AAAA' and len(keys) == 2
-    assert 'theirs=<key>' in ' '.join(c.summary for c in changes)
+    assert 'theirs=<secret>' in ' '.join(c.summary for c in changes)
     for change in changes:
         if change.kind == CONFIG:
             cluster.config[change.target] = change.after
@@ -280,6 +279,19 @@ def test_verify_reads_the_running_backend() -> None:
     cluster.running['rgw_crypt_s3_kms_backend'] = 'testing'
     ServerSideEncryption().verify(ctx, 'kms-testing')  # no credentials: no write
     ServerSideEncryption().verify(ctx, 'off')
+
+
+def test_verify_waits_for_the_backend_the_mgr_reports_late() -> None:
+    # A restarted RGW's config reaches the mgr with its reports, a moment later.
+    ctx = context()
+    cluster: Any = ctx.cluster
+    answers = ['barbican', 'barbican', 'kmip']
+
+    def running_config(daemon: str, option: str) -> Optional[str]:
+        return answers.pop(0) if len(answers) > 1 else answers[0]
+    cluster.running_config = running_config
+    ServerSideEncryption().verify(ctx, 'kms-kmip')
+    assert answers == ['kmip']
 
 
 def test_verify_refuses_plain_http_when_rgw_wants_tls() -> None:

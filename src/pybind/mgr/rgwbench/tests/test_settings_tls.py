@@ -12,17 +12,20 @@ from typing import Any, Callable, Dict, Iterator, List, Optional
 import pytest
 from ceph.deployment.service_spec import ServiceSpec
 from fixtures import MemoryStore
+from rgwbench.tests.fixtures import FakeWaits
 
-from rgwbench.agents.certificate import CertificateError, split_pem
 from rgwbench.errors import InvalidInput, NotFound
 from rgwbench.journal import Journal
+from rgwbench.pem import CertificateError, describe_certificate, split_pem
 from rgwbench.rgw_daemons import rgw_daemons
 from rgwbench.settings.applier import SettingsApplier
 from rgwbench.settings.base import ClientSide, PlanView, SettingContext
 from rgwbench.settings.changes import service_change
 from rgwbench.settings.cluster import Daemon, NotReady
+from rgwbench.settings.targets import client_targets
 from rgwbench.settings.tls import (GENERATED_KEY, OPERATOR_KEY, Certificates, IngressTls,
                                    RGWTls, certificate_to_text, tls_problem)
+from rgwbench.targets import INGRESS, RGW, URLS, Target
 
 RGW_SPEC: Dict[str, Any] = {
     'service_type': 'rgw', 'service_id': 'default', 'service_name': 'rgw.default',
@@ -40,7 +43,7 @@ class FakeMgr:
         return [HostSpecLike('host1', '127.0.0.1'), HostSpecLike('other', '127.0.0.9')]
 
 
-class FakeCluster:
+class FakeCluster(FakeWaits):
     """The parts of ClusterAccess TLS settings use, over specs kept in memory."""
 
     def __init__(self, specs: List[Dict[str, Any]], frontend: str = 'beast port=8000') -> None:
@@ -49,6 +52,7 @@ class FakeCluster:
         self.frontend = frontend
         self.applied: List[Any] = []
         self.refuse: Optional[str] = None
+        self.keys: Dict[str, str] = {}
 
     @staticmethod
     def spec_from_json(spec: Dict[str, Any]) -> Any:
@@ -74,6 +78,19 @@ class FakeCluster:
             self.specs.pop(service_name, None)
         else:
             self.specs[service_name] = copy.deepcopy(spec)
+            fields = spec.get('spec') or {}
+            if spec['service_type'] == 'rgw' and fields.get('ssl'):
+                # as cephadm does, and it never removes the key when ssl goes
+                self.keys['rgw/cert/%s' % service_name] = fields['rgw_frontend_ssl_certificate']
+
+    def config_key(self, key: str) -> Optional[str]:
+        return self.keys.get(key)
+
+    def put_config_key(self, key: str, value: Optional[str]) -> None:
+        if value is None:
+            self.keys.pop(key, None)
+        else:
+            self.keys[key] = value
 
     def config_value(self, who: str, option: str) -> Optional[str]:
         return None
@@ -264,34 +281,36 @@ def plan(setting: Any, cluster: FakeCluster, value: Any, store: Optional[MemoryS
 
 def test_rgw_tls_on_keeps_the_port_and_names_every_rgw_host() -> None:
     store, cluster = MemoryStore(), FakeCluster([RGW_SPEC])
-    (change,) = plan(RGWTls(), cluster, True, store)
+    (key, change) = plan(RGWTls(), cluster, True, store)
     assert change.kind == 'service' and change.target == 'rgw.default'
     fields = change.after['spec']
     assert fields['ssl'] is True and fields['rgw_frontend_port'] == 8000
     assert 'BEGIN CERTIFICATE' in fields['rgw_frontend_ssl_certificate']
     assert 'PRIVATE KEY' in fields['rgw_frontend_ssl_certificate']
     assert change.after['placement'] == RGW_SPEC['placement']
-    assert set(Certificates(store).show()['sans']) == {'DNS:host1', 'IP:127.0.0.1'}
+    served = split_pem(fields['rgw_frontend_ssl_certificate']).certificate
+    assert set(describe_certificate(served)['sans']) == {'DNS:host1', 'IP:127.0.0.1'}
+    assert store.data == {}  # a plan stores nothing
     # A second plan (the apply after `settings plan`) gives the same spec.
-    (again,) = plan(RGWTls(), cluster, True, store)
+    (_, again) = plan(RGWTls(), cluster, True, store)
     assert again.after == change.after
     ServiceSpec.from_json(change.after).validate()
 
 
 def test_rgw_tls_on_the_operators_port() -> None:
-    (change,) = plan(RGWTls(), FakeCluster([RGW_SPEC]), True, rgw_ssl_port=8443)
+    (_, change) = plan(RGWTls(), FakeCluster([RGW_SPEC]), True, rgw_ssl_port=8443)
     assert change.after['spec']['rgw_frontend_port'] == 8443
 
 
 def test_rgw_tls_keeps_the_default_port_of_a_spec_without_one() -> None:
     spec = dict(RGW_SPEC, spec={})
-    (change,) = plan(RGWTls(), FakeCluster([spec]), True)
+    (_, change) = plan(RGWTls(), FakeCluster([spec]), True)
     assert change.after['spec']['rgw_frontend_port'] == 80
 
 
 def test_rgw_tls_already_in_place_plans_nothing() -> None:
     store, cluster = MemoryStore(), FakeCluster([RGW_SPEC])
-    (change,) = plan(RGWTls(), cluster, True, store)
+    (_, change) = plan(RGWTls(), cluster, True, store)
     cluster.put_service('rgw.default', change.after)
     assert plan(RGWTls(), cluster, True, store) == []
 
@@ -299,7 +318,7 @@ def test_rgw_tls_already_in_place_plans_nothing() -> None:
 def test_rgw_tls_off_plans_nothing_when_off_and_takes_ssl_away_when_on() -> None:
     assert plan(RGWTls(), FakeCluster([RGW_SPEC]), False) == []
     store, cluster = MemoryStore(), FakeCluster([RGW_SPEC])
-    (on,) = plan(RGWTls(), cluster, True, store)
+    (_, on) = plan(RGWTls(), cluster, True, store)
     cluster.put_service('rgw.default', on.after)
     (off,) = plan(RGWTls(), cluster, False, store)
     assert off.after['spec'] == {'rgw_frontend_port': 8000, 'ssl': False}
@@ -311,7 +330,7 @@ def test_rgw_tls_composes_with_earlier_plans_of_the_same_spec() -> None:
     spec = copy.deepcopy(RGW_SPEC)
     spec['placement']['count_per_host'] = 2
     view.add([service_change('rgw.default', spec, 'two per host')])
-    (change,) = RGWTls().plan(context(cluster), view, True)
+    (_, change) = RGWTls().plan(context(cluster), view, True)
     assert change.after['placement']['count_per_host'] == 2
 
 
@@ -353,7 +372,8 @@ def test_a_new_https_ingress_in_front_of_the_rgw_service() -> None:
     assert set(fields) <= {'backend_service', 'virtual_ip', 'frontend_port', 'monitor_port',
                            'ssl', 'ssl_cert', 'ssl_key'}
     ServiceSpec.from_json(change.after).validate()
-    assert 'IP:127.0.0.1' in Certificates(store).show()['sans']
+    assert 'IP:127.0.0.1' in describe_certificate(fields['ssl_cert'])['sans']
+    assert store.data == {}  # a plan stores nothing
 
 
 def test_a_plain_ingress_has_no_certificate() -> None:
@@ -381,6 +401,35 @@ def test_an_existing_ingress_is_changed_with_its_own_address() -> None:
     assert plan(IngressTls(), cluster, 'https', store) == []
     (off,) = plan(IngressTls(), cluster, 'off')
     assert off.after is None and off.target == 'ingress.front'
+
+
+def test_a_variant_loads_every_frontend_of_its_ingress_or_every_rgw() -> None:
+    ingress = {'service_type': 'ingress', 'service_id': 'front',
+               'placement': {'hosts': ['host1']},
+               'spec': {'backend_service': 'rgw.default',
+                        'virtual_ips_list': ['10.9.0.2/24', '10.9.0.1/24'],
+                        'frontend_port': 9443, 'monitor_port': 9444, 'ssl': True}}
+    store = MemoryStore()
+    Certificates(store).for_names(['127.0.0.1'])
+    ctx = context(FakeCluster([RGW_SPEC, ingress]), store)
+    client = IngressTls().client(ctx, 'https', ClientSide())
+    frontends = ('https://10.9.0.2:9443', 'https://10.9.0.1:9443')
+    assert client.ingress == frontends and client.ca_bundle
+    # what each variant loads by default, and what a profile's target makes of it
+    assert client_targets(ctx, Target(), client).targets == frontends
+    assert client_targets(ctx, Target(kind=RGW), client).targets == ('http://127.0.0.1:8000',)
+    assert client_targets(ctx, Target(), ClientSide()).targets == ('http://127.0.0.1:8000',)
+    assert client_targets(ctx, Target(kind=INGRESS), ClientSide()).targets == frontends
+    urls = Target(kind=URLS, urls=('http://10.0.0.5:80',))
+    assert client_targets(ctx, urls, client).targets == urls.urls
+    # TLS at RGW: every daemon's HTTPS endpoint
+    ctx = context(FakeCluster([RGW_SPEC], frontend='beast ssl_port=8443'), store)
+    client = RGWTls().client(ctx, True, ClientSide())
+    assert client_targets(ctx, Target(), client).targets == ('https://127.0.0.1:8443',)
+    # the cluster as it is serves HTTPS only: that is where the load goes
+    assert client_targets(ctx, Target(), ClientSide()).targets == ('https://127.0.0.1:8443',)
+    with pytest.raises(InvalidInput, match='target: ingress, but no ingress is in front'):
+        client_targets(ctx, Target(kind=INGRESS), ClientSide())
 
 
 def test_ingress_off_without_an_ingress_plans_nothing() -> None:
@@ -423,10 +472,29 @@ def test_a_refused_ingress_puts_the_rgw_spec_back() -> None:
     with pytest.raises(RuntimeError):
         applier.apply(journal, plans)
     applier.revert(journal)
-    assert cluster.specs == {'rgw.default': RGW_SPEC}
+    assert cluster.specs == {'rgw.default': RGW_SPEC} and cluster.keys == {}
     assert [name for name, _ in cluster.applied] == [
         'rgw.default', 'ingress.rgw.default', 'ingress.rgw.default', 'rgw.default']
     assert cluster.applied[-2][1] is None and cluster.applied[-1][1] == RGW_SPEC
+
+
+@pytest.mark.parametrize('before', [{}, {'rgw/cert/rgw.default': 'the operator\'s PEM'}])
+def test_the_certificate_the_orchestrator_keeps_for_rgw_is_put_back(
+        before: Dict[str, str], monkeypatch: Any) -> None:
+    """cephadm writes rgw/cert/<service> for an RGW spec with ssl and leaves it there."""
+    monkeypatch.setattr(RGWTls, 'verify', lambda *args: None)  # no RGW serves here
+    store, cluster = MemoryStore(), FakeCluster([RGW_SPEC])
+    cluster.keys = dict(before)
+    applier = SettingsApplier(context(cluster, store), [RGWTls()])
+    plans = applier.plan({'tls@rgw': 'on'})
+    assert 'ceph config-key set rgw/cert/rgw.default' in plans[0].changes[0].summary
+    assert 'PRIVATE KEY' not in ' '.join(c.summary for c in plans[0].changes)
+    journal = Journal.open(store, 'settings-x')
+    applier.apply(journal, plans)
+    assert 'PRIVATE KEY' in cluster.keys['rgw/cert/rgw.default']
+    applier.revert(journal)
+    assert cluster.specs == {'rgw.default': RGW_SPEC}
+    assert cluster.keys == before
 
 
 # -- verification against a real TLS endpoint ----------------------------------------------
@@ -473,7 +541,7 @@ def test_verify_wants_the_exact_certificate(tls_server: Any) -> None:
     ctx = context(cluster, store)
     RGWTls().verify(ctx, True)
     client = RGWTls().client(ctx, True, ClientSide())
-    assert client.endpoint == 'https://127.0.0.1:%d' % port
+    assert client.rgw == ('https://127.0.0.1:%d' % port,)
     assert client.ca_bundle == tls.bundle.ca_bundle
     # Another certificate for the same names: the handshake does not verify.
     other = Certificates(MemoryStore()).for_names(['127.0.0.1'])

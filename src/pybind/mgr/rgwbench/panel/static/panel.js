@@ -84,9 +84,11 @@
     pollTimer = window.setTimeout(poll, 200);
   }
 
+  var OVERRIDES = ['duration', 'warmup', 'repeats', 'rate', 'objects'];
+
   function overrides() {
     var found = {};
-    ['duration', 'warmup', 'repeats'].forEach(function (name) {
+    OVERRIDES.forEach(function (name) {
       var value = $(name).value.trim();
       if (value !== '') { found[name] = value; }
     });
@@ -106,7 +108,7 @@
       updateStart();
     };
     profile.addEventListener('change', planChanged);
-    ['duration', 'warmup', 'repeats'].forEach(function (name) {
+    OVERRIDES.forEach(function (name) {
       $(name).addEventListener('input', planChanged);
     });
     showPlan.addEventListener('click', function () {

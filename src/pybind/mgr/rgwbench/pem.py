@@ -1,4 +1,6 @@
-"""Certificates: self-signed ones rgwbench makes, and PEM bundles operators give.
+"""PEM tools: self-signed certificates rgwbench makes, and PEM bundles operators give
+(split, described, checked), used by `certificates.py` (the ones kept in the store), the
+TLS settings and the panel.
 
 Made with the openssl command: on Pacific, mgr_util's helper loads the
 `cryptography` package, which cannot be loaded in a second sub-interpreter
@@ -16,6 +18,8 @@ import ssl
 import subprocess
 import tempfile
 from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
+
+from .pem_files import PemFiles
 
 PEM_BLOCK = re.compile(r'-----BEGIN ([A-Z0-9 ]+)-----\r?\n.*?\r?\n-----END \1-----',
                        re.DOTALL)
@@ -118,35 +122,14 @@ def split_pem(text: str) -> PemBundle:
     return PemBundle(certs[0], certs[1:], keys[0])
 
 
-class _Files:
-    """PEM texts as files in a private folder, for the ssl module; removed on exit."""
-
-    def __init__(self, **texts: str) -> None:
-        self.texts = texts
-        self.folder = ''
-
-    def __enter__(self) -> Dict[str, str]:
-        self.folder = tempfile.mkdtemp(prefix='rgwbench-pem-')
-        paths = {}
-        for label, text in self.texts.items():
-            path = os.path.join(self.folder, label + '.pem')
-            with open(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600), 'w') as f:
-                f.write(text)
-            paths[label] = path
-        return paths
-
-    def __exit__(self, *exc: Any) -> None:
-        shutil.rmtree(self.folder, ignore_errors=True)
-
-
 def decode_certificate(pem: str) -> Dict[str, Any]:
     """Subject, issuer, SANs, validity of one PEM certificate (the ssl module's decoder)."""
     decoder = getattr(getattr(ssl, '_ssl', None), '_test_decode_cert', None)
     if decoder is None:
         return {}
-    with _Files(cert=pem) as paths:
+    with PemFiles() as pems:
         try:
-            decoded: Dict[str, Any] = decoder(paths['cert'])
+            decoded: Dict[str, Any] = decoder(pems.path('cert', pem))
         except (ssl.SSLError, OSError, ValueError) as e:
             raise CertificateError('the certificate cannot be read: %s' % e)
     return decoded
@@ -196,10 +179,11 @@ def check_bundle(bundle: PemBundle) -> None:
     info = describe_certificate(bundle.certificate)
     for extra in bundle.chain:
         describe_certificate(extra)
-    with _Files(chain=bundle.full_chain, key=bundle.key) as paths:
+    with PemFiles() as pems:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         try:
-            context.load_cert_chain(paths['chain'], paths['key'])
+            context.load_cert_chain(pems.path('chain', bundle.full_chain),
+                                    pems.path('key', bundle.key))
         except ssl.SSLError as e:
             if 'KEY_VALUES_MISMATCH' in str(e) or 'key values mismatch' in str(e):
                 raise CertificateError('the private key does not match the certificate '
@@ -217,10 +201,11 @@ def chain_problem(bundle: PemBundle) -> Optional[str]:
     """Why the certificate does not verify against its CA bundle ('' / None when it does)."""
     if shutil.which('openssl') is None:
         return None
-    with _Files(ca=bundle.ca_bundle, cert=bundle.certificate) as paths:
-        proc = subprocess.run(['openssl', 'verify', '-CAfile', paths['ca'], paths['cert']],
+    with PemFiles() as pems:
+        ca, cert = pems.path('ca', bundle.ca_bundle), pems.path('cert', bundle.certificate)
+        proc = subprocess.run(['openssl', 'verify', '-CAfile', ca, cert],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              universal_newlines=True, timeout=60)
+                              universal_newlines=True, timeout=60, pass_fds=pems.fds())
     if proc.returncode == 0:
         return None
     lines = [line.strip() for line in proc.stdout.splitlines() if 'error' in line.lower()]

@@ -1,4 +1,4 @@
-"""A small in-memory S3 server for tests and demos (loopback only).
+"""A small in-memory S3 server for the tests (loopback only).
 
 It checks SigV4 signatures (with this package's signer: it proves that
 what the client sends matches what it signed, not that the signer is right;
@@ -24,7 +24,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable, Counter, Dict, List, Optional, Tuple
 from urllib.parse import unquote
 
-from .sigv4 import UNSIGNED_PAYLOAD, Signer, canonical_query
+from rgwbench.loadgen.sigv4 import UNSIGNED_PAYLOAD, Signer, canonical_query
 
 #: fault hook: (kind, method, path) -> None, or (status, delay seconds);
 #: status 0 means "only delay, then answer normally", -1 "close the
@@ -78,6 +78,7 @@ class StubS3:
         self.counts: Counter[str] = collections.Counter()
         self.log: List[Tuple[str, str, str]] = []   # (kind, method, path), bounded
         self.auth_failures: List[str] = []
+        self.ranges: List[str] = []   # the Range headers of GETs, as sent
         self.max_log = 10000
         self._signers: Dict[str, Signer] = {}
         handler = self._handler_class()
@@ -416,11 +417,19 @@ class _Handler(BaseHTTPRequestHandler):
         obj = self._lookup(bucket, key)
         if obj is None:
             return
+        status, first, length = 200, 0, obj.size
+        asked = self.headers.get("Range")
+        if asked:  # "bytes=FIRST-LAST", LAST included, as S3 takes it
+            low, _, high = asked[len("bytes="):].partition("-")
+            first, last = int(low), min(int(high), obj.size - 1)
+            status, length = 206, last - first + 1
+            with self.stub.lock:
+                self.stub.ranges.append(asked)
         if obj.data is not None:
-            self._send(200, obj.data, {"ETag": obj.etag})
+            self._send(status, obj.data[first:first + length], {"ETag": obj.etag})
             return
-        self._send(200, b"", {"ETag": obj.etag}, length=obj.size)
-        remaining = obj.size
+        self._send(status, b"", {"ETag": obj.etag}, length=length)
+        remaining = length
         while remaining > 0:
             n = min(remaining, len(_ZEROS))
             self.wfile.write(memoryview(_ZEROS)[:n])

@@ -1,0 +1,338 @@
+"""The fault loop: short runs cut by one fault each, and the cluster always put back.
+
+Each round starts a short run of a profile whose one variant touches the three
+kinds of setting (a config option, the RGW spec: TLS at RGW, and msgr2 secure
+mode, which restarts the OSDs), injects one fault at a random moment of it,
+and waits until the module says it is idle. The faults:
+
+* ``mgr``: `kill -9` the active mgr (the standby takes over; the killed one is
+  started again, as systemd would);
+* ``radosgw``: `kill -9` a radosgw (the orchestrator starts it again);
+* ``agent``: `kill -9` the load agent while it runs;
+* ``orchestrator``: the orchestrator fails its next call (the test backend's
+  `orch/fail-next-call` file, see localorch/module.py).
+
+After every round the cluster must be as before it (see `fault_snapshot`), and
+the run must have ended `complete`, `failed` or `aborted` (a fault may come
+after its end) with its result readable.
+
+    RGWBENCH_FAULT_ROUNDS   rounds per release (default 5), more for soak runs
+    RGWBENCH_FAULT_SEED     the random seed (default: a new one, printed)
+
+On the `two_osds` cluster: msgr2 secure mode restarts OSDs one at a time, and
+a mgr failover needs a standby.
+"""
+import json
+import os
+import random
+import signal
+import time
+from typing import Any, Callable, Counter, Dict, List, Optional, Tuple
+
+from conftest import Cluster
+from localcluster.cluster import ORCH_BACKEND
+from localcluster.processes import ProcessTable
+from test_load import agent_folders
+from test_runs import ceph_stdin
+from test_runs import snapshot as runs_snapshot
+from test_runs import wait_run
+from test_settings import wait_clean, wait_settled
+
+ROUNDS = int(os.environ.get('RGWBENCH_FAULT_ROUNDS') or 5)
+PROFILE_NAME = 'fault-loop'
+THREADS = 96
+# One variant, the baseline itself: the shortest run that still applies and
+# puts back a config option, an RGW spec and msgr2 secure mode.
+PROFILE: Dict[str, Any] = {
+    'name': PROFILE_NAME, 'baseline': 'three-kinds',
+    'variants': [{'name': 'three-kinds', 'settings': {
+        'config': {'client.rgw/rgw_thread_pool_size': THREADS},
+        'tls@rgw': 'on', 'msgr2-secure': 'on'}}],
+    'workloads': [{'name': 'put-4KiB', 'op': 'put', 'size': '4KiB', 'duration': 3,
+                   'warmup': 1, 'concurrency': 4}]}
+FAULTS = ('mgr', 'radosgw', 'agent', 'orchestrator')
+# The options the variant changes, as the daemons that run with them report them.
+TOUCHED = ('osd/ms_cluster_mode', 'osd/ms_service_mode', 'rgw/ms_client_mode',
+           'rgw/rgw_thread_pool_size', 'rgw/rgw_frontends')
+# A run lasts 75 to 100 s on this machine class: a fault is
+# injected within that (later ones land after the end, which is allowed).
+HORIZON_S = 70
+# The test backend fails its next call while this file is in the cluster folder.
+FAIL_NEXT_CALL = os.path.join('orch', 'fail-next-call')
+# What the module keeps in the config-key store on purpose after a run, left
+# out of the comparison:
+#   result/<run>/..., result_index/<run>  the run's result, kept until `results rm`;
+#   journal/history/<run>                 the summary of a closed journal (the last 20);
+#   panel/generated/<mgr>                 the panel's self-signed certificate, made the
+#                                         first time a mgr serves the panel (a failover
+#                                         can make a standby serve it for the first time).
+#   tls/generated                         the self-signed certificate of the TLS settings,
+#                                         stored the first time one is applied and used
+#                                         by every run after (a plan does not store it).
+# And outside the module: config-history/ (the monitors' log of every `config set`,
+# which grows by design; the config itself is compared as `config dump` and as the
+# `config/` keys), mgr/progress/ (the progress module keeps completed events), and
+# the test orchestrator's daemon records (mgr/<backend>/daemon/), whose start times
+# change with every restart: what they describe is compared as `orch ps`.
+KEPT_PREFIXES = tuple('mgr/rgwbench/' + p for p in (
+    'result/', 'result_index/', 'journal/history/', 'panel/generated/', 'tls/generated')) + (
+    'config-history/', 'mgr/progress/', 'mgr/%s/daemon/' % ORCH_BACKEND)
+
+
+def kept_on_purpose(key: str) -> bool:
+    return key.startswith(KEPT_PREFIXES)
+
+
+def config_keys(c: Cluster) -> Dict[str, str]:
+    dump: Dict[str, str] = json.loads(c.ceph('config-key', 'dump').stdout)
+    return {k: v for k, v in dump.items() if not kept_on_purpose(k)}
+
+
+def agent_processes(c: Cluster) -> List[Tuple[int, str]]:
+    """(pid, cwd) of the processes working in an agent folder of this cluster's mgrs."""
+    found = []
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            cwd = os.readlink('/proc/%s/cwd' % entry)
+        except OSError:
+            continue
+        if c.dir in cwd and '/rgwbench-agent-' in cwd:
+            found.append((int(entry), cwd))
+    return sorted(found)
+
+
+def fault_snapshot(c: Cluster) -> Dict[str, Any]:
+    """Everything a run may change and must put back."""
+    snap = runs_snapshot(c)  # config dump, specs, daemons
+    snap['daemons'] = sorted((d['daemon_type'], d['daemon_id'], d.get('status_desc'))
+                             for d in c.ceph_json('orch', 'ps'))
+    running = {}
+    # One `config show-with-defaults` a daemon (by its name: an RGW's key in the service map
+    # changes when it restarts).
+    daemons = [('osd.%d' % osd, 'osd.%d' % osd) for osd in c.ceph_json('osd', 'ls')] + [
+        ('rgw.%s' % d['name'], 'rgw.%s' % d['key'])
+        for d in c.ceph_json('rgwbench', 'status')['rgw_daemons']]
+    for name, who in daemons:
+        shown = {o['name']: o['value'] for o in c.ceph_json('config', 'show-with-defaults', who)}
+        for option in TOUCHED:
+            if name.startswith(option.split('/')[0] + '.'):
+                running['%s/%s' % (name, option.split('/')[1])] = shown.get(
+                    option.split('/')[1])
+    snap.update(
+        running=running,
+        users=sorted(json.loads(c.tool('radosgw-admin', '--', 'user', 'list').stdout)),
+        buckets=sorted(json.loads(c.tool('radosgw-admin', '--', 'bucket', 'list').stdout)),
+        config_keys=config_keys(c),
+        agent_folders=agent_folders(c),
+        agent_processes=agent_processes(c))
+    return snap
+
+
+def differences(before: Dict[str, Any], after: Dict[str, Any]) -> List[str]:
+    found = []
+    for part in sorted(set(before) | set(after)):
+        old, new = before.get(part), after.get(part)
+        if old == new:
+            continue
+        if isinstance(old, dict) and isinstance(new, dict):
+            for key in sorted(set(old) | set(new)):
+                if old.get(key) != new.get(key):
+                    # config-key values can hold keys and certificates: names only
+                    shown = ((old.get(key), new.get(key)) if part != 'config_keys' else
+                             ('present' if key in old else 'absent',
+                              'present' if key in new else 'absent'))
+                    found.append('%s %s: %r -> %r' % (part, key, *shown))
+        elif isinstance(old, list) and isinstance(new, list):
+            gone = [x for x in old if x not in new]
+            added = [x for x in new if x not in old]
+            found.append('%s: gone %s, added %s' % (part, gone, added))
+        else:
+            found.append('%s: %r -> %r' % (part, old, new))
+    return found
+
+
+def status(c: Cluster) -> Dict[str, Any]:
+    shown: Dict[str, Any] = c.ceph_json('rgwbench', 'status')
+    return shown
+
+
+def wait_idle(c: Cluster, timeout: float = 600) -> None:
+    """Until the module says nothing is in progress or in place."""
+    deadline = time.monotonic() + timeout
+    while True:
+        proc = c.ceph('rgwbench', 'status', '-f', 'json', check=False)
+        if proc.returncode == 0:
+            shown = json.loads(proc.stdout)
+            if not shown['run_in_progress'] and shown['active_run'] is None and \
+                    shown['active_load'] is None and shown['settings_in_place'] is None:
+                return
+        assert time.monotonic() < deadline, 'the module is still busy: %s' % proc.stdout
+        time.sleep(2)
+
+
+def wait_unchanged(c: Cluster, before: Dict[str, Any], timeout: float = 180) -> List[str]:
+    """The differences left once the cluster has had `timeout` to settle (none: equal).
+
+    Restarted daemons take a moment to show in the service map and `orch ps`.
+    """
+    wait_settled(c, before)
+    deadline = time.monotonic() + timeout
+    while True:
+        found = differences(before, fault_snapshot(c))
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(3)
+
+
+def run_state(c: Cluster, run_id: str) -> Optional[str]:
+    proc = c.ceph('rgwbench', 'results', 'show', run_id, '-f', 'json', check=False)
+    return str(json.loads(proc.stdout)['state']) if proc.returncode == 0 else None
+
+
+# -- the faults: each returns what it hit, in a few words ---------------------
+def kill_mgr(c: Cluster, run_id: str, rng: random.Random) -> str:
+    active = c.ceph_json('mgr', 'stat')['active_name']
+    pid = ProcessTable(c.dir).pid('mgr.' + active)
+    assert pid, 'no pid for mgr.%s' % active
+    os.kill(pid, signal.SIGKILL)
+    # The monitors would notice after mon_mgr_beacon_grace (30 s); telling them
+    # spares CI that wait, and the mgr still died without cleaning anything up.
+    c.ceph('mgr', 'fail', active, check=False)
+    c.start()  # the killed mgr starts again, as systemd would start it, as a standby
+    return 'mgr.%s killed (%s)' % (active, run_state(c, run_id))
+
+
+def kill_radosgw(c: Cluster, run_id: str, rng: random.Random) -> str:
+    rgws = sorted(d['daemon_id'] for d in c.ceph_json('orch', 'ps', '--daemon_type', 'rgw'))
+    name = 'rgw.' + rng.choice(rgws)
+    # it may be restarting (a setting redeploys it): the kill comes once it runs again
+    procs, deadline = ProcessTable(c.dir), time.monotonic() + 60
+    while not procs.running(name) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    pid = procs.pid(name)
+    if not pid or not procs.running(name):
+        return '%s not running (%s)' % (name, run_state(c, run_id))
+    os.kill(pid, signal.SIGKILL)
+    return '%s killed (%s)' % (name, run_state(c, run_id))
+
+
+def kill_agent(c: Cluster, run_id: str, rng: random.Random) -> str:
+    # an agent exists while a workload runs: wait for one, then for a moment of it
+    deadline = time.monotonic() + 240
+    while True:
+        agents = [(pid, cwd) for pid, cwd in agent_processes(c) if is_agent_main(pid)]
+        if agents or run_state(c, run_id) != 'running' or time.monotonic() > deadline:
+            break
+        time.sleep(0.3)
+    if not agents:
+        return 'no agent (run %s)' % run_state(c, run_id)
+    time.sleep(rng.uniform(0, 4))
+    pid, cwd = agents[0]
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return 'agent %d ended before the kill (%s)' % (pid, run_state(c, run_id))
+    return 'agent %d killed (%s)' % (pid, run_state(c, run_id))
+
+
+def is_agent_main(pid: int) -> bool:
+    try:
+        with open('/proc/%d/cmdline' % pid, 'rb') as f:
+            return b'agent.py' in f.read()
+    except OSError:
+        return False
+
+
+def fail_orchestrator_call(c: Cluster, run_id: str, rng: random.Random) -> str:
+    path = os.path.join(c.dir, FAIL_NEXT_CALL)
+    with open(path, 'w'):
+        pass
+    # Nothing here asks the orchestrator until the module has taken the failure
+    # or the run has ended (`results show` does not ask it).
+    while os.path.exists(path) and run_state(c, run_id) == 'running':
+        time.sleep(0.5)
+    taken = not os.path.exists(path)
+    return 'orchestrator call failed (%s)' % run_state(c, run_id) if taken else \
+        'orchestrator not called before the end'
+
+
+INJECT: Dict[str, Callable[[Cluster, str, random.Random], str]] = {
+    'mgr': kill_mgr, 'radosgw': kill_radosgw, 'agent': kill_agent,
+    'orchestrator': fail_orchestrator_call}
+
+
+def one_round(c: Cluster, kind: str, rng: random.Random) -> Tuple[str, List[str]]:
+    """One run, one fault; what it hit, and the differences it left."""
+    before = fault_snapshot(c)
+    run_id = c.ceph('rgwbench', 'run', '--profile', PROFILE_NAME,
+                    '--yes-i-really-mean-it').stdout.strip()
+    if kind != 'agent':
+        time.sleep(rng.uniform(0, HORIZON_S))
+    hit = INJECT[kind](c, run_id, rng)
+    if rng.random() < 0.5 and run_state(c, run_id) == 'running':
+        # an abort right after the fault: a path of its own, and a short round
+        aborted = c.ceph('rgwbench', 'abort', check=False)
+        hit += ', abort: %s' % ('sent' if aborted.returncode == 0 else
+                                'refused (%d)' % aborted.returncode)
+    record = wait_run(c, run_id, timeout=600)
+    wait_idle(c)
+    path = os.path.join(c.dir, FAIL_NEXT_CALL)
+    if os.path.exists(path):
+        os.unlink(path)  # not taken: it must not fail the snapshot's own calls
+    found = wait_unchanged(c, before)
+    if record['state'] not in ('complete', 'failed', 'aborted'):
+        found.append('run %s ended %s' % (run_id, record['state']))
+    hit = '%s -> run %s %s after %.0f s%s' % (
+        hit, run_id, record['state'], record['finished'] - record['started'],
+        ': %s' % record.get('error') if record.get('error') else '')
+    return hit, found
+
+
+def test_faults_at_random_moments_leave_the_cluster_as_it_was(
+        two_osds: Cluster, capsys: Any) -> None:
+    c = two_osds
+    seed = int(os.environ.get('RGWBENCH_FAULT_SEED') or random.SystemRandom().randrange(10**6))
+    rng = random.Random(seed)
+    with capsys.disabled():
+        print('\nfault loop on %s: %d rounds, seed %d (RGWBENCH_FAULT_SEED=%d repeats it)'
+              % (c.release, ROUNDS, seed, seed), flush=True)
+    proc = ceph_stdin(c, json.dumps(PROFILE), 'rgwbench', 'profile', 'set')
+    assert proc.returncode == 0, proc.stderr
+    # Planning makes the self-signed TLS certificate the runs use and keeps it:
+    # made before the first snapshot, it is part of every one.
+    c.ceph('rgwbench', 'plan', '--profile', PROFILE_NAME)
+    wait_clean(c)
+    wait_idle(c)
+    order: List[str] = []
+    survived, failures = 0, []
+    kinds: Counter[str] = Counter()
+    began = time.monotonic()
+    try:
+        for number in range(1, ROUNDS + 1):
+            if not order:  # every kind once in each group of four rounds, in a random order
+                order = rng.sample(FAULTS, len(FAULTS))
+            kind = order.pop()
+            kinds[kind] += 1
+            started = time.monotonic()
+            hit, found = one_round(c, kind, rng)
+            survived += not found
+            line = 'round %d/%d: %s: %s (%.0f s)%s' % (
+                number, ROUNDS, kind, hit, time.monotonic() - started,
+                ''.join('\n    differs: ' + d for d in found))
+            with capsys.disabled():
+                print(line, flush=True)
+            if found:
+                failures.append(line)
+                break  # a cluster left changed would make every later round differ too
+            wait_clean(c)
+    finally:
+        with capsys.disabled():
+            print('faults survived: %d/%d on %s (%s) in %.0f s, seed %d' % (
+                survived, ROUNDS, c.release,
+                ', '.join('%s %d' % kv for kv in sorted(kinds.items())),
+                time.monotonic() - began, seed), flush=True)
+        c.ceph('rgwbench', 'profile', 'rm', PROFILE_NAME, check=False)
+    assert not failures, '\n'.join(failures)
+    assert survived == ROUNDS

@@ -1,0 +1,159 @@
+"""Server figures per daemon on a real cluster of two RGW daemons behind an HAProxy ingress.
+
+A `ceph rgwbench load` through the ingress loads both RGWs; its result must
+name each RGW and the HAProxy with their own CPU and memory, and each RGW's
+CPU must agree with what this test reads in /proc for that daemon's pid over
+the same window (the pid from the test cluster's own pid file, not from the
+module).
+"""
+import json
+import os
+import socket
+import subprocess
+import threading
+import time
+from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+import pytest
+
+from conftest import CLUSTER, RELEASES, Cluster, new_cluster_dir
+
+VIP = '127.0.0.1'
+CLK_TCK = os.sysconf('SC_CLK_TCK')
+WARMUP_S, DURATION_S = 2, 8
+
+
+def cpu_ticks(pid: int) -> Optional[int]:
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            fields = f.read().rsplit(')', 1)[1].split()
+    except OSError:
+        return None
+    return int(fields[11]) + int(fields[12])
+
+
+class Watch(threading.Thread):
+    """(time, CPU ticks) of some pids, four times a second, while a load runs."""
+
+    def __init__(self, pids: Dict[str, int]) -> None:
+        super().__init__(daemon=True)
+        self.pids = pids
+        self.samples: Dict[str, List[Tuple[float, int]]] = {name: [] for name in pids}
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(0.25):
+            for name, pid in self.pids.items():
+                ticks = cpu_ticks(pid)
+                if ticks is not None:
+                    self.samples[name].append((time.time(), ticks))
+
+    def cores(self, name: str, start: float, end: float) -> float:
+        """CPU cores between two times, the ticks at each read off the samples around it."""
+        def at(when: float) -> float:
+            series = self.samples[name]
+            before = [s for s in series if s[0] <= when][-1]
+            after = [s for s in series if s[0] >= when][0]
+            if after[0] == before[0]:
+                return float(before[1])
+            share = (when - before[0]) / (after[0] - before[0])
+            return before[1] + share * (after[1] - before[1])
+        return (at(end) - at(start)) / CLK_TCK / (end - start)
+
+
+def free_ports(count: int) -> List[int]:
+    found: List[int] = []
+    while len(found) < count:
+        with socket.socket() as s:
+            s.bind((VIP, 0))
+            port = int(s.getsockname()[1])
+        if port not in found:
+            found.append(port)
+    return found
+
+
+def ceph_input(c: Cluster, text: str, *args: str) -> None:
+    proc = subprocess.run([CLUSTER, 'ceph', '--dir', c.dir, '--'] + list(args) + ['-i', '-'],
+                          input=text, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+
+
+def pid_of(c: Cluster, daemon: str) -> int:
+    with open(os.path.join(c.dir, 'pids', daemon + '.pid')) as f:
+        return int(f.read().split()[0])
+
+
+@pytest.fixture(scope='module', params=RELEASES)
+def two_rgws(request: Any) -> Iterator[Tuple[Cluster, int]]:
+    """A cluster of two RGW daemons, an ingress in front of them, credentials stored."""
+    if os.geteuid() != 0:
+        pytest.fail('the integration tests need root (they start a real cluster)')
+    directory = new_cluster_dir('rgws2-%s' % request.param)
+    os.rmdir(directory)  # `start` wants a new or empty folder
+    c = Cluster(request.param, directory)
+    try:
+        c.start('--rgws', '2')
+        s3 = c.s3()
+        ceph_input(c, json.dumps({'access_key': s3['access_key'],
+                                  'secret_key': s3['secret_key']}),
+                   'rgwbench', 'credentials', 'set')
+        frontend, monitor = free_ports(2)
+        ingress = {'service_type': 'ingress', 'service_id': 'rgw.default',
+                   'placement': {'count': 1},
+                   'spec': {'backend_service': 'rgw.default', 'virtual_ip': '%s/32' % VIP,
+                            'frontend_port': frontend, 'monitor_port': monitor}}
+        ceph_input(c, json.dumps(ingress), 'orch', 'apply')
+        deadline = time.monotonic() + 120
+        while not [d for d in c.ceph_json('orch', 'ps', '--daemon_type', 'haproxy')
+                   if d.get('status_desc') == 'running']:
+            assert time.monotonic() < deadline, 'no haproxy running'
+            time.sleep(1)
+        yield c, frontend
+    finally:
+        if os.environ.get('RGWBENCH_KEEP_CLUSTERS') != '1':
+            c.destroy()
+
+
+def test_load_reports_each_daemon_with_its_own_figures(two_rgws: Tuple[Cluster, int]) -> None:
+    c, frontend = two_rgws
+    rgws = {'rgw.' + d['daemon_id']: pid_of(c, d['daemon_name'])
+            for d in c.ceph_json('orch', 'ps', '--daemon_type', 'rgw')}
+    (haproxy,) = [d['daemon_name']
+                  for d in c.ceph_json('orch', 'ps', '--daemon_type', 'haproxy')]
+    assert len(rgws) == 2
+    watch = Watch(rgws)
+    watch.start()
+    try:
+        load_id = c.ceph('rgwbench', 'load', '--op', 'put', '--size', '4KiB',
+                         '--concurrency', '8', '--duration', str(DURATION_S),
+                         '--warmup', str(WARMUP_S),
+                         '--endpoint', 'http://%s:%d' % (VIP, frontend)).stdout.strip()
+        deadline = time.monotonic() + 180
+        record = c.ceph_json('rgwbench', 'load', 'show', load_id)
+        while record['state'] == 'running':
+            assert time.monotonic() < deadline, 'load still running'
+            time.sleep(1)
+            record = c.ceph_json('rgwbench', 'load', 'show', load_id)
+    finally:
+        watch.done.set()
+        watch.join()
+    assert record['state'] == 'complete', record['error']
+    result = record['result']
+    assert result['ops'] > 0 and result['errors'] == 0
+    rgw = result['rgw']
+    assert [d['daemon'] for d in rgw['per_daemon']] == sorted(rgws)
+    assert rgw['daemons'] == 2
+    assert rgw['cpu_cores'] == pytest.approx(sum(d['cpu_cores'] for d in rgw['per_daemon']),
+                                             abs=1e-3)
+    start = result['start_at'] + WARMUP_S
+    for daemon in rgw['per_daemon']:
+        assert daemon['cpu_cores'] > 0 and daemon['rss_mib'] > 0, daemon
+        seen = watch.cores(daemon['daemon'], start, start + DURATION_S)
+        assert daemon['cpu_cores'] == pytest.approx(seen, rel=0.2), (daemon, seen)
+    (hap,) = result['haproxy']['per_daemon']
+    assert hap['daemon'] == haproxy and hap['cpu_cores'] > 0 and hap['rss_mib'] > 0
+    # Found by name: the sampler never took the service map's pids.
+    (host,) = result['server'].values()
+    assert host['radosgw']['counted_by'] == 'daemon'
+    assert sorted(host['radosgw']['pids']) == sorted(rgws.values())

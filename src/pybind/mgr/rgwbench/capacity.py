@@ -1,0 +1,168 @@
+"""The capacity guard: a workload that writes stops before any OSD gets near full.
+
+A PUT workload writes new objects for its whole duration. On a cluster that
+is already well filled it could cross the `nearfull` ratio (and then
+`backfillfull`, `full`: every client's writes blocked). While such a
+workload runs, the guard reads how full the fullest OSD is, every second,
+and stops the workload once it is within a margin of `nearfull`; what was
+measured until then is kept and the workload says why it stopped.
+"""
+import collections
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Deque, Dict, List, Optional, Protocol, Tuple
+
+from .loadgen.workload import Job
+from .periodic import Periodic
+
+# Stop this far below the nearfull ratio, or earlier where the OSD fills so
+# fast that it would get there within LOOKAHEAD_S (the mgr's figures are a few
+# seconds old, and the agents stop a few seconds after they are told).
+DEFAULT_MARGIN = 0.05
+LOOKAHEAD_S = 20.0
+TREND_WINDOW_S = 15.0
+CHECK_EVERY_S = 1.0
+
+
+class MgrData(Protocol):
+    def get(self, data_name: str) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Fullness:
+    """How full the fullest OSD is, and the ratio at which Ceph calls it nearfull."""
+    osd: int
+    used_ratio: float
+    nearfull_ratio: float
+
+    def too_full(self, margin: float) -> bool:
+        return self.used_ratio >= self.nearfull_ratio - margin
+
+    def describe(self, margin: float) -> str:
+        return ('osd.%d is %.1f %% full; the guard stops writes at %.1f %% (nearfull %.1f %% '
+                'less the margin of %.1f %%)' % (
+                    self.osd, 100 * self.used_ratio,
+                    100 * (self.nearfull_ratio - margin), 100 * self.nearfull_ratio,
+                    100 * margin))
+
+
+def _used_ratio(stats: Dict[str, Any]) -> Optional[float]:
+    """Used over total of one OSD's store, as Ceph's full ratios count it."""
+    statfs = stats.get('statfs') or {}
+    total, available = statfs.get('total'), statfs.get('available')
+    if not total:
+        total, available = stats.get('kb'), stats.get('kb_avail')
+    try:
+        total_f, available_f = float(total or 0), float(available or 0)
+    except (TypeError, ValueError):
+        return None
+    if total_f <= 0:
+        return None
+    return max(0.0, min(1.0, (total_f - available_f) / total_f))
+
+
+def fullest_osd(osd_stats: Dict[str, Any], osd_map: Dict[str, Any]) -> Optional[Fullness]:
+    """The fullest OSD (None when no OSD reports its store yet)."""
+    nearfull = float(osd_map.get('nearfull_ratio') or 0.85)
+    seen: List[Fullness] = []
+    for stats in osd_stats.get('osd_stats', []):
+        ratio = _used_ratio(stats)
+        if ratio is not None and 'osd' in stats:
+            seen.append(Fullness(int(stats['osd']), ratio, nearfull))
+    return max(seen, key=lambda f: f.used_ratio) if seen else None
+
+
+class CapacityCheck(Protocol):
+    def problem(self) -> Optional[str]:
+        """Why writes must stop now (None: they may go on)."""
+
+
+class FillTrend:
+    """One workload's check: how full the fullest OSD is, and how fast it fills.
+
+    The mgr learns an OSD's use from its reports, every few seconds, and the
+    agents stop a few seconds after they are told: writes go on meanwhile. So
+    the check stops them when the OSD is within the margin of nearfull, or
+    when at the rate it filled over the last seconds it would get there
+    within LOOKAHEAD_S.
+    """
+
+    def __init__(self, read: Callable[[], Optional[Fullness]], margin: Callable[[], float],
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.read = read
+        self.margin = margin
+        self.clock = clock
+        self.samples: Deque[Tuple[float, float]] = collections.deque()
+
+    def rate(self) -> float:
+        """How fast the fullest OSD fills (ratio a second) over the trend window."""
+        if len(self.samples) < 2:
+            return 0.0
+        (t0, used0), (t1, used1) = self.samples[0], self.samples[-1]
+        return max(0.0, (used1 - used0) / (t1 - t0)) if t1 - t0 >= 1.0 else 0.0
+
+    def problem(self) -> Optional[str]:
+        found = self.read()
+        if found is None:
+            return None
+        now = self.clock()
+        self.samples.append((now, found.used_ratio))
+        while now - self.samples[0][0] > TREND_WINDOW_S:
+            self.samples.popleft()
+        margin = self.margin()
+        if found.too_full(margin):
+            return found.describe(margin)
+        rate = self.rate()
+        if found.used_ratio + rate * LOOKAHEAD_S >= found.nearfull_ratio - margin:
+            return '%s, filling by %.2f %% a second: it would get there within %d s' % (
+                found.describe(margin).replace(' is ', ' was ', 1), 100 * rate, LOOKAHEAD_S)
+        return None
+
+
+class CapacityGuard:
+    """Reads how full the OSDs are from the mgr's maps; a check of its own for each workload."""
+
+    def __init__(self, mgr: MgrData, margin: Callable[[], float]) -> None:
+        self.mgr = mgr
+        self.margin = margin
+
+    def fullness(self) -> Optional[Fullness]:
+        return fullest_osd(self.mgr.get('osd_stats'), self.mgr.get('osd_map'))
+
+    def new_check(self) -> FillTrend:
+        return FillTrend(self.fullness, self.margin)
+
+
+def writes(job: Dict[str, Any]) -> bool:
+    """Whether a job writes new data: for its duration (PUT, or a mix with PUT), or before
+    it, the working set it prefills."""
+    found = Job.from_dict(job)
+    return writes_while_measured(job) or (found.reads_prefilled and found.prefill)
+
+
+def writes_while_measured(job: Dict[str, Any]) -> bool:
+    """Whether a job writes while it is measured (PUT, or a mix with PUT): else only its
+    prefill needs watching."""
+    return Job.from_dict(job).weights.get('put', 0.0) > 0
+
+
+class CapacityWatch(Periodic):
+    """While a workload runs: asks the guard every second, and stops it once."""
+
+    def __init__(self, problem: Callable[[], Optional[str]], stop: Callable[[str], None],
+                 every_s: float = CHECK_EVERY_S, log: Optional[Any] = None,
+                 watching: Callable[[], bool] = lambda: True) -> None:
+        super().__init__(self._ask, every_s, 'rgwbench-capacity', log)
+        # `watching` turns false for good once nothing more is written (a reading
+        # workload's prefill is over): the watch ends then.
+        self.watching = watching
+        self.problem = problem
+        self.stop = stop
+
+    def _ask(self) -> bool:
+        if not self.watching():
+            return True
+        problem = self.problem()
+        if problem:
+            self.stop('capacity: ' + problem)
+        return bool(problem)

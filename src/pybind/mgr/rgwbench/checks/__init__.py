@@ -1,0 +1,32 @@
+"""What would skew or endanger a run, found before it starts: `ceph rgwbench check`.
+
+`findings(view, profile)` is what a run or a load calls; the checks read the
+cluster only through a ClusterView (view.py), MgrClusterView in the mgr.
+"""
+from typing import List, Optional
+
+from ..profiles import Profile
+from .capacity import capacity_findings
+from .config_checks import config_findings
+from .facts import read_facts
+from .finding import Finding, Level, findings_to_text, ordered
+from .health_checks import health_findings
+from .pg_checks import pg_findings
+from .view import ClusterView, MgrClusterView
+
+__all__ = ['ClusterView', 'Finding', 'Level', 'MgrClusterView', 'findings',
+           'findings_to_text']
+
+
+def findings(view: ClusterView, profile: Optional[Profile] = None,
+             keep_objects: bool = False, load: bool = False) -> List[Finding]:
+    """Every finding for this cluster, and for a run of `profile` when given.
+
+    keep_objects: the run keeps its objects (the module option), so nothing it
+    writes is freed before it ends. load: `profile` is a load's one workload.
+    """
+    facts = read_facts(view)
+    found = health_findings(facts) + config_findings(facts) + pg_findings(facts)
+    if profile is not None:
+        found += capacity_findings(facts, profile, keep_objects, load)
+    return list(ordered(found))

@@ -1,0 +1,203 @@
+"""What a profile's run would write, against the room the RGW data pool has.
+
+The estimate is an upper bound, not a forecast. A PUT workload writes, for its
+warm-up and duration, at the lower of two bounds:
+
+- the cluster's: every OSD that holds data absorbing OSD_WRITE_BYTES_S of raw
+  writes (a fast NVMe OSD's ceiling), divided by the pool's copies (or (k+m)/k);
+- the clients': each request in flight completing no faster than
+  REQUEST_FLOOR_S plus its object at STREAM_BYTES_S.
+
+Workloads that read (GET, HEAD, LIST) or delete first prefill their key space
+on every agent. The run removes a workload's objects at its end, but RGW frees
+the tails of large objects (beyond the head, rgw_max_chunk_size; every part of
+a multipart upload) only when its garbage collection runs, hours later
+(rgw_gc_obj_min_wait): those bytes are counted as staying for the whole run.
+With keep_objects, everything stays.
+
+The room is what the data pool can take before its fullest OSD reaches the
+nearfull ratio minus MARGIN, data spreading over the OSDs by their size and
+reweight; never more than `ceph df`'s max_avail.
+"""
+from dataclasses import dataclass, replace
+from typing import List, Optional, Tuple
+
+from ..loadgen.errors import UsageError
+from ..loadgen.workload import Job, parse_size
+from ..profiles import MAX_CONCURRENCY, Profile, Workload
+from .facts import Daemon, Facts, Pool
+from .finding import Finding, Level
+
+GiB = float(1 << 30)
+OSD_WRITE_BYTES_S = 1 << 30
+REQUEST_FLOOR_S = 0.001
+STREAM_BYTES_S = 1 << 30
+MARGIN = 0.05
+DEFAULT_HEAD_BYTES = 4 << 20
+
+
+@dataclass(frozen=True)
+class Written:
+    """What one workload of the run writes, in client bytes."""
+    variant: str
+    workload: str
+    put_bytes: float
+    prefill_bytes: float
+    staying_bytes: float   # still held after the workload's clean-up
+
+    @property
+    def total(self) -> float:
+        return self.put_bytes + self.prefill_bytes
+
+
+@dataclass(frozen=True)
+class Estimate:
+    pool: str
+    pool_exists: bool
+    raw_factor: float
+    osds: int
+    peak_bytes: float
+    peak_at: Optional[Written]
+    room_bytes: float
+    written: Tuple[Written, ...]
+
+
+def _gib(n: float) -> str:
+    return '%.1f GiB' % (n / GiB)
+
+
+def _head_bytes(facts: Facts) -> int:
+    raw = facts.value('rgw_max_chunk_size', facts.rgw_or_generic()[0])
+    try:
+        return parse_size(raw) if raw else DEFAULT_HEAD_BYTES
+    except UsageError:
+        return DEFAULT_HEAD_BYTES
+
+
+def _written(workload: Workload, variant: str, agents: int, osd_rate: float,
+             head: int, keep_objects: bool) -> Written:
+    job = Job(op=workload.op, mix=dict(workload.mix), size=workload.size,
+              concurrency=workload.concurrency, objects=workload.objects or 0)
+    weights = job.weights
+    mean = job.sizes.mean_size
+    put_share = weights.get('put', 0.0) / (sum(weights.values()) or 1.0)
+    per_request_s = REQUEST_FLOOR_S + mean / STREAM_BYTES_S
+    # The concurrency is the total over the agents; each agent prefills its own objects.
+    client_rate = workload.concurrency * put_share * mean / per_request_s
+    put = min(client_rate, osd_rate) * (workload.warmup_s + workload.duration_s) \
+        if put_share else 0.0
+    # A workload's `objects` is over all agents; the engine's default is each agent's.
+    prefill = (1 if workload.objects else agents) * job.object_count() * mean \
+        if job.reads_prefilled else 0.0
+    if keep_objects:
+        staying = 1.0
+    elif mean > job.multipart_threshold_bytes:
+        staying = 1.0   # every part is a tail object
+    else:
+        staying = max(0.0, mean - head) / mean
+    return Written(variant=variant, workload=workload.name, put_bytes=put,
+                   prefill_bytes=prefill, staying_bytes=(put + prefill) * staying)
+
+
+def _data_pool(facts: Facts) -> Tuple[str, bool, float]:
+    """The pool the run's objects go to: its name, whether it exists, its raw factor."""
+    pools: List[Pool] = [p for p in facts.pools if p.rgw_data]
+    if pools:
+        pool = max(pools, key=lambda p: p.raw_factor)
+        return pool.name, True, pool.raw_factor
+    raw = facts.value('osd_pool_default_size', Daemon(entity='mon', host=''))
+    try:
+        copies = max(1, int(raw or '3'))
+    except ValueError:
+        copies = 3
+    return 'default.rgw.buckets.data', False, float(copies)
+
+
+def room_bytes(facts: Facts, raw_factor: float, pool: str) -> float:
+    """Client bytes the pool takes before its fullest OSD reaches nearfull - MARGIN."""
+    osds = facts.data_osds()
+    total = sum(o.kb * o.reweight for o in osds)
+    if not osds or total <= 0:
+        return 0.0
+    limit = facts.nearfull_ratio - MARGIN
+    raw = min((limit - o.used_ratio) * o.kb * 1024 / (o.kb * o.reweight / total)
+              for o in osds)
+    room = max(0.0, raw / raw_factor)
+    if pool in facts.max_avail:
+        room = min(room, float(facts.max_avail[pool]))
+    return room
+
+
+def estimate(facts: Facts, profile: Profile, keep_objects: bool = False) -> Estimate:
+    pool, exists, raw_factor = _data_pool(facts)
+    osds = len(facts.data_osds())
+    osd_rate = osds * OSD_WRITE_BYTES_S / raw_factor
+    head = _head_bytes(facts)
+    agents = max(1, len(profile.placement))
+    written, staying, peak, peak_at = [], 0.0, 0.0, None
+    for _ in range(profile.repeats):
+        for variant in profile.variants:
+            for workload in profile.workloads:
+                w = _written(workload.for_rgws(len(facts.rgws), MAX_CONCURRENCY),
+                             variant.name, agents, osd_rate, head, keep_objects)
+                written.append(w)
+                if staying + w.total > peak:
+                    peak, peak_at = staying + w.total, w
+                staying += w.staying_bytes
+    return Estimate(pool=pool, pool_exists=exists, raw_factor=raw_factor, osds=osds,
+                    peak_bytes=peak, peak_at=peak_at,
+                    room_bytes=room_bytes(facts, raw_factor, pool), written=tuple(written))
+
+
+def _longest_fitting(facts: Facts, profile: Profile, keep_objects: bool) -> Optional[int]:
+    """The longest --duration (whole seconds) whose run fits, if any does."""
+    def fits(seconds: int) -> bool:
+        shorter = replace(profile, workloads=[replace(w, duration_s=float(seconds))
+                                              for w in profile.workloads])
+        e = estimate(facts, shorter, keep_objects)
+        return e.peak_bytes <= e.room_bytes
+    longest = int(max((w.duration_s for w in profile.workloads), default=1))
+    if not fits(1):
+        return None
+    low, high = 1, longest
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if fits(middle) else (low, middle - 1)
+    return low
+
+
+def capacity_findings(facts: Facts, profile: Profile, keep_objects: bool = False,
+                      load: bool = False) -> List[Finding]:
+    """load: the profile is `ceph rgwbench load`'s one workload, and is named so."""
+    e = estimate(facts, profile, keep_objects)
+    what = 'the load' if load else 'a run of profile %s' % profile.name
+    where = 'pool %s%s (%g raw bytes per byte, %d OSDs holding data)' % (
+        e.pool, '' if e.pool_exists else ' (not created yet)', e.raw_factor, e.osds)
+    room = 'room before the fullest OSD reaches nearfull_ratio %.2f - %.2f: %s' % (
+        facts.nearfull_ratio, MARGIN, _gib(e.room_bytes))
+    puts = sum(w.put_bytes for w in e.written)
+    prefills = sum(w.prefill_bytes for w in e.written)
+    peak = 'at most %s in the pool at once%s' % (
+        _gib(e.peak_bytes), ', during workload %s of variant %s' % (
+            e.peak_at.workload, e.peak_at.variant) if e.peak_at and not load else '')
+    found = [Finding(
+        id='capacity-estimate', level=Level.info,
+        summary='what %s would write at most (an upper bound: %s/s per '
+                'OSD, requests no faster than %g ms)' % (
+                    what, _gib(OSD_WRITE_BYTES_S), REQUEST_FLOOR_S * 1000),
+        evidence=(where, 'PUT workloads: %s in all; prefills: %s in all' % (
+            _gib(puts), _gib(prefills)), peak, room),
+        fix='')]
+    if e.peak_bytes <= e.room_bytes:
+        return found
+    longest = _longest_fitting(facts, profile, keep_objects)
+    shorter = 'ceph rgwbench load ... --duration %d' if load else \
+        'ceph rgwbench run --profile ' + profile.name + ' --duration %d'
+    fix = ((shorter + ' (fits), or free space or add OSDs') % longest if longest else
+           'free space (ceph osd df; radosgw-admin gc process --include-all) or add OSDs')
+    found.insert(0, Finding(
+        id='capacity-exceeded', level=Level.refuse,
+        summary='%s could write %s more than pool %s has room for before '
+                'an OSD is nearfull' % (what, _gib(e.peak_bytes - e.room_bytes), e.pool),
+        evidence=(where, peak, room), fix=fix))
+    return found

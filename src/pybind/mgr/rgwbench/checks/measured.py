@@ -1,0 +1,58 @@
+"""What a workload's own figures say about it: too many errors, or agents that were the limit.
+
+Read from each agent's result once the workload is over, so they cost the load
+nothing. An agent whose engine processes were busy most of the measured
+window measured the client as much as RGW: more requests would not have been
+sent faster, so the figures say little about what RGW can do.
+"""
+from typing import Any, List, Mapping
+
+from .finding import Finding, Level
+
+ERROR_RATE = 0.001      # above 0.1 % of requests failing, the figures are not the cluster's
+BUSY_SHARE = 0.8        # of each engine process's core over the measured window
+
+
+def measured_findings(results: Mapping[str, Mapping[str, Any]]) -> List[Finding]:
+    """Findings from each agent's result (agent name to its engine result)."""
+    return _errors(results) + _busy_agents(results)
+
+
+def _errors(results: Mapping[str, Mapping[str, Any]]) -> List[Finding]:
+    ops = sum(int(r.get('ops') or 0) for r in results.values())
+    errors = sum(int(r.get('errors') or 0) for r in results.values())
+    if not errors or errors / float(ops + errors) <= ERROR_RATE:
+        return []
+    share = 100.0 * errors / (ops + errors)
+    evidence = ['%d of %d requests failed (%.2f %%)' % (errors, ops + errors, share)]
+    for agent, result in sorted(results.items()):
+        classes = result.get('errors_by_class') or {}
+        if classes:
+            evidence.append('agent %s: %s' % (agent, ', '.join(
+                '%s %s' % (n, kind) for kind, n in sorted(classes.items()))))
+    return [Finding(
+        id='error-rate', level=Level.skews,
+        summary='more than %.1f %% of the requests failed: the figures count failures that '
+                'are not the cluster serving the load' % (100 * ERROR_RATE),
+        evidence=tuple(evidence),
+        fix='ceph rgwbench results show <run> -f json (errors_by_class), and the RGW log')]
+
+
+def _busy_agents(results: Mapping[str, Mapping[str, Any]]) -> List[Finding]:
+    busy = []
+    for agent, result in sorted(results.items()):
+        elapsed = float(result.get('elapsed_s') or 0.0)
+        cpu = float(result.get('client_cpu_s') or 0.0)
+        processes = max(1, int(result.get('processes') or 1))
+        if elapsed > 0 and cpu / elapsed / processes > BUSY_SHARE:
+            busy.append('agent %s: %.2f cores for %d engine process%s over %.0f s' % (
+                agent, cpu / elapsed, processes, '' if processes == 1 else 'es', elapsed))
+    if not busy:
+        return []
+    return [Finding(
+        id='client-bound-agent', level=Level.skews,
+        summary='an agent\'s engine processes were busy more than %d %% of the measured '
+                'window: the load measured the client as much as RGW' % (100 * BUSY_SHARE),
+        evidence=tuple(busy),
+        fix='run the workload with processes 0 (one per core of each agent\'s host) or with '
+            'more agents (placement rgw, or more hosts)')]

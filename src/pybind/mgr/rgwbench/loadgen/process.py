@@ -1,0 +1,166 @@
+"""The worker threads of one process, from start to their merged figures.
+
+Client CPU seconds of the measured window are taken in every process with
+``time.process_time()`` when the window starts and ends.
+"""
+
+import os
+import threading
+import time
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from .measure import Pace, ThreadStats, Worker
+from .ops import Operations
+from .payload import Pattern
+from .result import MAX_ERROR_SAMPLES, OpStats, Series, TargetStats
+from .s3 import Endpoint, make_ssl_context
+from .schedule import FAR_FUTURE, NS, Schedule, share
+from .workload import Job
+
+
+class ProcessRun:
+    """The threads of one process and their merged figures.
+
+    Process ``index`` of ``job.processes`` runs its share of the job's
+    ``concurrency`` threads; ``tick`` is called about once a second.
+    """
+
+    def __init__(self, job: Job, index: int, schedule: Schedule,
+                 tick: Optional[Callable[["ProcessRun"], None]] = None) -> None:
+        self.job = job
+        self.index = index
+        self.schedule = schedule
+        self.tick = tick
+        self.total_threads = job.concurrency
+        self.thread_base, self.nthreads = share(job.concurrency, job.processes, index)
+        self.pace = Pace.for_process(job, schedule, self.thread_base, self.nthreads)
+        self.stop = self.pace.stop
+        self.sizes = job.sizes
+        self.pattern = Pattern(job.seed)
+        self.tls = (make_ssl_context(job.ca_bundle, job.insecure)
+                    if Endpoint(job.targets[0]).tls else None)
+        objects = job.object_count() if job.reads_prefilled else 0
+        self.prefilled = [job.prefill_key(i) for i in range(objects)]
+        self.stats = [ThreadStats() for _ in range(self.nthreads)]
+        self.workers: List[Worker] = []
+        self.cpu_window_s = 0.0
+
+    def halt(self) -> None:
+        """Stop now: no new requests, requests in flight are cut off."""
+        self.stop.set()
+        for worker in self.workers:
+            worker.ops.client.conn.abort()
+
+    def live(self) -> Tuple[int, int, int, int]:
+        ops = nbytes = errors = lat = 0
+        for st in self.stats:
+            ops += st.live_ops
+            nbytes += st.live_bytes
+            errors += st.live_errors
+            lat += st.live_lat_ns
+        return ops, nbytes, errors, lat
+
+    def _worker(self, gtid: int, stats: ThreadStats) -> Worker:
+        ops = Operations(self.job, gtid=gtid, target=self.job.target_of(gtid), tls=self.tls,
+                         sizes=self.sizes,
+                         pattern=self.pattern, prefilled=self.prefilled,
+                         total_threads=self.total_threads, samples=stats.samples)
+        return Worker(pace=self.pace, ops=ops, stats=stats, timeout_s=self.job.timeout_s)
+
+    def run(self) -> Dict[str, Any]:
+        """Run the threads to the end; returns this process's raw result."""
+        threads = []
+        for i, st in enumerate(self.stats):
+            worker = self._worker(self.thread_base + i, st)
+            self.workers.append(worker)
+            t = threading.Thread(target=worker.loop, name="loadgen-%d" % i, daemon=True)
+            threads.append(t)
+        for t in threads:
+            t.start()
+        sched = self.schedule
+        clock = time.perf_counter_ns
+
+        def alive() -> bool:
+            return not self.stop.is_set() and any(t.is_alive() for t in threads)
+
+        # wait for the measured window, sample CPU at its start
+        while alive() and clock() < sched.measure_ns:
+            self._tick()
+            Schedule.sleep_until(min(sched.measure_ns, clock() + NS // 2))
+        cpu0 = time.process_time()
+        measured_from = clock()
+        self._tick()
+        next_tick = sched.measure_ns
+        while alive() and clock() < sched.end_ns:
+            next_tick += NS
+            deadline = min(next_tick, sched.end_ns)
+            while alive() and clock() < deadline:
+                for t in threads:
+                    if t.is_alive():
+                        t.join(max(0.0, min((deadline - clock()) / NS, 0.2)))
+                        break
+            self._tick()
+        cpu1 = time.process_time()
+        window_end = min(clock(), sched.end_ns)
+        # requests in flight at the end finish (outside the window)
+        for t in threads:
+            t.join(self.job.timeout_s + 5.0 if not self.stop.is_set() else 2.0)
+        self.halt()
+        self._tick()
+        self.cpu_window_s = cpu1 - cpu0 if measured_from < window_end else 0.0
+        return self.raw_result(window_end)
+
+    def _tick(self) -> None:
+        if self.tick is not None:
+            try:
+                self.tick(self)
+            except Exception:
+                pass
+
+    def targets(self) -> List[Dict[str, Any]]:
+        """Per endpoint of the job: this process's workers on it, their ops and errors."""
+        found = {url: TargetStats(url) for url in self.job.targets}
+        for worker in self.workers:
+            entry = found[worker.ops.target]
+            entry.workers += 1
+            for st in worker.stats.by_op.values():
+                entry.ops += st.ops
+                entry.errors += st.errors
+        return [entry.to_dict() for entry in found.values()]
+
+    def raw_result(self, window_end: int) -> Dict[str, Any]:
+        sched = self.schedule
+        by_op: Dict[str, OpStats] = {}
+        series = Series()
+        samples: List[str] = []
+        reasons = set()
+        last = 0
+        for st in self.stats:
+            for op, s in st.by_op.items():
+                if s.ops or s.errors:
+                    by_op.setdefault(op, OpStats()).merge(s)
+            series.merge(st.series)
+            for text in st.samples:
+                if len(samples) < MAX_ERROR_SAMPLES:
+                    samples.append(text)
+            reasons.add(st.exit_reason)
+            last = max(last, st.last_t1)
+        if "stopped" in reasons:
+            elapsed_ns = min(window_end, sched.end_ns) - sched.measure_ns
+        elif reasons <= {"time"} and sched.end_ns != FAR_FUTURE:
+            elapsed_ns = sched.end_ns - sched.measure_ns
+        else:  # ended by --ops or by running out of objects
+            elapsed_ns = (last or sched.measure_ns) - sched.measure_ns
+        elapsed_ns = max(0, elapsed_ns)
+        t = os.times()
+        return {
+            "by_op": {op: s.to_dict() for op, s in by_op.items()},
+            "targets": self.targets(),
+            "per_second": series.to_list(),
+            "client_cpu_s": self.cpu_window_s,
+            "client_cpu_total_s": t.user + t.system,
+            "elapsed_s": elapsed_ns / NS,
+            "error_samples": samples,
+            "exhausted": "exhausted" in reasons,
+            "interrupted": "stopped" in reasons,
+        }

@@ -1,0 +1,118 @@
+"""The built-in profiles: the published studies rgwbench automates."""
+from typing import Any, Callable, Dict, List, Sequence
+
+from ..settings.base import Setting
+from .parsing import parse_profile
+from .types import DEFAULT_CONCURRENCY, Profile
+
+
+def _workload_document(op: str, size: str, concurrency: int = DEFAULT_CONCURRENCY,
+                       duration: int = 60, warmup: int = 5) -> Dict[str, Any]:
+    """One workload as a profile's document writes it, its concurrency per RGW daemon:
+    a cluster of more RGWs is loaded as hard as the one-RGW cluster the defaults suit."""
+    return {'op': op, 'size': size, 'concurrency': concurrency,
+            'concurrency_per_rgw': concurrency, 'duration': duration, 'warmup': warmup}
+
+
+def _put_get(sizes: Sequence[str], concurrency: Callable[[str], int] = lambda s: 16,
+             duration: int = 60, warmup: int = 5) -> List[Dict[str, Any]]:
+    """A PUT and a GET workload document of each size."""
+    return [_workload_document(op, size, concurrency(size), duration, warmup)
+            for size in sizes for op in ('put', 'get')]
+
+
+NO_TLS = {'tls@rgw': 'off', 'tls@ingress': 'off'}
+TLS_RGW = {'tls@rgw': 'on', 'tls@ingress': 'off'}
+TLS_INGRESS = {'tls@rgw': 'off', 'tls@ingress': 'https'}
+SSE = {'sse': 'kms-testing'}
+MSGR2_ON = {'msgr2-secure': 'on'}
+MSGR2_OFF = {'msgr2-secure': 'off'}
+#: a value equal to the default, set to restart RGW and change nothing else
+SAME_AS_DEFAULT = {'client.rgw/rgw_thread_pool_size': 512}
+
+
+def _concurrency_by_size(size: str) -> int:
+    # Fewer requests in flight for large objects: each one holds its object in memory.
+    return {'64MiB': 8, '256MiB': 4}.get(size, DEFAULT_CONCURRENCY)
+
+
+BUILTIN_DOCUMENTS: List[Dict[str, Any]] = [
+    {'name': 'tls',
+     'description': 'TLS of the S3 endpoint: none, at RGW (end to end) or terminated at an '
+                    'HAProxy ingress; small (64 KiB) and large (4 MiB) objects',
+     'baseline': 'no-tls',
+     'variants': [{'name': 'no-tls', 'settings': dict(NO_TLS)},
+                  {'name': 'tls-rgw', 'settings': dict(TLS_RGW)},
+                  {'name': 'tls-ingress', 'settings': dict(TLS_INGRESS)}],
+     'workloads': _put_get(['64KiB', '4MiB'])},
+    {'name': 'msgr2',
+     'description': 'messenger v2 secure mode between RGW and OSDs and among OSDs, with TLS '
+                    'at RGW in both variants; 1 MiB to 256 MiB objects',
+     'baseline': 'tls-rgw',
+     'variants': [{'name': 'tls-rgw', 'settings': {**TLS_RGW, **MSGR2_OFF}},
+                  {'name': 'tls-rgw-msgr2', 'settings': {**TLS_RGW, **MSGR2_ON}}],
+     'workloads': _put_get(['1MiB', '4MiB', '64MiB', '256MiB'], _concurrency_by_size)},
+    {'name': 'sse',
+     'description': 'server-side encryption (SSE-KMS, testing backend) over TLS and msgr2 '
+                    'secure mode: TLS at RGW, or at an HAProxy ingress; 4 MiB objects',
+     'baseline': 'tls-msgr2',
+     'variants': [{'name': 'tls-msgr2', 'settings': {**TLS_RGW, **MSGR2_ON}},
+                  {'name': 'sse-rgw', 'settings': {**TLS_RGW, **MSGR2_ON, **SSE}},
+                  {'name': 'sse-ingress', 'settings': {**TLS_INGRESS, **MSGR2_ON, **SSE}}],
+     'workloads': _put_get(['4MiB'])},
+    {'name': 'security',
+     'description': 'every security setting in one run against a plain baseline: TLS at RGW '
+                    'or ingress, msgr2 secure mode, SSE-KMS; 64 KiB and 4 MiB objects',
+     'baseline': 'no-tls',
+     'variants': [{'name': 'no-tls', 'settings': {**NO_TLS, **MSGR2_OFF}},
+                  {'name': 'tls-rgw', 'settings': {**TLS_RGW, **MSGR2_OFF}},
+                  {'name': 'tls-ingress', 'settings': {**TLS_INGRESS, **MSGR2_OFF}},
+                  {'name': 'tls-msgr2', 'settings': {**TLS_RGW, **MSGR2_ON}},
+                  {'name': 'sse-rgw', 'settings': {**TLS_RGW, **MSGR2_ON, **SSE}},
+                  {'name': 'sse-ingress', 'settings': {**TLS_INGRESS, **MSGR2_ON, **SSE}}],
+     'workloads': _put_get(['64KiB', '4MiB'])},
+    {'name': 'sizes',
+     'description': 'PUT and GET from 4 KiB to 256 MiB objects on the cluster as it is',
+     'baseline': 'as-is',
+     'variants': [{'name': 'as-is', 'settings': {}}],
+     'workloads': _put_get(['4KiB', '64KiB', '1MiB', '4MiB', '64MiB', '256MiB'],
+                           _concurrency_by_size)},
+    {'name': 'rgw-threads',
+     'description': "RGW's thread pool (rgw_thread_pool_size 128, 512, 1024) against the "
+                    'cluster as it is; RGWs restarted for each; 64 KiB and 4 MiB objects',
+     'baseline': 'as-is',
+     'variants': [{'name': 'as-is', 'settings': {}}] + [
+         {'name': 'threads-%d' % n,
+          'settings': {'config': {'client.rgw/rgw_thread_pool_size': n}}}
+         for n in (128, 512, 1024)],
+     'workloads': _put_get(['64KiB', '4MiB'], lambda s: 64)},
+    {'name': 'quick',
+     'description': 'a smoke run of a minute or two: the cluster as it is and with 256 RGW '
+                    'threads (no certificate, KMS or OSD restart); 4 KiB PUT and GET; its '
+                    'deltas count only beyond the noise floor (see calibrate)',
+     'baseline': 'as-is',
+     'variants': [{'name': 'as-is', 'settings': {}},
+                  {'name': 'threads-256',
+                   'settings': {'config': {'client.rgw/rgw_thread_pool_size': 256}}}],
+     'workloads': _put_get(['4KiB'], duration=10, warmup=2)},
+    {'name': 'calibrate',
+     'description': 'the noise floor of this cluster: the same settings against themselves '
+                    '(RGW restarted for each application), interleaved, 5 repeats; the '
+                    'smallest change per figure is kept for later comparisons; 64 KiB '
+                    'PUT and GET',
+     'baseline': 'default',
+     # Both variants set RGW's thread pool to its default (512): each application
+     # restarts RGW the way a variant that changes something would.
+     'variants': [{'name': name, 'settings': {'config': dict(SAME_AS_DEFAULT)}}
+                  for name in ('default', 'default-again')],
+     'repeats': 5, 'order': 'interleaved',
+     'workloads': _put_get(['64KiB'], duration=30)},
+]
+
+
+def builtin_profiles(settings: Sequence[Setting]) -> List[Profile]:
+    return [parse_profile(doc, settings) for doc in BUILTIN_DOCUMENTS]
+
+
+def builtin_names() -> List[str]:
+    return [str(doc['name']) for doc in BUILTIN_DOCUMENTS]

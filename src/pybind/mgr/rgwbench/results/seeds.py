@@ -1,0 +1,123 @@
+"""The published studies' layout: per workload, a row per metric, a column per variant.
+
+The RGW benchmark studies present each comparison as a small table: the
+metric, the baseline's absolute figure, then for each other variant its
+absolute figure and its "% change vs baseline". `results show --layout
+seeds` prints a run that way, in plain text, Markdown, CSV and JSON.
+"""
+import csv
+import io
+from dataclasses import asdict, dataclass
+from typing import Any, Dict, List, Optional
+
+from ..formatting import table
+from .compare import comparison
+from .model import COLUMNS, Comparison, Figure, Run, RunLike, WorkloadResult, as_run
+from .report import change_cell, number
+
+
+@dataclass
+class SeedsTable:
+    """One workload: headers, then a row per metric (its cells as the table shows them)."""
+    workload: str
+    baseline: str
+    headers: List[str]
+    rows: List[List[str]]
+    # per variant, why it has no figures here (it failed, or did not run this workload)
+    missing: Dict[str, str]
+
+
+def _change(row: Optional[Comparison], figure: Figure) -> str:
+    if row is None:
+        return '-'
+    text, significant = change_cell(row, figure)
+    return text + '*' if significant else text
+
+
+def seeds_tables(run: Run) -> List[SeedsTable]:
+    variants = sorted(run.variants, key=lambda v: v.name != run.baseline)
+    rows_by = {(r.variant, r.workload): r for r in (run.comparison or comparison(run))}
+    others = [v for v in variants if v.name != run.baseline]
+    headers = ['Metric', '%s (baseline)' % run.baseline]
+    for variant in others:
+        headers += [str(variant.name), '%% change vs %s' % run.baseline]
+    tables = []
+    for name in run.workload_names():
+        entries: Dict[str, Optional[WorkloadResult]] = {}
+        missing: Dict[str, str] = {}
+        for variant in variants:
+            entry = variant.workload(name)
+            if entry is None or entry.error:
+                entries[str(variant.name)] = None
+                missing[str(variant.name)] = (
+                    entry.error if entry is not None and entry.error
+                    else variant.error or 'not run')
+            else:
+                entries[str(variant.name)] = entry
+        rows = []
+        for figure in COLUMNS:
+            values = {v: (None if e is None else figure.of(e)) for v, e in entries.items()}
+            if all(value is None for value in values.values()):
+                continue  # e.g. RGW figures where no agent could read them
+            cells = [figure.label, number(values.get(str(run.baseline)))]
+            for variant in others:
+                cells += [number(values.get(str(variant.name))),
+                          _change(rows_by.get((str(variant.name), name)), figure)
+                          if entries.get(str(variant.name)) is not None else '-']
+            rows.append(cells)
+        tables.append(SeedsTable(str(name), str(run.baseline), headers, rows, missing))
+    return tables
+
+
+def _notes(found: SeedsTable) -> List[str]:
+    return ['%s: %s' % (variant, why) for variant, why in sorted(found.missing.items())]
+
+
+def seeds_to_text(record: RunLike) -> str:
+    run = as_run(record)
+    lines = ['run %s  profile %s  state %s' % (run.run_id, run.profile, run.state)]
+    for found in seeds_tables(run):
+        lines += ['', 'workload %s' % found.workload, table(found.headers, found.rows)]
+        lines += ['  ' + note for note in _notes(found)]
+    lines += ['', '* a change beyond the noise the run measured and the floor.']
+    return '\n'.join(lines)
+
+
+def _md(text: Any) -> str:
+    return str(text).replace('|', '\\|')
+
+
+def seeds_to_markdown(record: RunLike) -> str:
+    run = as_run(record)
+    lines = ['## rgwbench run %s (%s)' % (_md(run.run_id), _md(run.profile))]
+    for found in seeds_tables(run):
+        lines += ['', '### %s' % _md(found.workload), '',
+                  '| ' + ' | '.join('**%s**' % _md(h) for h in found.headers) + ' |',
+                  '|' + '|'.join([' --- '] * len(found.headers)) + '|']
+        for row in found.rows:
+            cells = ['**%s**' % _md(row[0])] + [
+                '**%s**' % c[:-1] if c.endswith('*') else _md(c) for c in row[1:]]
+            lines.append('| ' + ' | '.join(cells) + ' |')
+        notes = _notes(found)
+        if notes:
+            lines += [''] + ['* %s' % _md(n) for n in notes]
+    lines += ['', 'Bold: a change beyond the noise the run measured and the floor.']
+    return '\n'.join(lines)
+
+
+def seeds_to_csv(record: RunLike) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator='\n')
+    for index, found in enumerate(seeds_tables(as_run(record))):
+        if index:
+            writer.writerow([])
+        writer.writerow(['workload', found.workload])
+        writer.writerow(found.headers)
+        writer.writerows(found.rows)
+    return out.getvalue()
+
+
+def seeds_to_json(record: RunLike) -> Dict[str, Any]:
+    run = as_run(record)
+    return {'run_id': run.run_id, 'profile': run.profile, 'layout': 'seeds',
+            'tables': [asdict(t) for t in seeds_tables(run)]}

@@ -1,0 +1,123 @@
+"""S3 users made and removed with radosgw-admin, run by the mgr with its own identity.
+
+radosgw-admin makes the keys and prints them on its standard output, the
+only place they are read from: they never go into an argv, an exception
+message or a log line. Its standard error is quoted in errors (it carries
+no keys).
+"""
+import errno
+import json
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Protocol, Tuple
+
+from .errors import RGWBenchError
+
+CREATE_TIMEOUT_S = 60
+# It runs as the mgr: without these it would try the mgr's own admin socket and
+# write into the mgr's log file.
+QUIET = ['--admin-socket', '', '--log-file', '/dev/null']
+# What `user info` says of a user that does not exist (its exit status is EINVAL).
+NO_SUCH_USER = 'no user info saved'
+# Removing a user's data goes object by object.
+REMOVE_TIMEOUT_S = 1800
+
+
+@dataclass(frozen=True)
+class S3Keys:
+    """A user's keys, as the load signs with them; the secret is left out of repr."""
+    uid: str
+    access_key: str
+    secret_key: str = field(repr=False)
+
+    def credentials(self) -> Dict[str, str]:
+        """The keys as the stored credentials look (what jobs are made from)."""
+        return {'access_key': self.access_key, 'secret_key': self.secret_key}
+
+
+class UserAdmin(Protocol):
+    """Makes and removes S3 users (radosgw-admin through the mgr, or a fake in tests)."""
+
+    def user_exists(self, uid: str) -> bool: ...
+
+    def create_user(self, uid: str, display_name: str) -> S3Keys: ...
+
+    def remove_user(self, uid: str) -> None: ...
+
+
+class ToolRunner(Protocol):
+    """What MgrModule offers to run a Ceph tool as the mgr (its keyring and name)."""
+
+    def tool_exec(self, args: List[str], timeout: int = 10,
+                  stdin: Optional[bytes] = None) -> Tuple[int, str, str]: ...
+
+    def get_ceph_conf_path(self) -> str: ...
+
+
+class RadosgwAdminError(RGWBenchError):
+    pass
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else ''
+
+
+def keys_from_output(uid: str, stdout: str) -> S3Keys:
+    """The user's S3 keys from what `radosgw-admin user create` printed."""
+    try:
+        info: Any = json.loads(stdout)
+        found = [k for k in info.get('keys') or [] if k.get('user') == uid] \
+            or list(info.get('keys') or [])
+        return S3Keys(uid=uid, access_key=str(found[0]['access_key']),
+                      secret_key=str(found[0]['secret_key']))
+    except (ValueError, AttributeError, LookupError, TypeError):
+        # What it printed is not quoted: it may hold the keys.
+        raise RadosgwAdminError('radosgw-admin user create --uid %s printed no S3 keys' % uid)
+
+
+class RadosgwAdmin:
+    """radosgw-admin through the mgr's `tool_exec`: the mgr's keyring, name and ceph.conf."""
+
+    def __init__(self, mgr: ToolRunner, *, create_timeout_s: int = CREATE_TIMEOUT_S,
+                 remove_timeout_s: int = REMOVE_TIMEOUT_S) -> None:
+        self.mgr = mgr
+        self.create_timeout_s = create_timeout_s
+        self.remove_timeout_s = remove_timeout_s
+
+    def _subcommand(self, args: List[str], timeout_s: int) -> Tuple[int, str, str]:
+        # tool_exec takes the tool's name off the list it is given: a new list each time.
+        argv = ['radosgw-admin', '-c', self.mgr.get_ceph_conf_path()] + QUIET + args
+        return self.mgr.tool_exec(argv, timeout=timeout_s)
+
+    def _failed(self, what: str, ret: int, stderr: str) -> RadosgwAdminError:
+        return RadosgwAdminError('`radosgw-admin %s` failed (%d): %s' % (
+            what, ret, _last_line(stderr) or 'no message'), abs(ret) or errno.EIO)
+
+    def user_exists(self, uid: str) -> bool:
+        # The output (the user's keys, if it exists) is not read.
+        ret, _, err = self._subcommand(['user', 'info', '--uid', uid], self.create_timeout_s)
+        if ret == 0:
+            return True
+        if abs(ret) == errno.ENOENT or NO_SUCH_USER in err:
+            return False
+        raise self._failed('user info --uid %s' % uid, ret, err)
+
+    def create_user(self, uid: str, display_name: str) -> S3Keys:
+        ret, out, err = self._subcommand(['user', 'create', '--uid', uid,
+                                          '--display-name', display_name],
+                                         self.create_timeout_s)
+        if ret != 0:
+            raise self._failed('user create --uid %s' % uid, ret, err)
+        return keys_from_output(uid, out)
+
+    def remove_user(self, uid: str) -> None:
+        """Remove the user with its buckets and objects; a user already gone is fine."""
+        if not self.user_exists(uid):
+            return
+        what = 'user rm --uid %s --purge-data' % uid
+        ret, _, err = self._subcommand(['user', 'rm', '--uid', uid, '--purge-data'],
+                                       self.remove_timeout_s)
+        if ret != 0:
+            raise self._failed(what, ret, err)
+        if self.user_exists(uid):
+            raise RadosgwAdminError('`radosgw-admin %s` left the user in place' % what)

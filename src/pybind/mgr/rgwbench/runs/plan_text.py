@@ -1,0 +1,33 @@
+"""A run's plan as `ceph rgwbench plan` prints it."""
+from typing import Any, Dict
+
+from ..s3user import user_plan_to_text
+
+
+def run_plan_to_text(plan: Dict[str, Any]) -> str:
+    lines = ['profile %s: %d variant(s) x %d workload(s) x %d repeat(s), about %d min' % (
+        plan['profile'], len(plan['variants']), len(plan['workloads']), plan['repeats'],
+        round(plan['estimated_s'] / 60.0 + 0.5))]
+    lines.append('agents: %s' % (', '.join(plan['placement']) or
+                                 'one, on the active mgr\'s host'))
+    lines.append('load goes to: %s' % {
+        'auto': 'every RGW daemon of the service, or the ingress of a variant that has one',
+        'rgw': 'every RGW daemon of the service', 'ingress': 'every frontend of the ingress'
+    }.get(plan.get('target') or 'auto', plan.get('target')))
+    lines.append('workloads: %s' % ', '.join(w['name'] for w in plan['workloads']))
+    if 's3_user' in plan:
+        lines.append(user_plan_to_text(plan['s3_user']))
+    for variant in plan['variants']:
+        lines.append('variant %s%s:' % (variant['name'],
+                                        ' (baseline)' if variant['baseline'] else ''))
+        changes = [c['summary'] for p in variant['changes'] for c in p['changes']]
+        lines += ['  - %s' % c for c in changes] or ['  (the cluster as it is)']
+        lines.append('  - run every workload, then put every change back')
+    for problem in plan['problems']:
+        lines.append('refused now: %s' % problem)
+    for found in plan.get('findings') or []:
+        lines.append('%s: [%s] %s: %s%s' % (
+            'refused now' if found['level'] == 'refuse' else 'finding', found['level'],
+            found['id'], found['summary'],
+            ' (fix: %s)' % found['fix'] if found.get('fix') else ''))
+    return '\n'.join(lines)

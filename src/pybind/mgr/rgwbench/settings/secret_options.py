@@ -1,0 +1,62 @@
+"""Ceph options whose values are secrets, and how settings show them: never in full.
+
+The one list every log line, plan and error message of the settings goes by.
+A value is kept where it must be (the journal, to put it back; `ceph config`
+itself); wherever it is shown, it is masked.
+"""
+import re
+from typing import Iterable, List, Optional
+
+HIDDEN = '<secret>'
+
+SECRET_OPTIONS = frozenset({
+    'key',                                      # a client's cephx key
+    'rgw_crypt_s3_kms_encryption_keys',         # SSE-KMS testing backend: id=key ...
+    'rgw_crypt_default_encryption_key',
+    'rgw_crypt_kmip_password', 'rgw_crypt_kmip_client_key',
+    'rgw_crypt_vault_token_file', 'rgw_crypt_sse_s3_vault_token_file',
+    'rgw_keystone_admin_password', 'rgw_keystone_admin_password_path',
+    'rgw_keystone_admin_token', 'rgw_keystone_admin_token_path',
+    'rgw_keystone_barbican_password', 'rgw_ldap_secret', 'rgw_opa_token', 'rgw_sts_key',
+})
+# Besides the list, an option whose name says it holds a secret ...
+_SECRET_NAME = re.compile(r'password|secret|token|(^|_)keys?$')
+# ... unless it only names where or how a secret is used.
+NOT_SECRET = frozenset({'rgw_crypt_vault_secret_engine', 'rgw_crypt_sse_s3_vault_secret_engine'})
+
+_PRIVATE_KEY = re.compile(r'-----BEGIN ([A-Z ]*)PRIVATE KEY-----.*?-----END \1PRIVATE KEY-----',
+                          re.S)
+KMS_KEYS = 'rgw_crypt_s3_kms_encryption_keys'
+
+
+def is_secret(option: str) -> bool:
+    name = option.rsplit('/', 1)[-1].strip().lower()
+    return name not in NOT_SECRET and (name in SECRET_OPTIONS or
+                                       bool(_SECRET_NAME.search(name)))
+
+
+def shown(option: str, value: Optional[str]) -> Optional[str]:
+    """The value as logs and plans show it: a secret's is hidden (a KMS key's id stays)."""
+    if value is None or not is_secret(option):
+        return value
+    if option.rsplit('/', 1)[-1] == KMS_KEYS:
+        return ' '.join('%s=%s' % (pair.split('=', 1)[0], HIDDEN) for pair in value.split())
+    return HIDDEN
+
+
+def secret_parts(option: str, value: Optional[str]) -> List[str]:
+    """What of a value must not appear in a message (nothing when it is no secret)."""
+    if value is None or not is_secret(option) or not value.strip():
+        return []
+    parts = [value.strip()]
+    if option.rsplit('/', 1)[-1] == KMS_KEYS:
+        parts += [pair.split('=', 1)[1] for pair in value.split() if '=' in pair]
+    return sorted({p for p in parts if p}, key=len, reverse=True)
+
+
+def masked(text: str, secrets: Iterable[str] = ()) -> str:
+    """`text` without the given secrets and without any PEM private key."""
+    text = _PRIVATE_KEY.sub('<private key>', text)
+    for secret in secrets:
+        text = text.replace(secret, HIDDEN)
+    return text

@@ -1,0 +1,188 @@
+"""The capacity guard: workloads that write stop before an OSD gets near full."""
+import threading
+import time
+from typing import Any, Dict, List, Optional, Tuple
+
+import pytest
+
+from rgwbench.agents.coordinator import AgentRun
+from rgwbench.capacity import (CapacityGuard, CapacityWatch, FillTrend, Fullness, fullest_osd,
+                               writes, writes_while_measured)
+from rgwbench.loadgen import prepare
+from rgwbench.loadgen.agent import LivePoster
+from rgwbench.loadgen.agent import prefill_watched
+from rgwbench.loadgen.workload import Job
+from rgwbench.results.model import Run
+from rgwbench.results.report import result_to_text
+from rgwbench.tests.s3stub import StubS3
+
+GIB = 1 << 30
+# As the mgr's `osd_stats` has them (Pacific and Tentacle): statfs in bytes.
+OSD_STATS = {'osd_stats': [
+    {'osd': 0, 'kb': 8388608, 'kb_avail': 8046488,
+     'statfs': {'total': 8 * GIB, 'available': 8 * GIB - 2 * GIB}},
+    {'osd': 1, 'kb': 8388608, 'kb_avail': 1258291,
+     'statfs': {'total': 8 * GIB, 'available': int(8 * GIB * 0.19)}},
+]}
+OSD_MAP = {'nearfull_ratio': 0.8500000238418579, 'full_ratio': 0.95}
+
+
+class Maps:
+    def __init__(self, stats: Dict[str, Any]) -> None:
+        self.stats = stats
+
+    def get(self, data_name: str) -> Any:
+        return {'osd_stats': self.stats, 'osd_map': OSD_MAP}[data_name]
+
+
+def test_the_fullest_osd_is_read_from_its_store() -> None:
+    found = fullest_osd(OSD_STATS, OSD_MAP)
+    assert found is not None and found.osd == 1
+    assert found.used_ratio == pytest.approx(0.81, abs=1e-6)
+    assert found.nearfull_ratio == pytest.approx(0.85)
+
+
+def test_without_statfs_the_kib_figures_serve() -> None:
+    found = fullest_osd({'osd_stats': [{'osd': 3, 'kb': 100, 'kb_avail': 10}]}, OSD_MAP)
+    assert found is not None and (found.osd, found.used_ratio) == (3, 0.9)
+    assert fullest_osd({'osd_stats': [{'osd': 3, 'kb': 0}]}, OSD_MAP) is None
+
+
+def test_the_guard_stops_writes_within_its_margin_of_nearfull() -> None:
+    assert CapacityGuard(Maps(OSD_STATS), lambda: 0.03).new_check().problem() is None  # 81<82
+    problem = CapacityGuard(Maps(OSD_STATS), lambda: 0.05).new_check().problem()       # 81>=80
+    assert problem == ('osd.1 is 81.0 % full; the guard stops writes at 80.0 % (nearfull '
+                       '85.0 % less the margin of 5.0 %)')
+
+
+def test_an_osd_that_fills_fast_stops_writes_before_it_is_within_the_margin() -> None:
+    # The mgr's figures are seconds old and agents stop seconds after they are told:
+    # at a point a second, 20 s ahead is past the guard's 80 %.
+    now = [0.0]
+    used = [0.60]
+
+    def read() -> Fullness:
+        return Fullness(0, used[0], 0.85)
+    check = FillTrend(read, lambda: 0.05, clock=lambda: now[0])
+    assert check.problem() is None           # one sample: no rate yet
+    now[0], used[0] = 5.0, 0.65               # a point a second
+    problem = check.problem()
+    assert problem is not None and problem.startswith('osd.0 was 65.0 % full')
+    assert 'filling by 1.00 % a second: it would get there within 20 s' in problem
+    slow = FillTrend(read, lambda: 0.05, clock=lambda: now[0])
+    assert slow.problem() is None
+    now[0], used[0] = 10.0, 0.652            # 0.04 points a second: 20 s is far from 80 %
+    assert slow.problem() is None
+    assert slow.rate() == pytest.approx(0.0004)
+
+
+@pytest.mark.parametrize('job, writing', [
+    ({'op': 'put'}, True), ({'op': 'get', 'prefill': False}, False), ({'op': 'mixed'}, True),
+    ({'op': 'mixed', 'mix': {'get': 1.0, 'head': 1.0}, 'prefill': False}, False),
+    ({'op': 'mixed', 'mix': {'get': 1.0, 'put': 0.5}}, True),
+    # what a reading workload prefills is written too
+    ({'op': 'get'}, True), ({'op': 'head', 'objects': 100000}, True)])
+def test_only_workloads_that_write_are_guarded(job: Dict[str, Any], writing: bool) -> None:
+    assert writes(job) is writing
+
+
+def test_a_prefill_ends_when_the_module_says_stop() -> None:
+    with StubS3(access_key='AK', secret_key='SK') as stub:
+        job = Job(endpoint=stub.url, access_key='AK', secret_key='SK', op='get',
+                  objects=500000, concurrency=4, proc_stats=False).validate()
+        prepare.ensure_buckets(job)
+        channel = StopChannel()
+        began = time.monotonic()
+        with pytest.raises(prepare.Stopped) as stopped:
+            prefill_watched(channel, job)  # type: ignore[arg-type]
+        assert time.monotonic() - began < 60
+        assert channel.posts >= 1
+        assert 0 < stub.counts['put'] < 500000
+        assert str(stopped.value).startswith('prefill stopped after ')
+
+
+def test_the_watch_stops_once_when_the_guard_trips() -> None:
+    answers = [None, None, 'osd.0 is 81 % full']
+    stops: List[str] = []
+    with CapacityWatch(lambda: answers.pop(0) if answers else 'again', stops.append,
+                       every_s=0.01):
+        deadline = time.monotonic() + 5
+        while not stops and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.05)
+    assert stops == ['capacity: osd.0 is 81 % full']
+
+
+class Launcher:
+    def agent_ids(self) -> List[str]:
+        return ['a']
+
+
+def test_agents_are_asked_to_stop_in_their_progress_answer() -> None:
+    run = AgentRun({'op': 'put'}, Launcher())  # type: ignore[arg-type]
+    run.agents['a']['state'] = 'started'
+    assert run.progress('a', {'phase': 'measuring'}) == {}
+    run.stop_early('capacity: osd.0 is 81 % full')
+    run.stop_early('capacity: later')           # the first reason stands
+    assert run.progress('a', {'phase': 'measuring'}) == {'stop': 'capacity: osd.0 is 81 % full'}
+    assert run.summary()['stopped'] == 'capacity: osd.0 is 81 % full'
+
+
+class StopChannel:
+    timeout = 1.0
+
+    def __init__(self) -> None:
+        self.posts = 0
+
+    def call(self, method: str, what: str, body: Optional[Dict[str, Any]] = None
+             ) -> Tuple[int, Dict[str, Any]]:
+        self.posts += 1
+        return 200, {'stop': 'capacity: full'}
+
+
+def test_an_agent_ends_its_load_once_when_the_module_says_stop() -> None:
+    stopped = threading.Event()
+    calls: List[int] = []
+
+    def stop() -> None:
+        calls.append(1)
+        stopped.set()
+    channel = StopChannel()
+    with LivePoster(channel, every_s=0.01, stop=stop) as live:  # type: ignore[arg-type]
+        for i in range(20):
+            live.update({'elapsed_s': i})
+            time.sleep(0.01)
+        assert stopped.wait(5)
+    assert calls == [1] and channel.posts >= 2 and live.stop_asked == 'capacity: full'
+
+
+def test_a_stopped_workload_keeps_its_figures_and_says_why() -> None:
+    run = Run.from_dict({
+        'run_id': 'r1', 'profile': 'p', 'state': 'complete', 'baseline': 'a',
+        'variants': [{'name': 'a', 'settings': {}, 'workloads': [
+            {'name': 'put-4MiB', 'op': 'put', 'ops': 10, 'ops_per_s': 5.0,
+             'throughput_mib_s': 20.0, 'stopped': 'capacity: osd.0 is 81 % full'}]}]})
+    assert run.to_dict()['variants'][0]['workloads'][0]['stopped'].startswith('capacity')
+    text = result_to_text(run)
+    assert 'a / put-4MiB: stopped early (capacity: osd.0 is 81 % full)' in text
+    assert '20' in text  # the figures are still in the table
+
+
+def test_a_reading_workload_is_watched_only_while_it_prefills() -> None:
+    prefilling = [True]
+    asked: List[int] = []
+
+    def problem() -> Optional[str]:
+        asked.append(1)
+        return None
+    with CapacityWatch(problem, lambda why: None, every_s=0.01,
+                       watching=lambda: prefilling[0]):
+        deadline = time.monotonic() + 5
+        while len(asked) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        prefilling[0] = False
+        time.sleep(0.1)
+        seen = len(asked)
+        time.sleep(0.1)
+        assert len(asked) == seen >= 3
+    assert writes_while_measured({'op': 'put'}) and not writes_while_measured({'op': 'get'})

@@ -1,0 +1,37 @@
+"""Findings a workload's own figures give: the error rate, agents that were the limit."""
+from typing import Any, Dict
+
+from rgwbench.checks.finding import Level
+from rgwbench.checks.measured import measured_findings
+
+
+def result(ops: int = 1000, errors: int = 0, cpu: float = 1.0, elapsed: float = 10.0,
+           processes: int = 1, **extra: Any) -> Dict[str, Any]:
+    return dict(ops=ops, errors=errors, client_cpu_s=cpu, elapsed_s=elapsed,
+                processes=processes, **extra)
+
+
+def test_a_quiet_workload_has_no_finding() -> None:
+    assert measured_findings({'h1': result(), 'h2': result(errors=1)}) == []
+    assert measured_findings({}) == []
+
+
+def test_more_than_a_thousandth_of_requests_failing_skews() -> None:
+    (found,) = measured_findings({
+        'h1': result(ops=900, errors=3, errors_by_class={'503': 3}),
+        'h2': result(ops=1000)})
+    assert found.id == 'error-rate' and found.level == Level.skews
+    assert found.evidence[0] == '3 of 1903 requests failed (0.16 %)'
+    assert found.evidence[1:] == ('agent h1: 3 503',)
+
+
+def test_an_agent_whose_processes_were_busy_is_named() -> None:
+    found = measured_findings({
+        'h1': result(cpu=9.0, elapsed=10.0),                  # 0.9 of its one core
+        'h2': result(cpu=9.0, elapsed=10.0, processes=2),     # 0.45 of each of two
+        'h3': result(cpu=17.0, elapsed=10.0, processes=2)})   # 0.85 of each of two
+    (busy,) = found
+    assert busy.id == 'client-bound-agent' and busy.level == Level.skews
+    assert busy.evidence == ('agent h1: 0.90 cores for 1 engine process over 10 s',
+                             'agent h3: 1.70 cores for 2 engine processes over 10 s')
+    assert 'processes 0' in busy.fix

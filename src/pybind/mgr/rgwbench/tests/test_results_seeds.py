@@ -1,0 +1,68 @@
+"""`results show --layout seeds`: the published studies' tables."""
+import csv
+import io
+import json
+from typing import Any, Dict, List
+
+from rgwbench.results.model import Run
+from rgwbench.results.seeds import (seeds_tables, seeds_to_csv, seeds_to_json,
+                                    seeds_to_markdown, seeds_to_text)
+
+
+def workload(name: str, mib_s: float, ops_s: float, mean: float, p99: float,
+             cpu: float, rss: float) -> Dict[str, Any]:
+    return {'name': name, 'op': name.split('-')[0], 'ops': int(ops_s * 10),
+            'throughput_mib_s': mib_s, 'ops_per_s': ops_s,
+            'latency_ms': {'mean': mean, 'p50': mean, 'p90': p99, 'p99': p99, 'p999': p99,
+                           'max': p99},
+            'rgw': {'daemons': 3, 'cpu_cores': cpu, 'rss_mib': rss}}
+
+
+RUN: Dict[str, Any] = {
+    'run_id': 'r1', 'profile': 'tls', 'state': 'complete', 'baseline': 'no-tls',
+    'variants': [
+        {'name': 'no-tls', 'settings': {}, 'workloads': [
+            workload('get-4MiB', 96351.0, 24088.0, 42.0, 80.0, 3.19, 313.0),
+            workload('put-4MiB', 58086.0, 14521.0, 64.0, 120.0, 3.62, 308.0)]},
+        {'name': 'tls-rgw', 'settings': {'tls@rgw': True}, 'workloads': [
+            workload('get-4MiB', 95965.0, 23991.0, 42.0, 81.0, 4.46, 336.0),
+            workload('put-4MiB', 55651.0, 13913.0, 70.0, 130.0, 6.19, 329.0)]},
+        {'name': 'tls-ingress', 'settings': {'tls@ingress': True},
+         'error': 'the orchestrator refused the ingress', 'workloads': []}],
+}
+
+
+def rows_of(table: Any) -> Dict[str, List[str]]:
+    return {row[0]: row[1:] for row in table.rows}
+
+
+def test_a_row_per_metric_and_a_column_per_variant_with_its_change() -> None:
+    get, put = seeds_tables(Run.from_dict(RUN))
+    assert get.workload == 'get-4MiB' and put.workload == 'put-4MiB'
+    assert get.headers == ['Metric', 'no-tls (baseline)', 'tls-rgw', '% change vs no-tls',
+                           'tls-ingress', '% change vs no-tls']
+    rows = rows_of(put)
+    assert list(rows) == ['Throughput MiB/s', 'Ops/s', 'Latency mean ms', 'Latency p99 ms',
+                          'RGW CPU cores', 'RGW RSS MiB']
+    assert rows['Throughput MiB/s'][:3] == ['58,086', '55,651', '-4.2%']
+    assert rows['Latency mean ms'][:3] == ['64.00', '70.00', '+9.4%']
+    # one value per measurement: the default floor (5 %) alone decides
+    assert rows['RGW CPU cores'][:3] == ['3.62', '6.19', '+71.0%*']
+    # a variant that failed has no figures, and says why
+    assert rows['Throughput MiB/s'][3:] == ['-', '-']
+    assert put.missing == {'tls-ingress': 'the orchestrator refused the ingress'}
+
+
+def test_every_format_carries_the_same_tables() -> None:
+    text = seeds_to_text(RUN)
+    assert 'workload put-4MiB' in text and '+71.0%' in text
+    assert 'tls-ingress: the orchestrator refused the ingress' in text
+    markdown = seeds_to_markdown(RUN)
+    assert '| **Metric** | **no-tls (baseline)** | **tls-rgw** |' in markdown
+    assert '| **RGW CPU cores** | 3.62 | 6.19 | **+71.0%** |' in markdown
+    rows = list(csv.reader(io.StringIO(seeds_to_csv(RUN))))
+    assert ['workload', 'get-4MiB'] in rows and ['RGW CPU cores', '3.62', '6.19', '+71.0%*',
+                                                 '-', '-'] in rows
+    doc = json.loads(json.dumps(seeds_to_json(RUN)))
+    assert doc['layout'] == 'seeds' and [t['workload'] for t in doc['tables']] == [
+        'get-4MiB', 'put-4MiB']

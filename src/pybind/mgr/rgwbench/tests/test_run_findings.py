@@ -1,0 +1,207 @@
+"""The checks around a run and a load: refused before any change, --force, the records."""
+import errno
+import time
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+
+import pytest
+from fixtures import MemoryStore
+from test_agents import ThreadLauncher
+from test_checks_gate import filled, health_err
+from test_loads import BlockingLauncher, Log
+from test_runs import Events, Setup
+
+from rgwbench.agents.channel import AgentChannel
+from rgwbench.checks.during import PgWatch
+from rgwbench.checks.gate import Refused, RunChecks
+from rgwbench.credentials import CredentialStore
+from rgwbench.journal import Journal
+from rgwbench.loads import LEFTOVERS_KEY, LoadRequest, LoadService, load_to_text
+from rgwbench.results.report import result_to_text
+from rgwbench.runs.plan_text import run_plan_to_text
+from rgwbench.server_daemons import ServerDaemons
+from rgwbench.tests.s3stub import StubS3
+
+from checks_fakes import FakeView
+
+BIG = [{'op': 'put', 'size': '4MiB', 'concurrency': 64, 'duration': 3600, 'warmup': 0}]
+SCRUBBING = {'all': {'active+clean': 50, 'active+clean+scrubbing': 2}}
+
+
+@pytest.fixture
+def stub() -> Iterator[StubS3]:
+    s = StubS3(access_key='AK', secret_key='SK').start()
+    yield s
+    s.stop()
+
+
+def checks_on(view: FakeView) -> RunChecks:
+    return RunChecks(view=view, new_pg_watch=lambda: PgWatch(view.pg_summary, every_s=0.05))
+
+
+class ChangingEvents(Events):
+    """Changes the cluster when the run comes to a workload (`at`, its progress message)."""
+
+    def __init__(self, at: str, change: Callable[[], Any]) -> None:
+        super().__init__()
+        self.at = at
+        self.change = change
+
+    def update(self, run_id: str, message: str, fraction: float,
+               changed: List[str]) -> None:
+        super().update(run_id, message, fraction, changed)
+        if message == self.at:
+            self.change()
+
+
+def ids(found: List[Dict[str, Any]]) -> List[Tuple[str, Optional[str], Tuple[int, ...]]]:
+    return [(f['id'], f.get('variant'), tuple(f.get('seconds') or ())) for f in found]
+
+
+# -- runs -------------------------------------------------------------------------------------
+
+def test_a_run_that_could_fill_the_cluster_is_refused_forced_or_not_changing_nothing(
+        stub: StubS3, certificate: Tuple[str, str]) -> None:
+    s = Setup(stub, certificate, checks=checks_on(filled(FakeView())))
+    for force in (False, True):
+        with pytest.raises(Refused) as e:
+            s.engine.start(s.profile(workloads=BIG), force=force)
+        assert e.value.errno == -errno.ENOSPC and '\n' not in str(e.value)
+        assert str(e.value).startswith('refusing the run: capacity-exceeded: a run of '
+                                       'profile tiny could write')
+    assert s.cluster.calls == [] and s.results.ls() == [] and s.launchers == []
+    assert Journal.unfinished(s.store) is None and stub.counts['put'] == 0
+    assert s.engine.active() is None and s.events.seen == []
+
+
+def test_health_err_refuses_a_run_unless_forced_and_the_record_keeps_it(
+        stub: StubS3, certificate: Tuple[str, str]) -> None:
+    s = Setup(stub, certificate, checks=checks_on(health_err(FakeView())))
+    with pytest.raises(Refused, match='health-err: .* or --force') as e:
+        s.engine.start(s.profile())
+    assert e.value.errno == -errno.EBUSY
+    assert s.cluster.calls == [] and s.results.ls() == [] and s.launchers == []
+    run_id = s.engine.start(s.profile(), force=True)
+    s.engine.wait(60)
+    record = s.results.load(run_id)
+    assert record['state'] == 'complete', record['error']
+    # seen before the run; the same before each workload is not kept again
+    assert ids(record['findings']) == [('health-err', None, ()),
+                                       ('capacity-estimate', None, ())]
+
+
+def test_findings_before_and_during_a_workload_are_kept_with_it(
+        stub: StubS3, certificate: Tuple[str, str]) -> None:
+    view = FakeView()
+    events = ChangingEvents('variant threads, workload put-4KiB',
+                            lambda: setattr(view, 'pgs', SCRUBBING))
+    s = Setup(stub, certificate, checks=checks_on(view), events=events)
+    run_id = s.engine.start(s.profile())
+    s.engine.wait(60)
+    record = s.results.load(run_id)
+    assert record['state'] == 'complete', record['error']
+    assert ids(record['findings']) == [
+        ('capacity-estimate', None, ()),
+        ('pgs-scrubbing', 'threads', ()),      # the check before the workload
+        ('pgs-scrubbing', 'threads', (0,))]    # and while it ran: its one second
+    assert {f.get('workload') for f in record['findings'][1:]} == {'put-4KiB'}
+    assert record['findings'][2]['evidence'] == ['up to 2 PGs active+clean+scrubbing']
+    text = result_to_text(record)
+    assert '          threads !' in text and 'put-4KiB  as-is  ' in text
+    assert '    when: threads / put-4KiB, seconds 0 of the measured window' in text
+
+
+def test_a_health_err_during_the_run_ends_it_and_puts_everything_back(
+        stub: StubS3, certificate: Tuple[str, str]) -> None:
+    view = FakeView()
+    s = Setup(stub, certificate, checks=checks_on(view),
+              events=ChangingEvents('variant threads, workload put-4KiB',
+                                    lambda: health_err(view)))
+    original = dict(s.cluster.config)
+    run_id = s.engine.start(s.profile())
+    s.engine.wait(60)
+    record = s.results.load(run_id)
+    assert record['state'] == 'failed'
+    assert 'refusing to go on with workload put-4KiB of variant threads: health-err' in \
+        record['error']
+    assert record['variants'][1]['workloads'] == []
+    assert s.cluster.config == original and Journal.unfinished(s.store) is None
+    assert ('health-err', 'threads', ()) in ids(record['findings'])
+
+
+def test_a_plan_shows_the_findings_and_changes_nothing(
+        stub: StubS3, certificate: Tuple[str, str]) -> None:
+    s = Setup(stub, certificate, checks=checks_on(filled(FakeView())))
+    plan = s.engine.plan(s.profile(workloads=BIG))
+    assert [f['id'] for f in plan['findings']] == ['capacity-exceeded', 'capacity-estimate']
+    text = run_plan_to_text(plan)
+    assert 'refused now: [refuse] capacity-exceeded: a run of profile tiny could' in text
+    assert 'finding: [info] capacity-estimate: ' in text
+    assert s.cluster.calls == [] and s.results.ls() == []
+
+
+# -- loads ------------------------------------------------------------------------------------
+
+def load_service(store: MemoryStore, view: FakeView, made: List[Any]) -> LoadService:
+    CredentialStore(store).set('access_key: A\nsecret_key: S')
+
+    def launcher(placement: Optional[List[str]]) -> BlockingLauncher:
+        made.append(placement)
+        return BlockingLauncher()
+
+    def no_channel() -> Any:
+        raise RuntimeError('no channel in this test')
+    return LoadService(store, CredentialStore(store), lambda: ['http://127.0.0.1:9'],
+                       ServerDaemons, launcher, no_channel, Log(), checks=checks_on(view))
+
+
+def test_a_load_that_could_fill_the_cluster_is_refused_forced_or_not() -> None:
+    store = MemoryStore()
+    made: List[Any] = []
+    loads = load_service(store, filled(FakeView()), made)
+    for force in (False, True):
+        refused = '^refusing the load: capacity-exceeded: the load'
+        with pytest.raises(Refused, match=refused) as e:
+            loads.start(LoadRequest(size='4MiB', concurrency=64, duration_s=3600.0),
+                        force=force)
+        assert e.value.errno == -errno.ENOSPC
+    assert made == [] and loads.active() is None
+    assert store.get_store_prefix('load/') == {} and store.get_store(LEFTOVERS_KEY) is None
+
+
+def test_health_err_refuses_a_load_unless_forced() -> None:
+    store = MemoryStore()
+    made: List[Any] = []
+    loads = load_service(store, health_err(FakeView()), made)
+    with pytest.raises(Refused, match='health-err') as e:
+        loads.start(LoadRequest(duration_s=1.0))
+    assert e.value.errno == -errno.EBUSY and made == []
+    load_id = loads.start(LoadRequest(duration_s=1.0), force=True)
+    found = [f['id'] for f in loads.show(load_id)['findings']]
+    assert found == ['health-err', 'capacity-estimate']
+
+
+def test_a_load_keeps_what_it_was_checked_with_and_what_it_ran_beside(
+        stub: StubS3, certificate: Tuple[str, str]) -> None:
+    store = MemoryStore()
+    CredentialStore(store).set('access_key: AK\nsecret_key: SK')
+    view = FakeView().set('client.rgw', 'debug_rgw', '20')
+    view.pgs = SCRUBBING
+    loads = LoadService(store, CredentialStore(store), lambda: [stub.url], ServerDaemons,
+                        lambda placement: ThreadLauncher(['mgr-host']),
+                        lambda: AgentChannel('127.0.0.1', 0, *certificate), Log(),
+                        checks=checks_on(view))
+    load_id = loads.start(LoadRequest(duration_s=1.0, warmup_s=0.0, concurrency=2))
+    deadline = time.monotonic() + 60
+    while loads.active() is not None:
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    record = loads.show(load_id)
+    assert record['state'] == 'complete', record['error']
+    assert ids(record['findings']) == [('debug-rgw-raised', None, ()),
+                                       ('pgs-scrubbing', None, ()),
+                                       ('capacity-estimate', None, ()),
+                                       ('pgs-scrubbing', None, (0,))]
+    text = load_to_text(record)
+    assert 'findings (`ceph rgwbench check` describes each):' in text
+    assert '  [skews] debug-rgw-raised: debug_rgw is above its default (1/5)' in text
+    assert '    when: seconds 0 of the measured window' in text

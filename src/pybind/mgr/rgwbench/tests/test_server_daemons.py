@@ -1,0 +1,102 @@
+"""The daemons an agent counts: by name, those of its own host."""
+from typing import Any, List, NamedTuple, Optional
+
+from rgwbench.agents.coordinator import AgentRun
+from rgwbench.agents.launchers import OrchestratorLauncher
+from rgwbench.loadgen.workload import Job
+from rgwbench.server_daemons import (ServerDaemon, ServerDaemons, ingress_haproxies,
+                                     server_daemons)
+from rgwbench.tests.fixtures import rgw_service_map
+
+FSID = '5b5c7a9e-0000-4000-8000-000000000001'
+
+
+class FakeSpec(NamedTuple):
+    name: str
+    backend_service: Optional[str]
+
+    def service_name(self) -> str:
+        return self.name
+
+
+class FakeService(NamedTuple):
+    spec: FakeSpec
+
+
+class FakeDaemon(NamedTuple):
+    daemon_type: str
+    daemon_id: str
+    hostname: str
+
+    def name(self) -> str:
+        return '%s.%s' % (self.daemon_type, self.daemon_id)
+
+
+class FakeOrchestrator:
+    def __init__(self) -> None:
+        self.services = [FakeService(FakeSpec('ingress.rgw.foo', 'rgw.foo')),
+                         FakeService(FakeSpec('ingress.rgw.other', 'rgw.other'))]
+        self.daemons = {
+            'ingress.rgw.foo': [FakeDaemon('haproxy', 'rgw.foo.h1.aaa', 'h1'),
+                                FakeDaemon('keepalived', 'rgw.foo.h1.bbb', 'h1'),
+                                FakeDaemon('haproxy', 'rgw.foo.h2.ccc', 'h2')],
+            'ingress.rgw.other': [FakeDaemon('haproxy', 'rgw.other.h1.ddd', 'h1')]}
+
+    def describe_service(self, service_type: Optional[str] = None,
+                         service_name: Optional[str] = None, refresh: bool = False) -> Any:
+        assert service_type == 'ingress'
+        return self.services
+
+    def list_daemons(self, service_name: Optional[str] = None,
+                     daemon_type: Optional[str] = None, daemon_id: Optional[str] = None,
+                     host: Optional[str] = None, refresh: bool = False) -> Any:
+        return self.daemons[str(service_name)]
+
+
+def test_haproxies_of_the_ingress_in_front_of_the_rgw_service() -> None:
+    found = ingress_haproxies(FakeOrchestrator(), lambda r: r, 'rgw.foo')
+    assert found == [ServerDaemon('haproxy.rgw.foo.h1.aaa', 'h1'),
+                     ServerDaemon('haproxy.rgw.foo.h2.ccc', 'h2')]
+    assert ingress_haproxies(FakeOrchestrator(), lambda r: r, 'rgw.none') == []
+
+
+def test_rgw_daemons_by_the_name_the_orchestrator_gives_them() -> None:
+    service_map = rgw_service_map(**{'foo.vm.abc': 'beast port=8000',
+                                     'foo.vm.def': 'beast port=8001'})
+    daemons = server_daemons(service_map, FSID, [ServerDaemon('haproxy.x.vm.q', 'vm.example')])
+    assert daemons.daemons == (ServerDaemon('rgw.foo.vm.abc', 'vm'),
+                               ServerDaemon('rgw.foo.vm.def', 'vm'),
+                               ServerDaemon('haproxy.x.vm.q', 'vm.example'))
+    # An agent's id is its host's name, short or not.
+    assert daemons.on_host('vm') == {'rgw.foo.vm.abc': 'vm', 'rgw.foo.vm.def': 'vm',
+                                     'haproxy.x.vm.q': 'vm.example'}
+    assert daemons.on_host('other') == {}
+
+
+class NoLauncher:
+    def agent_ids(self) -> List[str]:
+        return ['h1', 'h2']
+
+
+def test_each_agent_is_given_the_daemons_of_its_host_by_name() -> None:
+    daemons = ServerDaemons(daemons=(ServerDaemon('rgw.a', 'h1'), ServerDaemon('rgw.b', 'h2'),
+                                     ServerDaemon('haproxy.i.h2.x', 'h2')), fsid=FSID)
+    job = Job(endpoint='http://h1:80', access_key='a', secret_key='s').to_dict()
+    agent_run = AgentRun(job, NoLauncher(), server_daemons=daemons)  # type: ignore
+    for agent, wanted in (('h1', {'rgw.a': 'h1'}),
+                          ('h2', {'rgw.b': 'h2', 'haproxy.i.h2.x': 'h2'})):
+        given = Job.from_dict(agent_run.job_for(agent)['job'])
+        assert given.proc_daemons == wanted and given.proc_fsid == FSID
+
+
+def test_agent_containers_see_the_hosts_processes() -> None:
+    from ceph.deployment.service_spec import ServiceSpec
+    launcher = OrchestratorLauncher(None, ['h1'], 'quay.io/ceph/ceph:v20',  # type: ignore
+                                    lambda r: r)
+    spec = launcher.spec({'server': 'https://10.0.0.1:7480', 'fingerprint': 'ab',
+                          'secret': 's'})
+    assert spec.args == ['--net=host', '--pid=host']
+    # As the orchestrator keeps it, in this release's own spec class.
+    again = ServiceSpec.from_json(spec.to_json())
+    assert again.args == ['--net=host', '--pid=host']
+    again.validate()

@@ -1,0 +1,96 @@
+"""One workload on agents: the job a workload makes, and what running it once leaves."""
+import logging
+import re
+from typing import Any, Dict, List, Optional
+
+import pytest
+
+from fixtures import MemoryStore
+from rgwbench.errors import InvalidInput
+from rgwbench.loads import LoadRequest
+from rgwbench.profiles import Workload, parse_profile
+from rgwbench.server_daemons import ServerDaemons
+from rgwbench.settings.registry import all_settings
+from rgwbench.workloads import AgentWorkloads, Leftovers, make_job, new_id
+
+CREDS = {'access_key': 'AK', 'secret_key': 'SK'}
+
+
+def test_every_field_a_workload_sets_reaches_the_job() -> None:
+    workload = Workload(name='w', op='mixed', mix={'get': 3.0, 'put': 1.0}, size='64KiB',
+                        concurrency=32, duration_s=20.0, warmup_s=3.0, processes=4,
+                        buckets=5, payload_signing='signed')
+    job = make_job(workload, creds=CREDS, endpoints=['http://h:80', 'http://h2:80'],
+                   bucket_prefix='p', run_tag='t', sse={'sse_kms_key_id': 'k1'})
+    for field, value in workload.job_fields().items():
+        assert job[field] == value, field
+    assert (job['endpoint'], job['bucket_prefix'], job['run_tag'], job['sse_kms_key_id']) == (
+        'http://h:80', 'p', 't', 'k1')
+    assert job['endpoints'] == ['http://h:80', 'http://h2:80']
+
+
+def test_a_job_the_engine_refuses_names_the_workload() -> None:
+    with pytest.raises(InvalidInput, match='workload w: '):
+        make_job(Workload(name='w', op='put', concurrency=2, processes=3), creds=CREDS,
+                 endpoints=['http://h:80'], bucket_prefix='p', run_tag='t')
+
+
+def test_one_signing_mode_for_every_variant_of_a_run_over_http_and_https() -> None:
+    """RGW checks a signed body's SHA-256: a TLS delta must not include that cost."""
+    profile = parse_profile({'name': 'p', 'variants': [
+        {'name': 'plain', 'settings': {}},
+        {'name': 'tls', 'settings': {'tls@rgw': 'on'}}],
+        'workloads': [{'op': 'put', 'size': '4KiB'}]}, all_settings())
+    (workload,) = profile.workloads
+    jobs = [make_job(workload, creds=CREDS, endpoints=[url], bucket_prefix='b', run_tag='t')
+            for url in ('http://h:80', 'https://h:443')]
+    assert [j['payload_signing'] for j in jobs] == ['unsigned', 'unsigned']
+    signed = parse_profile({'name': 'p', 'variants': [{'name': 'a', 'settings': {}}],
+                            'workloads': [{'op': 'put', 'payload_signing': 'signed'}]},
+                           all_settings())
+    assert signed.workloads[0].payload_signing == 'signed'
+    with pytest.raises(InvalidInput, match=r'workloads\[0\].payload_signing: .*auto'):
+        parse_profile({'name': 'p', 'variants': [{'name': 'a', 'settings': {}}],
+                       'workloads': [{'op': 'put', 'payload_signing': 'auto'}]},
+                      all_settings())
+
+
+def test_a_load_signs_as_a_run_does() -> None:
+    job = make_job(LoadRequest().workload(), creds=CREDS, endpoints=['http://h:80'],
+                   bucket_prefix='p', run_tag='t')
+    assert job['payload_signing'] == 'unsigned'
+
+
+def test_ids_say_when_and_differ() -> None:
+    ids = {new_id() for _ in range(50)}
+    assert len(ids) == 50
+    assert all(re.match(r'^\d{8}-\d{6}-[0-9a-f]{6}$', i) for i in ids)
+
+
+class FailingLauncher:
+    def agent_ids(self) -> List[str]:
+        return ['h1']
+
+    def leftovers(self) -> Dict[str, Any]:
+        return {}
+
+
+def test_running_once_clears_its_leftovers_and_cleans_up_when_the_agents_fail() -> None:
+    store = MemoryStore()
+    leftovers = Leftovers(store, 'k')
+    job = make_job(Workload(name='w'), creds=CREDS, endpoints=['http://127.0.0.1:9'],
+                   bucket_prefix='rgwbench-x', run_tag='x')
+    leftovers.write({'id': 'x'}, FailingLauncher(), job)  # type: ignore[arg-type]
+    watched: List[Optional[object]] = []
+    cleaned: Dict[str, Any] = {}
+
+    def broken_channel() -> Any:
+        raise OSError('no port')
+    agents = AgentWorkloads(make_channel=broken_channel, server_daemons=ServerDaemons,
+                            log=logging.getLogger('test'))
+    with pytest.raises(OSError):
+        agents.run_once(job, FailingLauncher(), ca_pem=None,  # type: ignore[arg-type]
+                        leftovers=leftovers, watch=watched.append, cleaned=cleaned)
+    assert watched[-1] is None
+    assert store.get_store('k') is None
+    assert cleaned  # it tried (nothing answers on that port: an error, kept)

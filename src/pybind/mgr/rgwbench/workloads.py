@@ -1,0 +1,269 @@
+"""One workload on agents: what `ceph rgwbench load` and a run's workloads share.
+
+A profile's `Workload` becomes the engine's job here, in one place. Running
+it once goes the same way for a load and for each repeat of a run: what it
+would leave behind (its agents, its buckets) is written down before anything
+is made, the agents run the job, and its buckets and objects are removed
+from the mgr afterwards, however the agents ended.
+"""
+import contextlib
+import json
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from .agents.coordinator import DEADMAN_S, AgentRun
+from .agents.launchers import AgentLauncher, remove_leftovers
+from .capacity import CapacityCheck, CapacityWatch, writes, writes_while_measured
+from .checks.during import PgWatch
+from .checks.measured import measured_findings
+from .errors import InvalidInput
+from .kvstore import Store
+from .loadgen import prepare
+from .loadgen.errors import LoadgenError
+from .loadgen.workload import Job
+from .pem_files import PemFiles
+from .profiles import Workload
+from .server_daemons import ServerDaemons
+
+KEY_PREFIX = 'rgwbench/'
+
+
+def new_id() -> str:
+    """An id for a load or a run: when it started, and six hex digits of chance."""
+    return time.strftime('%Y%m%d-%H%M%S-') + uuid.uuid4().hex[:6]
+
+
+def make_job(workload: Workload, *, creds: Dict[str, str], endpoints: Sequence[str],
+             bucket_prefix: str, run_tag: str,
+             sse: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """The engine's job for a workload and its targets, checked by the engine's own rules."""
+    job = Job(endpoints=list(endpoints), access_key=creds['access_key'],
+              secret_key=creds['secret_key'], bucket_prefix=bucket_prefix,
+              key_prefix=KEY_PREFIX, run_tag=run_tag,
+              **dict(workload.job_fields(), **(sse or {})))
+    try:
+        job.validate()
+    except LoadgenError as e:
+        raise InvalidInput('workload %s: %s' % (workload.name, e))
+    return job.to_dict()
+
+
+def remove_buckets(job: Dict[str, Any], ca_pem: Optional[str] = None) -> Dict[str, Any]:
+    """Delete a job's objects and buckets from the mgr; the CA comes as PEM text.
+
+    A job carries the path of a CA file (as agents write it); the module has
+    the PEM, so it goes to a private temporary file for the clean-up.
+    """
+    if not ca_pem:
+        return dict(prepare.cleanup(Job.from_dict(dict(job, ca_bundle=None))))
+    with PemFiles() as pems:
+        return dict(prepare.cleanup(Job.from_dict(dict(job, ca_bundle=pems.path('ca', ca_pem)))))
+
+
+@dataclass
+class LeftBehind:
+    """One workload's leftovers a module found, and what removing them could not do."""
+    record: Dict[str, Any]
+    errors: List[str]
+    found: float        # when a module first found them (the workload ended then at the latest)
+
+
+class Leftovers:
+    """What a workload on agents would leave if the mgr vanished: written down before it starts.
+
+    Its agents (a local process's folder and host, or the agents' service) and
+    its buckets, one record per workload under `key`; cleared when the workload
+    ends, or removed by `remove` when a module finds them (a failover or crash
+    cut the workload off). A record stays until everything in it is removed:
+    just after a failover the orchestrator may not answer yet, and a local
+    agent on another host cannot be reached from this one (its dead-man switch
+    ends it); the module's serve loop calls `remove` again now and then.
+    """
+
+    def __init__(self, store: Store, key: str, *,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.store = store
+        self.key = key
+        self.clock = clock
+        # This module's own workload in progress, never removed from under it.
+        self._current: Optional[str] = None
+
+    def write(self, record: Dict[str, Any], launcher: AgentLauncher,
+              job: Dict[str, Any], ca_pem: Optional[str] = None) -> None:
+        key = '%s/%s' % (self.key, job['bucket_prefix'])
+        self._current = key  # before the store has it: `remove` lists, then skips it
+        # No keys: the stored credentials are read again when cleaning up.
+        self.store.set_store(key, json.dumps({
+            'record': record, 'agents': launcher.leftovers(), 'endpoint': job['endpoint'],
+            'ca_pem': ca_pem, 'bucket_prefix': job['bucket_prefix'],
+            'buckets': job['buckets'], 'key_prefix': job['key_prefix']}))
+
+    def clear(self) -> None:
+        if self._current is not None:
+            self.store.set_store(self._current, None)
+            self._current = None
+
+    def _found(self) -> List[Tuple[str, Dict[str, Any]]]:
+        stored = self.store.get_store_prefix(self.key)
+        current = self._current
+        return [(key, json.loads(value)) for key, value in sorted(stored.items())
+                if value and key != current and (key == self.key or
+                                                 key.startswith(self.key + '/'))]
+
+    def pending(self) -> List[Dict[str, Any]]:
+        """What is written down and not yet removed, other than a workload in progress."""
+        return [{'bucket_prefix': left['bucket_prefix'], 'agents': left['agents'],
+                 'errors': left.get('errors') or []} for _, left in self._found()]
+
+    def remove(self, remove_service: Callable[[str], Any], creds: Optional[Dict[str, str]],
+               log: Any) -> List[LeftBehind]:
+        """Remove what is written down, if anything; each record with what could not be done."""
+        return [self._remove_one(key, left, remove_service, creds, log)
+                for key, left in self._found()]
+
+    def _remove_one(self, key: str, left: Dict[str, Any],
+                    remove_service: Callable[[str], Any], creds: Optional[Dict[str, str]],
+                    log: Any) -> LeftBehind:
+        first = 'found' not in left
+        left.setdefault('found', self.clock())
+        (log.warning if first else log.info)(
+            'removing what a workload on agents left when the mgr restarted: %s',
+            left['bucket_prefix'])
+        errors = []
+        if left['agents']:
+            try:
+                remove_leftovers(left['agents'], remove_service)
+                left['agents'] = {}
+            except Exception as e:
+                errors.append('agents: %s' % e)
+        if not left.get('buckets_removed'):
+            problem = self._remove_buckets(left, creds, log)
+            if problem:
+                errors.append(problem)
+            else:
+                left['buckets_removed'] = True
+        if errors:
+            left['errors'] = errors
+            self.store.set_store(key, json.dumps(left))
+            (log.warning if first else log.info)(
+                'still left by %s (tried again later): %s', left['bucket_prefix'],
+                '; '.join(errors))
+        else:
+            self.store.set_store(key, None)
+        return LeftBehind(left['record'], errors, float(left['found']))
+
+    @staticmethod
+    def _remove_buckets(left: Dict[str, Any], creds: Optional[Dict[str, str]],
+                        log: Any) -> Optional[str]:
+        owner = left['record'].get('temporary_user')
+        if owner:
+            # The journal's undo removes that user with every bucket and object it has.
+            log.info('buckets %s* go with the temporary S3 user %s', left['bucket_prefix'],
+                     owner)
+            return None
+        if not creds:
+            return 'no stored credentials to remove buckets %s* with' % left['bucket_prefix']
+        job = Job(endpoint=left['endpoint'], access_key=creds['access_key'],
+                  secret_key=creds['secret_key'], bucket_prefix=left['bucket_prefix'],
+                  buckets=left['buckets'], key_prefix=left['key_prefix'])
+        try:
+            left['record']['cleanup'] = remove_buckets(
+                job.to_dict(), left.get('ca_pem') or creds.get('ca_bundle'))
+        except Exception as e:
+            return 'buckets: %s' % e
+        return None
+
+
+class AgentWorkloads:
+    """Runs a job once on a set of agents and removes what it wrote, for a load or a run."""
+
+    def __init__(self, *, make_channel: Callable[[], Any],
+                 server_daemons: Callable[[], ServerDaemons], log: Any,
+                 keep_objects: Callable[[], bool] = lambda: False,
+                 new_capacity_check: Callable[[], Optional[CapacityCheck]] = lambda: None,
+                 processes_max: Callable[[], int] = lambda: 0,
+                 new_pg_watch: Callable[[], Optional[PgWatch]] = lambda: None,
+                 settle_after_abort_s: float = 3.0,
+                 deadman_s: Callable[[], float] = lambda: DEADMAN_S) -> None:
+        self.make_channel = make_channel
+        # The most engine processes an agent runs when a job leaves it to its cores.
+        self.processes_max = processes_max
+        self.server_daemons = server_daemons
+        self.log = log
+        self.keep_objects = keep_objects
+        # A fresh capacity check for each workload that writes (None: unguarded).
+        self.new_capacity_check = new_capacity_check
+        # A watch of PGs that scrub or recover, for each workload (None: unwatched).
+        self.new_pg_watch = new_pg_watch
+        self.settle_after_abort_s = settle_after_abort_s
+        # How long agents go on without an answer from the mgr (their dead-man switch).
+        self.deadman_s = deadman_s
+
+    def run_once(self, job: Dict[str, Any], launcher: AgentLauncher, *,
+                 ca_pem: Optional[str], leftovers: Leftovers,
+                 watch: Callable[[Optional[AgentRun]], None],
+                 aborted: Callable[[], bool] = lambda: False,
+                 cleaned: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+        """The agents' summary; leftovers are written down already, and cleared here.
+
+        `watch` is told the agents' run while it goes (for live figures and an
+        abort), and None once it is over. What the clean-up did goes into
+        `cleaned`, also when the agents failed. A job that writes stops early
+        when the capacity guard says so (`stopped` in the summary says why).
+        `findings` in the summary: PGs seen scrubbing or recovering in the
+        measured window, too many errors, agents that were busy (Finding objects).
+        """
+        try:
+            agent_run = AgentRun(job, launcher, ca_bundle=ca_pem,
+                                 server_daemons=self.server_daemons(),
+                                 processes_max=self.processes_max(),
+                                 deadman_s=self.deadman_s())
+            watch(agent_run)
+            check = self.new_capacity_check() if writes(job) else None
+            pgs = self.new_pg_watch()
+            with contextlib.ExitStack() as during:
+                if check is not None:
+                    # A reading workload writes only its prefill, before the agents start.
+                    measured = writes_while_measured(job)
+                    during.enter_context(CapacityWatch(
+                        check.problem, agent_run.stop_early, log=self.log,
+                        watching=lambda: measured or agent_run.start_at is None))
+                if pgs is not None:
+                    during.enter_context(pgs)
+                summary: Dict[str, Any] = agent_run.run(self.make_channel())
+            summary['findings'] = ([] if pgs is None or summary.get('start_at') is None else
+                                   pgs.findings(float(summary['start_at']) +
+                                                float(job.get('warmup_s') or 0),
+                                                float(job.get('duration_s') or 0))) + \
+                measured_findings(agent_run.results)
+            if summary.get('stopped'):
+                self.log.warning('workload %s stopped early: %s', job.get('run_tag') or
+                                 job.get('bucket_prefix'), summary['stopped'])
+        finally:
+            watch(None)
+            done = self.clean_up(job, ca_pem, aborted())
+            if cleaned is not None:
+                cleaned.update(done)
+            leftovers.clear()
+        return summary
+
+    def clean_up(self, job: Dict[str, Any], ca_pem: Optional[str],
+                 aborted: bool) -> Dict[str, Any]:
+        if self.keep_objects():
+            self.log.info('keeping buckets %s*', job['bucket_prefix'])
+            return {'kept': True}
+        if aborted:
+            # Requests the agents sent before they were stopped (a bucket created,
+            # an object written) land first.
+            time.sleep(self.settle_after_abort_s)
+        try:
+            done = remove_buckets(job, ca_pem)
+        except Exception as e:
+            self.log.warning('clean-up of %s failed: %s', job['bucket_prefix'], e)
+            return {'error': str(e)}
+        if done.get('buckets_left'):
+            self.log.warning('clean-up: buckets %s are not empty and stay',
+                             ', '.join(done['buckets_left']))
+        return done
