@@ -196,9 +196,10 @@ class LocalCluster:
         for sub in ('log', 'asok', 'mgr-modules', 'rgw'):
             os.makedirs(os.path.join(self.dir, sub), exist_ok=True)
         host = socket.gethostname().split('.')[0]
-        mon_port = free_port()
-        rgw_port = free_port([mon_port], count=rgws)
-        panel_port = free_port([mon_port] + list(range(rgw_port, rgw_port + rgws)))
+        mon_port = free_port(owner=self.dir)
+        rgw_port = free_port([mon_port], count=rgws, owner=self.dir)
+        panel_port = free_port([mon_port] + list(range(rgw_port, rgw_port + rgws)),
+                               owner=self.dir)
         self.state = {
             'release': release.name,
             'fsid': str(uuid.uuid4()),

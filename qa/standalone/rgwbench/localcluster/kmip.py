@@ -153,7 +153,7 @@ class KmipServer:
         self._ensure_certificates()
         port = self._port()
         if port is None or not _bindable(port):
-            port = free_port(self._cluster_ports())
+            port = free_port(self._cluster_ports(), owner=self.cluster.dir)
         self._write_config(port)
         self._save_port(port)
         self.cluster.procs.stop([PROCESS])

@@ -1,11 +1,14 @@
 """Daemons started as plain processes, each recorded by a pid file of ours."""
+import contextlib
+import fcntl
+import json
 import os
 import random
 import signal
 import socket
 import subprocess
 import time
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 
 def _bindable(port: int) -> bool:
@@ -17,19 +20,46 @@ def _bindable(port: int) -> bool:
     return True
 
 
-def free_port(taken: Sequence[int] = (), count: int = 1) -> int:
+# Ports handed to clusters, machine-wide: clusters started side by side (the
+# releases' test shards) choose theirs before their daemons bind them.
+PORT_CLAIMS = '/run/lock/rgwbench-ports.json'
+
+
+@contextlib.contextmanager
+def _claims() -> Iterator[Dict[str, str]]:
+    os.makedirs(os.path.dirname(PORT_CLAIMS), exist_ok=True)
+    with open(PORT_CLAIMS + '.lock', 'w') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            with open(PORT_CLAIMS) as f:
+                claims = {str(k): str(v) for k, v in json.load(f).items()}
+        except (OSError, ValueError, AttributeError):
+            claims = {}
+        # A claim lasts as long as its cluster's folder.
+        claims = {port: owner for port, owner in claims.items() if os.path.isdir(owner)}
+        yield claims
+        with open(PORT_CLAIMS + '.tmp', 'w') as f:
+            json.dump(claims, f)
+        os.rename(PORT_CLAIMS + '.tmp', PORT_CLAIMS)
+
+
+def free_port(taken: Sequence[int] = (), count: int = 1, owner: str = '') -> int:
     """The first of `count` free TCP ports in a row on loopback.
 
     They are taken below the kernel's ephemeral range: ports from that range
-    could be taken by an outgoing connection while a daemon restarts.
+    could be taken by an outgoing connection while a daemon restarts. With an
+    owner (a cluster's folder), the ports are claimed for it: no other cluster
+    is given them while that folder exists, even before a daemon binds them.
     """
-    for _ in range(200):
-        port = random.randint(20000, 30000)
-        ports = range(port, port + count)
-        if any(p in taken for p in ports):
-            continue
-        if all(_bindable(p) for p in ports):
-            return port
+    with _claims() if owner else contextlib.nullcontext({}) as claims:
+        for _ in range(200):
+            port = random.randint(20000, 30000)
+            ports = range(port, port + count)
+            if any(p in taken or claims.get(str(p), owner) != owner for p in ports):
+                continue
+            if all(_bindable(p) for p in ports):
+                claims.update({str(p): owner for p in ports})
+                return port
     raise RuntimeError('no free TCP port found on 127.0.0.1')
 
 

@@ -163,3 +163,30 @@ def test_a_daemon_that_exits_is_named_with_its_own_cause_and_how_to_start_afresh
     assert 'cluster destroy --dir %s' % tmp_path in message
     assert '__ceph_abort' not in message
     assert len(message.splitlines()) <= 4
+
+
+def test_clusters_started_side_by_side_are_never_given_the_same_port(
+        tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A port chosen for one cluster stays its own until its daemons bind it.
+
+    Clusters of the releases' test shards start at the same time; one chose
+    its RGW port, another chose the same before radosgw bound it, and the
+    orchestrator refused the second's RGW ("port ... is already in use").
+    """
+    from localcluster import processes
+    monkeypatch.setattr(processes, 'PORT_CLAIMS', str(tmp_path / 'claims.json'))
+    first, second = tmp_path / 'first', tmp_path / 'second'
+    first.mkdir()
+    second.mkdir()
+    drawn = iter([24000, 24000, 24001, 24003, 24000])
+    monkeypatch.setattr(processes.random, 'randint', lambda low, high: next(drawn))
+    # Two ports in a row for the first cluster (its RGWs), none bound yet.
+    assert processes.free_port(count=2, owner=str(first)) == 24000
+    # 24000 and 24001 are the first's: the second is given the next free draw.
+    assert processes.free_port(owner=str(second)) == 24003
+    # The first may be given its own port again (a restart reuses its ports).
+    assert processes.free_port(owner=str(first)) == 24000
+    # A claim lasts as long as its cluster's folder.
+    first.rmdir()
+    drawn = iter([24001])
+    assert processes.free_port(owner=str(second)) == 24001
