@@ -8,7 +8,7 @@ import signal
 import socket
 import subprocess
 import time
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import ContextManager, Dict, Iterator, List, Optional, Sequence, Tuple
 
 
 def _bindable(port: int) -> bool:
@@ -51,7 +51,8 @@ def free_port(taken: Sequence[int] = (), count: int = 1, owner: str = '') -> int
     owner (a cluster's folder), the ports are claimed for it: no other cluster
     is given them while that folder exists, even before a daemon binds them.
     """
-    with _claims() if owner else contextlib.nullcontext({}) as claims:
+    claimed: ContextManager[Dict[str, str]] = _claims() if owner else contextlib.nullcontext({})
+    with claimed as claims:
         for _ in range(200):
             port = random.randint(20000, 30000)
             ports = range(port, port + count)
