@@ -345,16 +345,6 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_ingress_without_options_or_an_existing_one_says_what_to_set() -> None:
-    with pytest.raises(InvalidInput) as e:
-        plan(IngressTls(), FakeCluster([RGW_SPEC]), 'https')
-    assert 'mgr/rgwbench/ingress_virtual_ip' in str(e.value)
-    with pytest.raises(InvalidInput) as e:
-        plan(IngressTls(), FakeCluster([RGW_SPEC]), 'https',
-             ingress_virtual_ip='127.0.0.1/32', ingress_frontend_port=free_port())
-    assert 'mgr/rgwbench/ingress_monitor_port' in str(e.value)
-
-
 def test_a_new_https_ingress_in_front_of_the_rgw_service() -> None:
     store = MemoryStore()
     frontend, monitor = free_port(), free_port()
