@@ -337,7 +337,7 @@ def test_tls_at_ingress_without_options_chooses_its_address_and_ports(
         assert cluster.ceph('config', 'get', 'mgr', 'mgr/rgwbench/%s' % option
                             ).stdout.strip() in ('', '0')
     before = snapshot(cluster)
-    plan = one_line(cluster.ceph('rgwbench', 'settings', 'plan', 'tls@ingress=https').stdout)
+    plan = cluster.ceph('rgwbench', 'settings', 'plan', 'tls@ingress=https').stdout
     found = re.search(r'HAProxy at (127\.[0-9.]+)/8 on (\S+), port (\d+) \(monitor (\d+)\) '
                       r'\[chosen from the cluster', plan)
     assert found, plan
