@@ -8,6 +8,7 @@ certificate in the same spec. Clients trust its CA
 bundle: the operator's chain, or the self-signed certificate itself.
 """
 import copy
+import dataclasses
 import http.client
 import ipaddress
 import socket
@@ -348,6 +349,10 @@ class IngressTls(Setting):
                 return []
             return [service_change(service, None, 'ceph orch rm %s' % service)]
         site = self.where(ctx, existing, value)
+        placed = [str(h).split(':')[0] for h in
+                  ((existing or {}).get('placement') or {}).get('hosts') or []]
+        if placed:  # an existing ingress stays where it is
+            site = dataclasses.replace(site, hosts=placed)
         spec: Dict[str, Any] = copy.deepcopy(existing) if existing else {
             'service_type': 'ingress', 'service_id': backend,
             'placement': {'hosts': list(site.hosts)}, 'spec': {}}

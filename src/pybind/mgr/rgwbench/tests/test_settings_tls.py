@@ -387,6 +387,8 @@ def test_an_existing_ingress_is_changed_with_its_own_address() -> None:
     assert change.after['placement'] == {'hosts': ['host1']}
     assert change.after['spec']['frontend_port'] == frontend
     assert change.after['spec']['ssl'] is True
+    assert 'HAProxy at 127.0.0.1/32 on host1, port %d (monitor %d)' % (frontend, monitor) \
+        in change.summary and 'chosen from the cluster' not in change.summary
     cluster.put_service('ingress.front', change.after)
     assert plan(IngressTls(), cluster, 'https', store) == []
     (off,) = plan(IngressTls(), cluster, 'off')
