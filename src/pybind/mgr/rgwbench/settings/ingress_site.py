@@ -104,7 +104,9 @@ class IngressSite:
 
     def describe(self) -> str:
         """`VIP 10.0.0.254/24 on host1, ... port 443 (monitor 1967)`, for plans."""
-        if len(self.vips) == len(self.hosts):
+        if not self.hosts:
+            where = ', '.join(self.vips)
+        elif len(self.vips) == len(self.hosts):
             where = ', '.join('%s on %s' % (v, h) for v, h in zip(self.vips, self.hosts))
         else:
             where = '%s on %s' % (', '.join(self.vips), ', '.join(self.hosts))
@@ -199,6 +201,27 @@ def choose_port(site: Site, probe: Probe, start: int, hosts: Sequence[str],
                        'mgr mgr/rgwbench/%s <port>`' % (start, ', '.join(hosts), option))
 
 
+def checked_addresses(text: str) -> List[str]:
+    """The addresses of ingress_virtual_ip (comma separated); InvalidInput if one is not."""
+    given = split_addresses(text)
+    for address in given:
+        try:
+            ipaddress.ip_interface(address)
+        except ValueError:
+            raise InvalidInput('tls@ingress: ingress_virtual_ip %r is not an IP address (with '
+                               'an optional /prefix)' % address)
+    return given
+
+
+def fixed(vips: str, frontend: int, monitor: int, hosts: Sequence[str]) -> IngressSite:
+    """An ingress whose addresses and ports are all given (an existing one): checked only."""
+    if frontend == monitor:
+        raise InvalidInput('tls@ingress: ingress_frontend_port and ingress_monitor_port are '
+                           'both %d' % frontend)
+    return IngressSite(hosts=list(hosts), vips=checked_addresses(vips), frontend_port=frontend,
+                       monitor_port=monitor, defaults=[])
+
+
 def choose(site: Site, probe: Probe, *, ssl: bool, vip_option: str = '',
            frontend_option: int = 0, monitor_option: int = 0) -> IngressSite:
     """VIPs, hosts and ports of a new ingress: the options where set, else chosen here."""
@@ -207,13 +230,7 @@ def choose(site: Site, probe: Probe, *, ssl: bool, vip_option: str = '',
                            'knows')
     names = [h.name for h in site.hosts]
     defaults: List[str] = []
-    given = split_addresses(vip_option)
-    for address in given:
-        try:
-            ipaddress.ip_interface(address)
-        except ValueError:
-            raise InvalidInput('tls@ingress: ingress_virtual_ip %r is not an IP address (with '
-                               'an optional /prefix)' % address)
+    given = checked_addresses(vip_option)
     if len(given) > 1 and not site.virtual_ips_list:
         raise InvalidInput('tls@ingress: ingress_virtual_ip names %d addresses, but this '
                            'release\'s ingress takes one' % len(given))

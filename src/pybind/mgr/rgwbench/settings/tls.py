@@ -8,7 +8,6 @@ certificate in the same spec. Clients trust its CA
 bundle: the operator's chain, or the self-signed certificate itself.
 """
 import copy
-import dataclasses
 import http.client
 import ipaddress
 import socket
@@ -23,8 +22,8 @@ from ..targets import unique
 from .base import (ClientSide, PlanView, Setting, SettingContext, SettingNotInEffect, on_off,
                    poll)
 from .changes import Change, config_key_change, service_change
-from .ingress_site import (IngressSite, Probe, TCPProbe, choose, read_site, spec_addresses,
-                           split_addresses)
+from .ingress_site import (IngressSite, Probe, TCPProbe, choose, fixed, read_site,
+                           spec_addresses, split_addresses)
 
 # Where cephadm keeps the certificate of an RGW service with ssl. It writes the key
 # when it deploys the service but never removes it when ssl is turned off again.
@@ -333,6 +332,10 @@ class IngressTls(Setting):
             [fields.get('virtual_ip')] if a)
         frontend = int(ctx.option('ingress_frontend_port') or fields.get('frontend_port') or 0)
         monitor = int(ctx.option('ingress_monitor_port') or fields.get('monitor_port') or 0)
+        if existing is not None and vip and frontend and monitor:
+            placed = [str(h).split(':')[0] for h in
+                      (existing.get('placement') or {}).get('hosts') or []]
+            return fixed(vip, frontend, monitor, placed)
         site = read_site(ctx.cluster, ctx.rgw_service())
         return choose(site, self.probe or TCPProbe(), ssl=value == 'https', vip_option=vip,
                       frontend_option=frontend, monitor_option=monitor)
@@ -349,10 +352,6 @@ class IngressTls(Setting):
                 return []
             return [service_change(service, None, 'ceph orch rm %s' % service)]
         site = self.where(ctx, existing, value)
-        placed = [str(h).split(':')[0] for h in
-                  ((existing or {}).get('placement') or {}).get('hosts') or []]
-        if placed:  # an existing ingress stays where it is
-            site = dataclasses.replace(site, hosts=placed)
         spec: Dict[str, Any] = copy.deepcopy(existing) if existing else {
             'service_type': 'ingress', 'service_id': backend,
             'placement': {'hosts': list(site.hosts)}, 'spec': {}}

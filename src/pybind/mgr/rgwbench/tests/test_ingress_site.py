@@ -13,8 +13,8 @@ from rgwbench.runs.plan_text import run_plan_to_text
 from rgwbench.settings.applier import SettingsApplier
 from rgwbench.settings.base import PlanView, SettingContext
 from rgwbench.settings.cluster import Daemon
-from rgwbench.settings.ingress_site import (CEPH_PORTS, Site, SiteHost, choose, network_of,
-                                            read_site, takes_vip_list)
+from rgwbench.settings.ingress_site import (CEPH_PORTS, Site, SiteHost, choose, fixed,
+                                            network_of, read_site, takes_vip_list)
 from rgwbench.settings.tls import IngressTls, RGWTls
 
 FSID = '6b1c1f0e-4b0a-4d4e-9a57-0d1c0f6f1a2b'
@@ -278,3 +278,13 @@ def test_a_release_whose_ingress_spec_lacks_virtual_ips_list_is_told_apart() -> 
 
     assert takes_vip_list(FakeCluster([RGW_SPEC]))
     assert not takes_vip_list(OldRelease([RGW_SPEC]))
+
+
+def test_an_existing_ingress_is_described_where_it_is_and_only_checked() -> None:
+    kept = fixed('10.9.0.7/24,10.9.0.8/24', 80, 81, ['x', 'y'])
+    assert kept.describe() == 'HAProxy at 10.9.0.7/24 on x, 10.9.0.8/24 on y, port 80 ' \
+        '(monitor 81)'
+    assert fixed('10.9.0.7/24', 80, 81, []).describe() == 'HAProxy at 10.9.0.7/24, port 80 ' \
+        '(monitor 81)'
+    with pytest.raises(InvalidInput, match='not an IP address'):
+        fixed('ingress.example', 80, 81, [])
