@@ -1,7 +1,12 @@
 """HAProxy in front of an RGW service, from an IngressSpec, as cephadm sets it up.
 
-keepalived is not run: the virtual IP must already be an address of the host
-(any 127.0.0.0/8 address is, on the loopback host).
+keepalived is not run; what it does for the test is done here (vips.py):
+each HAProxy's host gets its virtual IP (`virtual_ip`, or one of
+`virtual_ips_list` per host) before HAProxy starts, and loses it when
+HAProxy goes. HAProxy binds its host's virtual IP only (cephadm binds every
+address with `virtual_ips_list`, for failover, which is not needed here and
+would take the port on the machine's other addresses too); a host without
+a virtual IP of its own binds its own address.
 """
 import errno
 import os
@@ -11,13 +16,12 @@ from typing import Any, Dict, List, Tuple
 import orchestrator
 
 from .context import DaemonKind
+from .context import port_free
 from .hosts import Host
+from .placement import place
 from .rgw import check_pem
 from .state import DaemonRecord
-
-
-def virtual_ip(spec: Any) -> str:
-    return str(spec.virtual_ip or '').split('/')[0]
+from .vips import bare, bring_up, is_local, spec_vips, take_down, vip_of_host
 
 
 def bind_problem(ip: str, port: int) -> str:
@@ -44,10 +48,17 @@ class IngressKind(DaemonKind):
 
     def validate(self, spec: Any, placed: List[Tuple[Host, int]]) -> None:
         name = spec.service_name()
-        for field in ('backend_service', 'virtual_ip', 'frontend_port', 'monitor_port'):
+        for field in ('backend_service', 'frontend_port', 'monitor_port'):
             if not getattr(spec, field, None):
                 raise orchestrator.OrchestratorValidationError(
                     'Cannot add ingress: No %s specified' % field)
+        if not spec_vips(spec):
+            raise orchestrator.OrchestratorValidationError(
+                'Cannot add ingress: No virtual_ip provided')
+        hosts = sorted({h.name for h, _ in placed})
+        if len(spec_vips(spec)) > len(hosts):
+            raise orchestrator.OrchestratorValidationError(
+                'Number of virtual IPs for ingress is greater than number of available hosts')
         backend = self.ctx.spec_of(spec.backend_service)
         if backend is None or backend.service_type != 'rgw':
             raise orchestrator.OrchestratorValidationError(
@@ -60,16 +71,42 @@ class IngressKind(DaemonKind):
             check_pem(self.pem(spec), 'ssl_cert')
         own = {(d.host, p) for d in self.ctx.daemons_of(name) for p in d.ports}
         for host, rank in placed:
+            address = self.bind_address(spec, host, hosts)
+            # A virtual IP not up yet: what is bound on the host's own address (or on
+            # every address) is what would be in the way.
+            checked = address if host.addr == address or is_local(host, address) \
+                else host.addr
             for port in self.ports(spec, rank):
-                if (host.name, port) in own or host.netns:
+                if (host.name, port) in own:
                     continue
-                problem = bind_problem(virtual_ip(spec), port)
+                if not host.netns and checked == address:
+                    problem = bind_problem(address, port)
+                else:
+                    problem = '' if port_free(host, port, checked) else \
+                        '%s:%d is already in use' % (checked, port)
                 if problem:
                     raise orchestrator.OrchestratorValidationError(
                         '%s: virtual_ip %s' % (name, problem))
 
+    def hosts_of(self, spec: Any) -> List[str]:
+        placed = place(spec.placement, self.ctx.hosts, spec.service_name())
+        return sorted({h.name for h, _ in placed})
+
+    def bind_address(self, spec: Any, host: Host, hosts: List[str]) -> str:
+        """The host's virtual IP, else its own address."""
+        vip = vip_of_host(spec, host.name, hosts)
+        return bare(vip) if vip else host.addr
+
+    def prepare(self, spec: Any, daemon: DaemonRecord) -> None:
+        host = self.ctx.host(daemon.host)
+        bring_up(host, vip_of_host(spec, host.name, self.hosts_of(spec)),
+                 self.ctx.daemon_dir(daemon.name))
+
+    def remove(self, spec: Any, daemon: DaemonRecord) -> None:
+        take_down(self.ctx.host(daemon.host), self.ctx.daemon_dir(daemon.name))
+
     def config(self, spec: Any, daemon: DaemonRecord) -> str:
-        ip = virtual_ip(spec)
+        ip = self.bind_address(spec, self.ctx.host(daemon.host), self.hosts_of(spec))
         backend = self.ctx.spec_of(spec.backend_service)
         backend_ssl = bool(backend is not None and backend.ssl)
         user = spec.monitor_user or 'admin'

@@ -376,3 +376,56 @@ def test_placement_rgw_puts_an_agent_on_every_rgw_host(hosts3: HostsCluster) -> 
     assert sorted(record['agents']) == rgw_hosts
     assert all(a['state'] == 'done' for a in record['agents'].values()), record['agents']
     assert record['result']['concurrency'] == 6 and record['result']['errors'] == 0
+
+
+def host_addresses(c: HostsCluster, host: Dict[str, Any]) -> Set[str]:
+    """The addresses of a host: host 1's bridge, or everything in a host's namespace."""
+    if 'netns' not in host:
+        links = ip_json('addr', 'show', 'dev', c.info()['network']['bridge'])
+    else:
+        links = json.loads(in_netns(host['netns'], 'ip', '-j', 'addr', 'show').stdout)
+    return {a['local'] for link in links for a in link.get('addr_info', [])}
+
+
+def settings_state(c: HostsCluster, wanted: str, timeout: float = 300) -> Dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while True:
+        shown: Dict[str, Any] = c.ceph_json('rgwbench', 'settings', 'show')
+        assert shown['state'] != 'failed', shown.get('error')
+        if shown['state'] == wanted:
+            return shown
+        assert time.monotonic() < deadline, 'settings stayed %s' % shown['state']
+        time.sleep(1)
+
+
+def test_an_ingress_without_options_has_a_vip_on_every_rgw_host(hosts3: HostsCluster) -> None:
+    """As in the published studies: one HAProxy per RGW host, each with a virtual IP of
+    its own in the hosts' network, brought up in that host's namespace and gone after."""
+    info = hosts3.info()
+    subnet = ipaddress.ip_network(info['network']['subnet'])
+    hosts = sorted(info['hosts'], key=lambda h: str(h['name']))
+    hosts3.ceph('rgwbench', 'settings', 'apply', 'tls@ingress=http', '--yes-i-really-mean-it')
+    try:
+        shown = settings_state(hosts3, 'applied')
+        (spec,) = [s for s in hosts3.ceph_json('orch', 'ls', '--export')
+                   if s['service_type'] == 'ingress']
+        vips = [v.split('/')[0] for v in spec['spec']['virtual_ips_list']]
+        port = spec['spec']['frontend_port']
+        assert sorted(spec['placement']['hosts']) == [h['name'] for h in hosts]
+        assert len(set(vips)) == 3 and all(ipaddress.ip_address(v) in subnet for v in vips)
+        assert not set(vips) & {h['addr'] for h in hosts}
+        urls = ['http://%s:%d' % (v, port) for v in vips]
+        assert shown['client']['targets'] == urls
+        for host, vip, url in zip(hosts, vips, urls):
+            assert vip in host_addresses(hosts3, host), (host['name'], vip)
+            assert b'ListAllMyBucketsResult' in get_ok(url)
+        haproxies = hosts3.ceph_json('orch', 'ps', '--daemon_type', 'haproxy')
+        assert sorted(d['hostname'] for d in haproxies) == [h['name'] for h in hosts]
+    finally:
+        hosts3.ceph('rgwbench', 'settings', 'revert')
+        settings_state(hosts3, 'reverted')
+    for host, vip in zip(hosts, vips):
+        assert vip not in host_addresses(hosts3, host), (host['name'], vip)
+    assert [s for s in hosts3.ceph_json('orch', 'ls', '--export')
+            if s['service_type'] == 'ingress'] == []
+    assert hosts3.ceph_json('orch', 'ps', '--daemon_type', 'haproxy') == []

@@ -1,17 +1,20 @@
 """tls@rgw and tls@ingress on a real cluster: applied through the orchestrator, checked
 from outside (the certificate, S3 with boto3), put back exactly; and refusals.
 
-The ingress VIP is 127.0.0.1 (keepalived is not run; the address must exist),
-its ports free ones; the module options are removed at the end.
+With the module options set, the ingress VIP is 127.0.0.1 and its ports free
+ones (the options are removed at the end); without them, the module chooses
+an unused 127.x address and free ports itself.
 """
 import errno
 import hashlib
 import json
 import os
+import re
 import socket
 import ssl
 import subprocess
 import time
+import urllib.request
 import uuid
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
@@ -318,11 +321,60 @@ def test_an_ingress_the_orchestrator_refuses_puts_everything_back(
         proc.stderr)
 
 
-def test_ingress_without_its_options_says_which_to_set(cluster: Cluster, settled: None) -> None:
-    proc = cluster.ceph('rgwbench', 'settings', 'plan', 'tls@ingress=https', check=False)
-    assert proc.returncode == errno.EINVAL
-    assert 'set it with `ceph config set mgr mgr/rgwbench/ingress_virtual_ip' in \
-        one_line(proc.stderr)
+def answers(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=5):
+            return True
+    except OSError:
+        return False
+
+
+def test_tls_at_ingress_without_options_chooses_its_address_and_ports(
+        cluster: Cluster, settled: None, tmp_path: Any) -> None:
+    """No ingress option is set: the plan shows the VIP and ports it chose, the apply
+    serves there, and the revert takes the ingress and its address away."""
+    for option in OPTIONS:
+        assert cluster.ceph('config', 'get', 'mgr', 'mgr/rgwbench/%s' % option
+                            ).stdout.strip() in ('', '0')
+    before = snapshot(cluster)
+    plan = cluster.ceph('rgwbench', 'settings', 'plan', 'tls@ingress=https').stdout
+    found = re.search(r'HAProxy at (127\.[0-9.]+)/8 on (\S+), port (\d+) \(monitor (\d+)\) '
+                      r'\[chosen from the cluster', plan)
+    assert found, plan
+    vip, host, frontend, monitor = found.group(1), found.group(2), int(found.group(3)), \
+        int(found.group(4))
+    assert not vip.startswith('127.0.0.') and frontend != monitor
+    assert not answers(vip, frontend) and not answers(vip, monitor)
+    # `plan --profile tls` shows the same for its tls-ingress variant
+    profile_plan = cluster.ceph('rgwbench', 'plan', '--profile', 'tls').stdout
+    assert 'HAProxy at %s/8 on %s, port %d (monitor %d)' % (vip, host, frontend, monitor) \
+        in profile_plan, profile_plan
+    assert snapshot(cluster) == before  # plans change nothing
+
+    shown = apply(cluster, 'tls@ingress=https')
+    url = 'https://%s:%d' % (vip, frontend)
+    assert shown['client']['endpoint'] == url and shown['client']['targets'] == [url]
+    (spec,) = [s for s in cluster.ceph_json('orch', 'ls', '--export')
+               if s['service_type'] == 'ingress']
+    assert spec['placement'] == {'hosts': [host]}
+    assert (spec['spec']['virtual_ip'], spec['spec']['frontend_port'],
+            spec['spec']['monitor_port']) == ('%s/8' % vip, frontend, monitor)
+    (haproxy,) = cluster.ceph_json('orch', 'ps', '--daemon_type', 'haproxy')
+    assert haproxy['status_desc'] == 'running' and haproxy['ports'] == [frontend, monitor]
+    assert haproxy_owns(frontend) and haproxy_owns(monitor)
+    cert = certificate(cluster)
+    assert 'IP:%s' % vip in cert['sans']
+    ca_file = ca_file_of(cert, str(tmp_path))
+    assert served_certificate(url, ca_file) == cert['fingerprint_sha256']
+    s3_round_trip(cluster, url, ca_file)
+    with urllib.request.urlopen('http://%s:%d/health' % (vip, monitor), timeout=10) as r:
+        assert r.status == 200
+
+    revert(cluster)
+    assert snapshot(cluster) == before
+    assert cluster.ceph_json('orch', 'ps', '--daemon_type', 'haproxy') == []
+    assert not haproxy_owns(frontend) and not haproxy_owns(monitor)
+    assert not answers(vip, frontend) and not answers(vip, monitor)
 
 
 def test_certificate_commands_without_input(cluster: Cluster) -> None:

@@ -91,14 +91,15 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
                desc='the most load engine processes an agent runs when a workload leaves '
                     'it to the cores of its host (processes 0)'),
         Option('ingress_virtual_ip', type='str', default='',
-               desc='virtual IP (with /prefix) of the ingress tls@ingress puts in front of '
-                    'RGW (default: that of an existing ingress of the RGW service)'),
+               desc='virtual IP(s) (with /prefix, comma separated: one per RGW host) of the '
+                    'ingress tls@ingress puts in front of RGW (default: an existing '
+                    'ingress\'s, else unused addresses of the RGW hosts\' networks)'),
         Option('ingress_frontend_port', type='int', default=0, min=0, max=65535,
                desc='port the ingress of tls@ingress serves S3 on (0: an existing '
-                    'ingress\'s)'),
+                    'ingress\'s, else the first free from 443, or 8080 for HTTP)'),
         Option('ingress_monitor_port', type='int', default=0, min=0, max=65535,
                desc='HAProxy monitor port of the ingress of tls@ingress (0: an existing '
-                    'ingress\'s)'),
+                    'ingress\'s, else the first free from 1967)'),
         Option('panel_address', type='str', default='',
                desc='address the web panel listens on (default: every address)'),
         Option('panel_port', type='int', default=DEFAULT_PORT, min=1, max=65535,

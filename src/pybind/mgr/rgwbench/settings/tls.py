@@ -12,7 +12,7 @@ import http.client
 import ipaddress
 import socket
 import ssl
-from typing import Any, Dict, List, NamedTuple, Optional, Set, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from ..certificates import (NEW, TLS_KEYS, Certificates, TLSCertificate,  # noqa: F401
                             certificate_to_text)
@@ -22,6 +22,8 @@ from ..targets import unique
 from .base import (ClientSide, PlanView, Setting, SettingContext, SettingNotInEffect, on_off,
                    poll)
 from .changes import Change, config_key_change, service_change
+from .ingress_site import (IngressSite, Probe, TCPProbe, choose, fixed, read_site,
+                           spec_addresses, split_addresses)
 
 # Where cephadm keeps the certificate of an RGW service with ssl. It writes the key
 # when it deploys the service but never removes it when ssl is turned off again.
@@ -55,15 +57,18 @@ def rgw_names(ctx: SettingContext) -> List[str]:
     return sorted(n for n in names if n)
 
 
-def certificate_names(ctx: SettingContext) -> List[str]:
-    """Every name a certificate of the TLS settings should have (RGW hosts, ingress address)."""
+def certificate_names(ctx: SettingContext, vips: Sequence[str] = ()) -> List[str]:
+    """Every name a certificate of the TLS settings should have (RGW hosts, ingress addresses).
+
+    `vips`: the ingress addresses a plan chose; else the option's, or an existing ingress's.
+    """
     names = set(rgw_names(ctx))
-    vip = host_of(str(ctx.option('ingress_virtual_ip') or ''))
-    if not vip:
+    found = [host_of(v) for v in vips] or [
+        host_of(v) for v in split_addresses(str(ctx.option('ingress_virtual_ip') or ''))]
+    if not found:
         existing = ingress_of(ctx)
-        vip = host_of(str(existing[1]['spec'].get('virtual_ip') or '')) if existing else ''
-    if vip:
-        names.add(vip)
+        found = spec_addresses(existing[1]) if existing else []
+    names.update(v for v in found if v)
     return sorted(names)
 
 
@@ -299,8 +304,13 @@ class IngressTls(Setting):
 
     name = 'tls@ingress'
     values = 'https, http or off'
-    summary = ('an HAProxy ingress in front of RGW (mgr/rgwbench/ingress_virtual_ip, '
-               'ingress_frontend_port, ingress_monitor_port), terminating TLS or plain HTTP')
+    summary = ('an HAProxy ingress in front of RGW, one per RGW host with a virtual IP each '
+               '(chosen from the cluster unless mgr/rgwbench/ingress_virtual_ip, '
+               'ingress_frontend_port, ingress_monitor_port are set), terminating TLS or '
+               'plain HTTP')
+
+    def __init__(self, *, probe: Optional[Probe] = None) -> None:
+        self.probe = probe
 
     def parse(self, raw: Any) -> str:
         text = str(raw).strip().lower()
@@ -312,30 +322,23 @@ class IngressTls(Setting):
             return 'off'
         raise self.bad(raw)
 
-    def where(self, ctx: SettingContext, existing: Optional[Dict[str, Any]]
-              ) -> Tuple[str, int, int]:
-        """Virtual IP, frontend and monitor port: the module's options, else the existing spec."""
+    def where(self, ctx: SettingContext, existing: Optional[Dict[str, Any]],
+              value: str) -> IngressSite:
+        """Hosts, virtual IPs and ports: the module's options, else the existing ingress's,
+        else chosen from the cluster (ingress_site)."""
         fields = (existing or {}).get('spec') or {}
-        vip = str(ctx.option('ingress_virtual_ip') or fields.get('virtual_ip') or '')
+        vip = str(ctx.option('ingress_virtual_ip') or '') or ','.join(
+            str(a) for a in list(fields.get('virtual_ips_list') or []) +
+            [fields.get('virtual_ip')] if a)
         frontend = int(ctx.option('ingress_frontend_port') or fields.get('frontend_port') or 0)
         monitor = int(ctx.option('ingress_monitor_port') or fields.get('monitor_port') or 0)
-        for option, given in zip(INGRESS_OPTIONS, (vip, frontend, monitor)):
-            if not given:
-                raise InvalidInput(
-                    '%s: no ingress for %s exists to take it from; set it with `ceph config '
-                    'set mgr mgr/rgwbench/%s <value>`%s' % (
-                        self.name, ctx.rgw_service(), option,
-                        ' (an address of the ingress host, e.g. 192.168.0.10/24)'
-                        if option == 'ingress_virtual_ip' else ' (a free port)'))
-        try:
-            ipaddress.ip_address(host_of(vip))
-        except ValueError:
-            raise InvalidInput('%s: ingress_virtual_ip %r is not an IP address (with an '
-                               'optional /prefix)' % (self.name, vip))
-        if frontend == monitor:
-            raise InvalidInput('%s: ingress_frontend_port and ingress_monitor_port are both %d'
-                               % (self.name, frontend))
-        return vip, frontend, monitor
+        if existing is not None and vip and frontend and monitor:
+            placed = [str(h).split(':')[0] for h in
+                      (existing.get('placement') or {}).get('hosts') or []]
+            return fixed(vip, frontend, monitor, placed)
+        site = read_site(ctx.cluster, ctx.rgw_service())
+        return choose(site, self.probe or TCPProbe(), ssl=value == 'https', vip_option=vip,
+                      frontend_option=frontend, monitor_option=monitor)
 
     def plan(self, ctx: SettingContext, view: PlanView, value: str) -> List[Change]:
         backend = ctx.rgw_service()
@@ -348,15 +351,17 @@ class IngressTls(Setting):
             if existing is None:
                 return []
             return [service_change(service, None, 'ceph orch rm %s' % service)]
-        vip, frontend, monitor = self.where(ctx, existing)
+        site = self.where(ctx, existing, value)
         spec: Dict[str, Any] = copy.deepcopy(existing) if existing else {
-            'service_type': 'ingress', 'service_id': backend, 'placement': {'count': 1},
-            'spec': {}}
+            'service_type': 'ingress', 'service_id': backend,
+            'placement': {'hosts': list(site.hosts)}, 'spec': {}}
         fields = dict(spec.get('spec') or {})
-        wanted = dict(fields, backend_service=backend, virtual_ip=vip,
-                      frontend_port=frontend, monitor_port=monitor, ssl=value == 'https')
+        wanted = dict(fields, backend_service=backend, ssl=value == 'https',
+                      **site.spec_fields())
+        # One of the two, never both (the spec refuses that).
+        wanted.pop('virtual_ip' if len(site.vips) > 1 else 'virtual_ips_list', None)
         if value == 'https':
-            tls = Certificates(ctx.secrets).planned(certificate_names(ctx))
+            tls = Certificates(ctx.secrets).planned(certificate_names(ctx, site.vips))
             wanted.update(ssl_cert=tls.bundle.full_chain, ssl_key=tls.bundle.key)
             what = 'terminating TLS with %s' % described(tls)
         else:
@@ -365,20 +370,24 @@ class IngressTls(Setting):
             what = 'plain HTTP'
         if existing is not None and wanted == fields:
             return []
-        self._check_free(ctx, existing, vip, [frontend, monitor])
+        if 'ingress_virtual_ip' not in site.defaults:
+            self._check_free(ctx, existing, site.vips, [site.frontend_port, site.monitor_port])
         spec['spec'] = wanted
         checked_spec(ctx, self, spec)
-        summary = 'ceph orch apply %s: HAProxy on %s:%d (monitor %d) in front of %s, %s' % (
-            service, host_of(vip), frontend, monitor, backend, what)
+        summary = 'ceph orch apply %s: %s in front of %s, %s' % (
+            service, site.describe(), backend, what)
         return [service_change(service, spec, summary)]
 
     def _check_free(self, ctx: SettingContext, existing: Optional[Dict[str, Any]],
-                    vip: str, ports: List[int]) -> None:
+                    vips: List[str], ports: List[int]) -> None:
+        """Ports in use on the operator's (or an existing ingress's) virtual IPs."""
         fields = (existing or {}).get('spec') or {}
-        own = {int(fields.get(p) or 0) for p in ('frontend_port', 'monitor_port')} \
-            if host_of(str(fields.get('virtual_ip') or '')) == host_of(vip) else set()
-        for port, option in zip(ports, INGRESS_OPTIONS[1:]):
-            if port not in own and in_use(host_of(vip), port):
+        mine = set(spec_addresses(existing)) if existing else set()
+        own = {int(fields.get(p) or 0) for p in ('frontend_port', 'monitor_port')}
+        for vip in vips:
+            for port, option in zip(ports, INGRESS_OPTIONS[1:]):
+                if (host_of(vip) in mine and port in own) or not in_use(host_of(vip), port):
+                    continue
                 raise InvalidInput('%s: %s:%d is already in use; set mgr/rgwbench/%s to a '
                                    'free port' % (self.name, host_of(vip), port, option))
 
@@ -387,8 +396,8 @@ class IngressTls(Setting):
             return []
         trust = ' and trust the CA bundle of `ceph rgwbench certificate show`' \
             if value == 'https' else ''
-        return ['the ingress address must already be an address of the ingress host where '
-                'keepalived does not run', 'clients use the ingress URL%s' % trust]
+        return ['the orchestrator brings each virtual IP up on its ingress host (cephadm: '
+                'keepalived)', 'clients balance over every ingress URL%s' % trust]
 
     def _ingress(self, ctx: SettingContext) -> Tuple[str, Dict[str, Any]]:
         found = ingress_of(ctx)
@@ -415,25 +424,29 @@ class IngressTls(Setting):
                  tls: Optional[TLSCertificate]) -> Optional[str]:
         service, spec = self._ingress(ctx)
         fields = spec.get('spec') or {}
-        host, port = host_of(str(fields.get('virtual_ip') or '')), int(fields['frontend_port'])
-        where = url(value, host, port)
+        port = int(fields['frontend_port'])
+        vips = spec_addresses(spec)
+        if not vips:
+            return '%s has no virtual IP' % service
         rgw = {(h, p) for _, h, p in RGWTls().endpoints(ctx, 'http') +
                RGWTls().endpoints(ctx, 'https')}
-        if (host, port) in rgw:
-            return '%s is an RGW daemon\'s own endpoint, not HAProxy' % where
-        if tls is not None:
-            problem = tls_problem(host, port, tls)
-        else:
-            try:
-                problem = s3_problem(request(host, port))
-            except (OSError, http.client.HTTPException) as e:
-                problem = 'no HTTP answer: %s' % e
-        if problem:
-            return '%s: %s' % (where, problem)
+        for host in vips:
+            where = url(value, host, port)
+            if (host, port) in rgw:
+                return '%s is an RGW daemon\'s own endpoint, not HAProxy' % where
+            if tls is not None:
+                problem = tls_problem(host, port, tls)
+            else:
+                try:
+                    problem = s3_problem(request(host, port))
+                except (OSError, http.client.HTTPException) as e:
+                    problem = 'no HTTP answer: %s' % e
+            if problem:
+                return '%s: %s' % (where, problem)
         # HAProxy's own monitor URI (cephadm's haproxy.cfg has it too) answers on the
         # monitor port: the ingress is HAProxy, and HAProxy sees its backends.
         daemons = ctx.cluster.daemons(service)
-        hosts = [host] + [d.ip for d in daemons if d.ip and d.ip != host]
+        hosts = vips + [d.ip for d in daemons if d.ip and d.ip not in vips]
         monitor = int(fields['monitor_port'])
         for candidate in hosts:
             try:

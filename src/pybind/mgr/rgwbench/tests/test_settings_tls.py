@@ -345,16 +345,6 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_ingress_without_options_or_an_existing_one_says_what_to_set() -> None:
-    with pytest.raises(InvalidInput) as e:
-        plan(IngressTls(), FakeCluster([RGW_SPEC]), 'https')
-    assert 'mgr/rgwbench/ingress_virtual_ip' in str(e.value)
-    with pytest.raises(InvalidInput) as e:
-        plan(IngressTls(), FakeCluster([RGW_SPEC]), 'https',
-             ingress_virtual_ip='127.0.0.1/32', ingress_frontend_port=free_port())
-    assert 'mgr/rgwbench/ingress_monitor_port' in str(e.value)
-
-
 def test_a_new_https_ingress_in_front_of_the_rgw_service() -> None:
     store = MemoryStore()
     frontend, monitor = free_port(), free_port()
@@ -397,6 +387,8 @@ def test_an_existing_ingress_is_changed_with_its_own_address() -> None:
     assert change.after['placement'] == {'hosts': ['host1']}
     assert change.after['spec']['frontend_port'] == frontend
     assert change.after['spec']['ssl'] is True
+    assert 'HAProxy at 127.0.0.1/32 on host1, port %d (monitor %d)' % (frontend, monitor) \
+        in change.summary and 'chosen from the cluster' not in change.summary
     cluster.put_service('ingress.front', change.after)
     assert plan(IngressTls(), cluster, 'https', store) == []
     (off,) = plan(IngressTls(), cluster, 'off')
