@@ -1,7 +1,6 @@
 """The load engine against a local stub S3 server (real sockets, 127.0.0.1)."""
 import itertools
 import os
-import shutil
 import socket
 import ssl
 import subprocess
@@ -285,7 +284,6 @@ def _self_signed(tmpdir: str) -> Tuple[str, str]:
     return cert, key
 
 
-@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl tool")
 def test_https_with_ca_bundle_and_insecure(tmp_path: Any) -> None:
     cert, key = _self_signed(str(tmp_path))
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
