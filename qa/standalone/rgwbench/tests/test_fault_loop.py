@@ -16,7 +16,8 @@ After every round the cluster must be as before it (see `fault_snapshot`), and
 the run must have ended `complete`, `failed` or `aborted` (a fault may come
 after its end) with its result readable.
 
-    RGWBENCH_FAULT_ROUNDS   rounds per release (default 5), more for soak runs
+    RGWBENCH_FAULT_ROUNDS   rounds per release (default 4: each kind of fault once),
+                            more for soak runs
     RGWBENCH_FAULT_SEED     the random seed (default: a new one, printed)
 
 On the `two_osds` cluster: msgr2 secure mode restarts OSDs one at a time, and
@@ -38,7 +39,7 @@ from test_runs import snapshot as runs_snapshot
 from test_runs import wait_run
 from test_settings import wait_clean, wait_settled
 
-ROUNDS = int(os.environ.get('RGWBENCH_FAULT_ROUNDS') or 5)
+ROUNDS = int(os.environ.get('RGWBENCH_FAULT_ROUNDS') or 4)
 PROFILE_NAME = 'fault-loop'
 THREADS = 96
 # One variant, the baseline itself: the shortest run that still applies and
