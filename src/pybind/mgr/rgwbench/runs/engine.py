@@ -266,7 +266,8 @@ class RunEngine:
                     variant.name, workload.name), done_s, total_s, changed)
                 if self.checks is not None and record.findings is not None:
                     self.checks.between(record.findings, variant=variant.name,
-                                        workload=workload.name, force=force)
+                                        workload=workload.name, force=force,
+                                        planned=workload, agents=len(profile.placement))
                 during: List[Finding] = []
                 measured = self._workload(run_id, index, workload, profile, creds, client,
                                           repeats, kept.setdefault((index, workload.name), []),
