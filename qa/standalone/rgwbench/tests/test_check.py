@@ -2,12 +2,14 @@
 the same checks before a load (refusing one that would fill the cluster) and in its record."""
 import errno
 import json
+import os
+import re
 import time
 from typing import Any, Dict, Iterator, List
 
 import pytest
 
-from conftest import Cluster, one_line
+from conftest import RELEASES, Cluster, new_cluster_dir, one_line
 from test_load import buckets, set_credentials, wait_load
 
 
@@ -147,3 +149,52 @@ def test_a_scrub_during_a_load_is_kept_with_its_seconds(
     assert any('scrubbing+deep' in e for e in during[0]['evidence'])
     text = cluster.ceph('rgwbench', 'load', 'show', load_id).stdout
     assert 'when: seconds ' in text and 'of the measured window' in text, text
+
+
+# The agent's test knob (loadgen/clock.py): its clock this many ms ahead of the mgr's.
+CLOCK_OFFSET_ENV = 'RGWBENCH_AGENT_CLOCK_OFFSET_MS'
+CLOCK_OFFSET_MS = 200
+
+
+@pytest.fixture(scope='module', params=RELEASES)
+def skewed_agents(request: Any) -> Iterator[Cluster]:
+    """A cluster of its own whose agents' clocks are 200 ms ahead of the mgr's.
+
+    The hosts of a local cluster share the machine's one kernel clock: the
+    agents are given a shifted clock through their environment instead, which
+    they inherit from the mgr, which inherits the cluster tool's.
+    """
+    directory = new_cluster_dir('skewed-%s' % request.param)
+    os.rmdir(directory)
+    c = Cluster(request.param, directory)
+    try:
+        c.start(env={CLOCK_OFFSET_ENV: str(CLOCK_OFFSET_MS)})
+        s3 = c.s3()
+        proc = set_credentials(c, {'access_key': s3['access_key'],
+                                   'secret_key': s3['secret_key']})
+        assert proc.returncode == 0, proc.stderr
+        yield c
+    finally:
+        if os.environ.get('RGWBENCH_KEEP_CLUSTERS') != '1':
+            c.destroy()
+
+
+def test_an_agent_whose_clock_is_off_is_found_in_the_load_record(
+        skewed_agents: Cluster) -> None:
+    cluster = skewed_agents
+    load_id = cluster.ceph('rgwbench', 'load', '--op', 'put', '--size', '4KiB',
+                           '--concurrency', '2', '--duration', '3', '--warmup', '1'
+                           ).stdout.strip()
+    record = wait_load(cluster, load_id)
+    assert record['state'] == 'complete', record.get('error')
+    (finding,) = [f for f in record['findings'] if f['id'] == 'clock-skew']
+    assert finding['level'] == 'skews', finding
+    # measured over the agent channel: the offset within the bound its round trip gives
+    seen = re.match(r"agent (\S+): \+([0-9.]+) ms from the mgr's clock, \+-([0-9.]+) ms",
+                    finding['evidence'][0])
+    assert seen is not None, finding['evidence']
+    assert abs(float(seen.group(2)) - CLOCK_OFFSET_MS) <= float(seen.group(3)) + 0.1, seen
+    (clock,) = record['clocks'].values()
+    assert abs(clock['offset_ms'] - CLOCK_OFFSET_MS) <= clock['error_ms'] + 0.01
+    text = cluster.ceph('rgwbench', 'load', 'show', load_id).stdout
+    assert '[skews] clock-skew: the clocks of the agents' in text, text
