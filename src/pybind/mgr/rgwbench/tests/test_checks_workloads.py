@@ -170,6 +170,10 @@ def test_beasts_thread_pool_is_no_bound_and_civetwebs_is() -> None:
                             'ceph orch daemon restart rgw.default.vm.a; or a lower')
     view.services = rgw_service_map(**{'default.vm.a': 'civetweb port=8000 num_threads=100'})
     assert 'rgw-queue-throttled' not in by_id(view, profile(w))
+    view.services = rgw_service_map(**{'default.vm.a': 'civetweb port=8000 num_threads=12'})
+    f = by_id(view, profile(w))['rgw-queue-throttled']
+    assert f.evidence[1] == 'rgw.default.vm.a (civetweb): num_threads = 12 (in rgw_frontends)'
+    assert f.fix.startswith('num_threads=16 in rgw_frontends of rgw.default.vm.a; or a lower')
 
 
 def test_the_dmclock_scheduler_is_not_the_throttler() -> None:
