@@ -46,6 +46,33 @@ def test_check_of_a_builtin_profile(cluster: Cluster) -> None:
     assert any('room before the fullest OSD' in e for e in estimate['evidence'])
 
 
+def test_check_of_a_profile_weighs_its_workloads_against_rgw_and_the_caches(
+        cluster: Cluster) -> None:
+    # quick: 16 requests per RGW daemon, and GETs of the engine's 1000 objects of 4 KiB
+    cluster.ceph('config', 'set', 'client.rgw', 'rgw_max_concurrent_requests', '8')
+    try:
+        found = check(cluster, '--profile', 'quick')
+    finally:
+        cluster.ceph('config', 'rm', 'client.rgw', 'rgw_max_concurrent_requests')
+    throttled = {f['workload']: f for f in found if f['id'] == 'rgw-queue-throttled'}
+    assert set(throttled) == {'put-4KiB', 'get-4KiB'}, json.dumps(found, indent=1)
+    get = throttled['get-4KiB']
+    assert get['level'] == 'skews'
+    assert re.match(r'workload get-4KiB: \d+ requests in flight over \d+ RGW daemons? = '
+                    r'16 per daemon$', get['evidence'][0]), get['evidence']
+    assert all(re.match(r'\S+ \(beast\): rgw_max_concurrent_requests = 8 \(section '
+                        r'client.rgw\)$', e) for e in get['evidence'][1:]), get['evidence']
+    assert get['fix'].startswith('ceph config set client.rgw rgw_max_concurrent_requests 16')
+    (cached,) = [f for f in found if f['id'] == 'working-set-in-cache']
+    assert cached['workload'] == 'get-4KiB' and cached['level'] == 'skews'
+    # the running release's own defaults, read as numbers
+    total = re.match(r'the caches hold up to ([0-9.]+) (MiB|GiB) in all$', cached['evidence'][1])
+    assert total is not None and float(total.group(1)) > 0, cached['evidence']
+    assert re.match(r'\d+ OSDs?: (osd_memory_target|bluestore_cache_size\w*) [0-9.]+ '
+                    r'(MiB|GiB) each', cached['evidence'][2]), cached['evidence']
+    assert 'rgw-queue-throttled' not in {f['id'] for f in check(cluster, '--profile', 'quick')}
+
+
 def test_check_of_an_unknown_profile_is_enoent(cluster: Cluster) -> None:
     proc = cluster.ceph('rgwbench', 'check', '--profile', 'nope', check=False)
     assert proc.returncode == errno.ENOENT, proc
