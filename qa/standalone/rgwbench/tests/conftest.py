@@ -14,7 +14,7 @@ import sys
 import tempfile
 import time
 import urllib.parse
-from typing import Any, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional
 
 import pytest
 
@@ -33,10 +33,11 @@ class Cluster:
         self.dir = directory
         self._ceph_argv: List[str] = []
 
-    def tool(self, *args: str, check: bool = True,
-             timeout: float = 900) -> 'subprocess.CompletedProcess[str]':
+    def tool(self, *args: str, check: bool = True, timeout: float = 900,
+             env: Optional[Dict[str, str]] = None) -> 'subprocess.CompletedProcess[str]':
+        """`env`: added to the tool's environment (the daemons it starts inherit it)."""
         command, rest = args[0], list(args[1:])
-        return run([CLUSTER, command, '--dir', self.dir] + rest, check, timeout)
+        return run([CLUSTER, command, '--dir', self.dir] + rest, check, timeout, env)
 
     def ceph(self, *args: str, check: bool = True) -> 'subprocess.CompletedProcess[str]':
         # The `ceph` command line the cluster tool would run, run directly: tests
@@ -70,17 +71,20 @@ class Cluster:
                                      % (sorted(running), sorted(listed)))
             time.sleep(1)
 
-    def start(self, *extra: str) -> 'subprocess.CompletedProcess[str]':
-        return self.tool('start', '--release', self.release, *extra)
+    def start(self, *extra: str,
+              env: Optional[Dict[str, str]] = None) -> 'subprocess.CompletedProcess[str]':
+        return self.tool('start', '--release', self.release, *extra, env=env)
 
     def destroy(self) -> None:
         self.tool('destroy', check=False)
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def run(argv: List[str], check: bool, timeout: float) -> 'subprocess.CompletedProcess[str]':
+def run(argv: List[str], check: bool, timeout: float,
+        env: Optional[Dict[str, str]] = None) -> 'subprocess.CompletedProcess[str]':
     proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, timeout=timeout)
+                          universal_newlines=True, timeout=timeout,
+                          env=dict(os.environ, **env) if env else None)
     if check and proc.returncode != 0:
         raise AssertionError('%s failed (%d):\n%s\n%s' % (
             ' '.join(argv), proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:]))

@@ -2,12 +2,14 @@
 the same checks before a load (refusing one that would fill the cluster) and in its record."""
 import errno
 import json
+import os
+import re
 import time
 from typing import Any, Dict, Iterator, List
 
 import pytest
 
-from conftest import Cluster, one_line
+from conftest import RELEASES, Cluster, new_cluster_dir, one_line
 from test_load import buckets, set_credentials, wait_load
 
 
@@ -42,6 +44,33 @@ def test_check_of_a_builtin_profile(cluster: Cluster) -> None:
     estimate = found['capacity-estimate']
     assert estimate['level'] == 'info'
     assert any('room before the fullest OSD' in e for e in estimate['evidence'])
+
+
+def test_check_of_a_profile_weighs_its_workloads_against_rgw_and_the_caches(
+        cluster: Cluster) -> None:
+    # quick: 16 requests per RGW daemon, and GETs of the engine's 1000 objects of 4 KiB
+    cluster.ceph('config', 'set', 'client.rgw', 'rgw_max_concurrent_requests', '8')
+    try:
+        found = check(cluster, '--profile', 'quick')
+    finally:
+        cluster.ceph('config', 'rm', 'client.rgw', 'rgw_max_concurrent_requests')
+    throttled = {f['workload']: f for f in found if f['id'] == 'rgw-queue-throttled'}
+    assert set(throttled) == {'put-4KiB', 'get-4KiB'}, json.dumps(found, indent=1)
+    get = throttled['get-4KiB']
+    assert get['level'] == 'skews'
+    assert re.match(r'workload get-4KiB: \d+ requests in flight over \d+ RGW daemons? = '
+                    r'16 per daemon$', get['evidence'][0]), get['evidence']
+    assert all(re.match(r'\S+ \(beast\): rgw_max_concurrent_requests = 8 \(section '
+                        r'client.rgw\)$', e) for e in get['evidence'][1:]), get['evidence']
+    assert get['fix'].startswith('ceph config set client.rgw rgw_max_concurrent_requests 16')
+    (cached,) = [f for f in found if f['id'] == 'working-set-in-cache']
+    assert cached['workload'] == 'get-4KiB' and cached['level'] == 'skews'
+    # the running release's own defaults, read as numbers
+    total = re.match(r'the caches hold up to ([0-9.]+) (MiB|GiB) in all$', cached['evidence'][1])
+    assert total is not None and float(total.group(1)) > 0, cached['evidence']
+    assert re.match(r'\d+ OSDs?: (osd_memory_target|bluestore_cache_size\w*) [0-9.]+ '
+                    r'(MiB|GiB) each', cached['evidence'][2]), cached['evidence']
+    assert 'rgw-queue-throttled' not in {f['id'] for f in check(cluster, '--profile', 'quick')}
 
 
 def test_check_of_an_unknown_profile_is_enoent(cluster: Cluster) -> None:
@@ -151,3 +180,52 @@ def test_a_scrub_during_a_load_is_kept_with_its_seconds(
     assert any('scrubbing+deep' in e for e in during[0]['evidence'])
     text = cluster.ceph('rgwbench', 'load', 'show', load_id).stdout
     assert 'when: seconds ' in text and 'of the measured window' in text, text
+
+
+# The agent's test knob (loadgen/clock.py): its clock this many ms ahead of the mgr's.
+CLOCK_OFFSET_ENV = 'RGWBENCH_AGENT_CLOCK_OFFSET_MS'
+CLOCK_OFFSET_MS = 200
+
+
+@pytest.fixture(scope='module', params=RELEASES)
+def skewed_agents(request: Any) -> Iterator[Cluster]:
+    """A cluster of its own whose agents' clocks are 200 ms ahead of the mgr's.
+
+    The hosts of a local cluster share the machine's one kernel clock: the
+    agents are given a shifted clock through their environment instead, which
+    they inherit from the mgr, which inherits the cluster tool's.
+    """
+    directory = new_cluster_dir('skewed-%s' % request.param)
+    os.rmdir(directory)
+    c = Cluster(request.param, directory)
+    try:
+        c.start(env={CLOCK_OFFSET_ENV: str(CLOCK_OFFSET_MS)})
+        s3 = c.s3()
+        proc = set_credentials(c, {'access_key': s3['access_key'],
+                                   'secret_key': s3['secret_key']})
+        assert proc.returncode == 0, proc.stderr
+        yield c
+    finally:
+        if os.environ.get('RGWBENCH_KEEP_CLUSTERS') != '1':
+            c.destroy()
+
+
+def test_an_agent_whose_clock_is_off_is_found_in_the_load_record(
+        skewed_agents: Cluster) -> None:
+    cluster = skewed_agents
+    load_id = cluster.ceph('rgwbench', 'load', '--op', 'put', '--size', '4KiB',
+                           '--concurrency', '2', '--duration', '3', '--warmup', '1'
+                           ).stdout.strip()
+    record = wait_load(cluster, load_id)
+    assert record['state'] == 'complete', record.get('error')
+    (finding,) = [f for f in record['findings'] if f['id'] == 'clock-skew']
+    assert finding['level'] == 'skews', finding
+    # measured over the agent channel: the offset within the bound its round trip gives
+    seen = re.match(r"agent (\S+): \+([0-9.]+) ms from the mgr's clock, \+-([0-9.]+) ms",
+                    finding['evidence'][0])
+    assert seen is not None, finding['evidence']
+    assert abs(float(seen.group(2)) - CLOCK_OFFSET_MS) <= float(seen.group(3)) + 0.1, seen
+    (clock,) = record['clocks'].values()
+    assert abs(clock['offset_ms'] - CLOCK_OFFSET_MS) <= clock['error_ms'] + 0.01
+    text = cluster.ceph('rgwbench', 'load', 'show', load_id).stdout
+    assert '[skews] clock-skew: the clocks of the agents' in text, text

@@ -179,10 +179,13 @@ class LoadService:
             record['agents'] = summary['agents']
             record['result'] = summary['result']
             record['stopped'] = summary.get('stopped')
+            record['clocks'] = summary.get('clocks') or {}
             record['findings'] = record.get('findings', []) + [
                 f.to_dict() for f in summary.get('findings') or []]
             failed = agents_failed(summary)
-            if summary['result'] is None:
+            if summary.get('refused'):
+                error = summary['refused']   # not started: its agents failed for that
+            elif summary['result'] is None:
                 error = '; '.join(failed) or 'no agent reported a result'
             else:
                 state, error = 'complete', '; '.join(failed) or None

@@ -212,8 +212,10 @@ class AgentWorkloads:
         abort), and None once it is over. What the clean-up did goes into
         `cleaned`, also when the agents failed. A job that writes stops early
         when the capacity guard says so (`stopped` in the summary says why).
-        `findings` in the summary: PGs seen scrubbing or recovering in the
-        measured window, too many errors, agents that were busy (Finding objects).
+        `findings` in the summary: the agents' clocks that disagree, PGs seen
+        scrubbing or recovering in the measured window, too many errors, agents
+        that were busy (Finding objects). `refused` in the summary: why the
+        load was not started (the agents' clocks too far apart), if it was not.
         """
         try:
             agent_run = AgentRun(job, launcher, ca_bundle=ca_pem,
@@ -233,10 +235,10 @@ class AgentWorkloads:
                 if pgs is not None:
                     during.enter_context(pgs)
                 summary: Dict[str, Any] = agent_run.run(self.make_channel())
-            summary['findings'] = ([] if pgs is None or summary.get('start_at') is None else
-                                   pgs.findings(float(summary['start_at']) +
-                                                float(job.get('warmup_s') or 0),
-                                                float(job.get('duration_s') or 0))) + \
+            during_load = [] if pgs is None or summary.get('start_at') is None else \
+                pgs.findings(float(summary['start_at']) + float(job.get('warmup_s') or 0),
+                             float(job.get('duration_s') or 0))
+            summary['findings'] = agent_run.findings() + during_load + \
                 measured_findings(agent_run.results)
             if summary.get('stopped'):
                 self.log.warning('workload %s stopped early: %s', job.get('run_tag') or

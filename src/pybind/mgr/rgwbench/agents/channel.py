@@ -17,12 +17,15 @@ import json
 import logging
 import ssl
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Dict, Optional, Protocol, Tuple
 
 from ..brake import AuthBrake, source_of
+from ..loadgen.clock import ECHO, MGR_CLOCK, SENT
 from ..pem_files import PemFiles
 from ..request_body import BodyRefused, body_length
+from .clock import ClockSample, sample
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +53,9 @@ class AgentSession(Protocol):
 
     def progress(self, agent: str, body: Dict[str, Any]) -> Dict[str, Any]: ...
 
+    def clock_sample(self, agent: str, found: ClockSample) -> None:
+        """A sample of the agent's clock against the mgr's (see clock.py)."""
+
 
 class _Handler(BaseHTTPRequestHandler):
     server: '_Server'
@@ -65,6 +71,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header('Content-Length', str(len(data)))
         for name, value in headers:
             self.send_header(name, value)
+        # T1 of the agent's clock sample: the headers go out right after.
+        self.send_header(MGR_CLOCK, '%.6f' % time.time())
         self.end_headers()
         self.wfile.write(data)
 
@@ -81,6 +89,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._reply(401, {'error': 'unknown run, agent or token'})
 
     def _session(self) -> Optional[Tuple[AgentSession, str]]:
+        received = time.time()   # T4 of the agent's clock sample: the request is read
         session = self.server.session
         kind, _, token = self.headers.get('Authorization', '').partition(' ')
         agent = self.headers.get('X-Agent-Id', '')
@@ -97,6 +106,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._refuse(address)
             return None
         self.server.brake.succeeded(address)
+        found = sample(self.headers.get(SENT), self.headers.get(ECHO), received)
+        if found is not None:
+            session.clock_sample(agent, found)
         return session, agent
 
     def do_GET(self) -> None:

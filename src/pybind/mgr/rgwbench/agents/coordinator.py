@@ -10,11 +10,15 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from ..checks.clock_skew import clock_skew
+from ..checks.finding import Finding, Level
+from ..checks.gate import refusal
 from ..loadgen.result import merge_results
 from ..loadgen.schedule import share
 from ..loadgen.workload import Job
 from ..server_daemons import ServerDaemons
 from .channel import AgentChannel
+from .clock import AgentClocks, ClockSample
 from .launchers import AgentLauncher
 
 # An agent stops its load and exits once the module's endpoint has not answered it
@@ -96,6 +100,12 @@ class AgentRun:
         self.stopped: Optional[str] = None
         # Per agent, its latest live figures and when they came.
         self.live: Dict[str, Tuple[float, Dict[str, Any]]] = {}
+        # Each agent's clock against the mgr's, from every request it makes; judged
+        # once all are ready, before the start.
+        self.clocks = AgentClocks()
+        self.clock_finding: Optional[Finding] = None
+        # Why the load was not started (a refusing finding), if it was not.
+        self.refused: Optional[str] = None
 
     def abort(self) -> None:
         """Stop waiting: agents that have not posted a result are failed and removed."""
@@ -146,8 +156,14 @@ class AgentRun:
         with self._cond:
             self._set(agent, READY)
 
+    def clock_sample(self, agent: str, found: ClockSample) -> None:
+        if agent in self.agents:
+            self.clocks.add(agent, found)
+
     def start_for(self, agent: str) -> Tuple[int, Dict[str, Any]]:
         with self._cond:
+            if self.refused is not None:
+                return 409, {'error': self.refused}
             if self.start_at is None:
                 return 425, {'error': 'not all agents are ready yet'}
             if self.agents[agent]['state'] != READY:
@@ -233,12 +249,14 @@ class AgentRun:
                        self.clock() + self.ready_timeout_s)
             with self._cond:
                 ready = [a for a, s in self.agents.items() if s['state'] == READY]
-                if ready and not self._aborted:
+                self._judge_clocks(ready)
+                if ready and not self._aborted and self.refused is None:
                     self.start_at = self.clock() + self.start_delay_s
                 for agent, state in self.agents.items():
                     if state['state'] in (WAITING, FETCHED) or (
-                            self._aborted and state['state'] == READY):
+                            (self._aborted or self.refused) and state['state'] == READY):
                         state['error'] = 'aborted' if self._aborted else (
+                            'not started: %s' % self.refused if self.refused else
                             ('never fetched its job' if state['state'] == WAITING
                              else 'not ready in time') + self._problem(agent))
                         state['state'] = AGENT_FAILED
@@ -258,6 +276,19 @@ class AgentRun:
             self.launcher.remove()
         return self.summary()
 
+    def _judge_clocks(self, ready: List[str]) -> None:
+        """The clocks of the agents that are ready, against the mgr's: a finding, and the
+        reason not to start if it refuses."""
+        best = self.clocks.best()
+        self.clock_finding = clock_skew({a: s for a, s in best.items() if a in ready})
+        if self.clock_finding is not None and self.clock_finding.level == Level.refuse:
+            refused = refusal([self.clock_finding], 'to start the workload', force=False)
+            self.refused = str(refused)
+
+    def findings(self) -> List[Finding]:
+        """What the agents' run found about itself (their clocks)."""
+        return [self.clock_finding] if self.clock_finding is not None else []
+
     def _problem(self, agent: str) -> str:
         try:
             problem = self.launcher.problem(agent)
@@ -271,7 +302,8 @@ class AgentRun:
             merged = merge_results(list(self.results.values()))
         return {'start_at': self.start_at,
                 'agents': {a: dict(s) for a, s in sorted(self.agents.items())},
-                'result': merged, 'stopped': self.stopped}
+                'result': merged, 'stopped': self.stopped, 'refused': self.refused,
+                'clocks': {a: s.to_dict() for a, s in sorted(self.clocks.best().items())}}
 
 
 def prefill_allowance_s(job: Dict[str, Any]) -> float:

@@ -5,17 +5,19 @@ cluster only through a ClusterView (view.py), MgrClusterView in the mgr.
 """
 from typing import List, Optional
 
-from ..profiles import Profile
+from ..profiles import MAX_CONCURRENCY, Profile, Workload
+from .cache_checks import cache_findings
 from .capacity import capacity_findings
 from .config_checks import config_findings
 from .facts import read_facts
 from .finding import Finding, Level, findings_to_text, ordered
 from .health_checks import health_findings
 from .pg_checks import pg_findings
+from .queue_checks import queue_findings
 from .view import ClusterView, MgrClusterView
 
 __all__ = ['ClusterView', 'Finding', 'Level', 'MgrClusterView', 'findings',
-           'findings_to_text']
+           'findings_to_text', 'workload_findings']
 
 
 def findings(view: ClusterView, profile: Optional[Profile] = None,
@@ -29,4 +31,18 @@ def findings(view: ClusterView, profile: Optional[Profile] = None,
     found = health_findings(facts) + config_findings(facts) + pg_findings(facts)
     if profile is not None:
         found += capacity_findings(facts, profile, keep_objects, load)
+        # Each workload as the run sends it to the RGW daemons there are now.
+        workloads = [w.for_rgws(len(facts.rgws), MAX_CONCURRENCY) for w in profile.workloads]
+        found += queue_findings(facts, workloads, load) + cache_findings(
+            facts, workloads, len(profile.placement), load)
+    return list(ordered(found))
+
+
+def workload_findings(view: ClusterView, workload: Workload, agents: int) -> List[Finding]:
+    """The cluster's findings before one workload of a run (after its variant's settings
+    are in place), and those about the workload itself (`workload` as it runs, its
+    concurrency scaled to the RGW daemons)."""
+    facts = read_facts(view)
+    found = health_findings(facts) + config_findings(facts) + pg_findings(facts) + \
+        queue_findings(facts, [workload]) + cache_findings(facts, [workload], agents)
     return list(ordered(found))

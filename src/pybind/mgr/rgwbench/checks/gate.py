@@ -16,7 +16,7 @@ from typing import Any, Callable, List, Optional, Sequence
 
 from ..errors import RGWBenchError
 from ..profiles import Profile, Variant, Workload
-from . import findings
+from . import findings, workload_findings
 from .during import PgWatch
 from .finding import Finding, Level
 from .view import ClusterView
@@ -81,17 +81,22 @@ class RunChecks:
         return found
 
     def between(self, kept: List[Finding], *, variant: str, workload: str,
-                force: bool) -> None:
+                force: bool, planned: Optional[Workload] = None, agents: int = 1) -> None:
         """Adds to `kept` (a run's findings) the cluster's findings before a workload.
 
-        Each is tagged with the workload; those the run saw before it started
-        (same id and evidence) are left out: they hold for every workload
-        already. Refused (after adding them) on a HEALTH_ERR without --force.
-        A check that cannot read the cluster now is logged and skipped.
+        With `planned` (the workload as it runs now, on `agents` agents), also
+        those about the workload itself: its requests against what RGW admits,
+        its working set against the caches. Each is tagged with the workload;
+        those the run saw before it started (same id and evidence, for every
+        workload or this one) are left out: they hold already. Refused (after
+        adding them) on a HEALTH_ERR without --force. A check that cannot read
+        the cluster now is logged and skipped.
         """
-        known = {(f.id, f.evidence) for f in kept if f.variant is None and f.workload is None}
+        known = {(f.id, f.evidence) for f in kept
+                 if f.variant is None and f.workload in (None, workload)}
         try:
-            now = findings(self.view)
+            now = findings(self.view) if planned is None else \
+                workload_findings(self.view, planned, agents)
         except Exception as e:
             if self.log:
                 self.log.warning('the checks before workload %s of variant %s failed: %s',

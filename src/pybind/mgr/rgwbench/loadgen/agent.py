@@ -39,6 +39,7 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import prepare
+from .clock import MGR_CLOCK, AgentClock
 from .errors import LoadgenError
 from .runner import run_load
 from .workload import Job
@@ -71,7 +72,7 @@ class ModuleChannel:
     """Requests to the module's agent endpoint, over TLS pinned to one certificate."""
 
     def __init__(self, server: str, fingerprint: str, token: str, agent: str,
-                 timeout: float = 30.0) -> None:
+                 timeout: float = 30.0, clock: Optional[AgentClock] = None) -> None:
         if not server.startswith('https://'):
             raise AgentError('the agent endpoint must be https, got %r' % server)
         host, _, port = server[len('https://'):].rstrip('/').rpartition(':')
@@ -80,6 +81,8 @@ class ModuleChannel:
         self.headers = {'Authorization': 'Bearer ' + token, 'X-Agent-Id': agent,
                         'Content-Type': 'application/json'}
         self.timeout = timeout
+        # Stamps every request with this agent's clock, for the module to compare with its own.
+        self.clock = clock or AgentClock()
         # When the module last answered (see `DeadMan`), and why it is taken for dead.
         self.last_answer = time.monotonic()
         self.dead: Optional[str] = None
@@ -106,8 +109,11 @@ class ModuleChannel:
                 raise AgentError('the agent endpoint %s:%d has an unexpected certificate'
                                  % (self.host, self.port))
             payload = json.dumps(body).encode() if body is not None else None
-            conn.request(method, API + what, body=payload, headers=self.headers)
+            # Stamped once connected: the TLS handshake is no part of the round trip.
+            conn.request(method, API + what, body=payload,
+                         headers=dict(self.headers, **self.clock.headers()))
             resp = conn.getresponse()
+            self.clock.received(resp.getheader(MGR_CLOCK))
             data = resp.read()
         finally:
             conn.close()
@@ -120,15 +126,17 @@ class ModuleChannel:
             return resp.status, {}
 
 
-def enrolled_channel(config: Dict[str, Any], agent: str) -> ModuleChannel:
+def enrolled_channel(config: Dict[str, Any], agent: str,
+                     clock: Optional[AgentClock] = None) -> ModuleChannel:
     """The channel with this agent's own token, for the one-time code in its config."""
     code = (config.get('codes') or {}).get(agent)
     if not code:
         raise AgentError('no code for agent %r in the config' % agent)
     server, fingerprint = config['server'], config['fingerprint']
-    answer = _expect(ModuleChannel(server, fingerprint, str(code), agent).call(
+    clock = clock or AgentClock()
+    answer = _expect(ModuleChannel(server, fingerprint, str(code), agent, clock=clock).call(
         'POST', 'enrol', {}), 'enrolling')
-    return ModuleChannel(server, fingerprint, str(answer['token']), agent)
+    return ModuleChannel(server, fingerprint, str(answer['token']), agent, clock=clock)
 
 
 def _expect(answer: Tuple[int, Dict[str, Any]], what: str) -> Dict[str, Any]:
@@ -274,7 +282,9 @@ def _run_job(channel: ModuleChannel, job: Job, job_doc: Dict[str, Any],
             raise AgentError('no start time from the module (HTTP %d %s)'
                              % (status, body.get('error', '')))
         time.sleep(poll_s)
-    job.start_at = float(body['start_at'])
+    # The common start is on the mgr's clock; this agent starts when its own clock reads
+    # it (so a shifted clock starts it that much early, as a host's wrong clock would).
+    job.start_at = float(body['start_at']) - channel.clock.offset_s
     # The module may answer a progress post with "stop" (its capacity guard): the
     # load then ends as on SIGINT, with what it measured. Only the main thread
     # has the load's signal handler (an agent run in a thread just goes on).

@@ -12,6 +12,7 @@ With ``order: interleaved`` and repeats, the variants run round by round
 workload once and puts the settings back, so the repeats see the noise
 between applications and any drift of the cluster during the run.
 """
+import errno
 import threading
 import time
 from dataclasses import dataclass, replace
@@ -20,7 +21,7 @@ from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple
 from ..agents.coordinator import AgentRun, agents_failed
 from ..agents.launchers import AgentLauncher
 from ..checks.finding import Finding
-from ..checks.gate import RunChecks
+from ..checks.gate import Refused, RunChecks
 from ..credentials import CredentialStore
 from ..errors import Busy, InvalidInput, NotFound
 from ..journal import Journal, Store
@@ -218,6 +219,10 @@ class RunEngine:
             if record.state == RUN_FAILED:
                 record.error = '; '.join('variant %s: %s' % (v.name, v.error)
                                          for v in record.variants if v.error)
+        except Refused:
+            record.state = RUN_FAILED
+            record.error = '; '.join('variant %s: %s' % (v.name, v.error)
+                                     for v in record.variants if v.error)
         except Exception as e:
             self.log.exception('run %s failed', run_id)
             record.state, record.error = RUN_FAILED, '%s: %s' % (type(e).__name__, e)
@@ -266,18 +271,27 @@ class RunEngine:
                     variant.name, workload.name), done_s, total_s, changed)
                 if self.checks is not None and record.findings is not None:
                     self.checks.between(record.findings, variant=variant.name,
-                                        workload=workload.name, force=force)
+                                        workload=workload.name, force=force,
+                                        planned=workload, agents=len(profile.placement))
                 during: List[Finding] = []
-                measured = self._workload(run_id, index, workload, profile, creds, client,
-                                          repeats, kept.setdefault((index, workload.name), []),
-                                          during)
-                if record.findings is not None:
-                    record.findings += [replace(f, variant=variant.name,
-                                                workload=workload.name) for f in during]
+                try:
+                    measured = self._workload(run_id, index, workload, profile, creds, client,
+                                              repeats,
+                                              kept.setdefault((index, workload.name), []),
+                                              during)
+                finally:  # also what a workload that was refused found
+                    if record.findings is not None:
+                        record.findings += [replace(f, variant=variant.name,
+                                                    workload=workload.name) for f in during]
                 entry.workloads = [w for w in entry.workloads if w.name != workload.name]
                 entry.workloads.append(measured)
                 done_s += (workload.duration_s + workload.warmup_s) * repeats
                 self.results.save(record)
+        except Refused as e:
+            # A refusal while the run goes (a HEALTH_ERR before a workload, agents' clocks
+            # too far apart) ends the run, once this variant's settings are back.
+            entry.error = str(e)
+            raise
         except Exception as e:
             self.log.exception('run %s: variant %s failed', run_id, variant.name)
             entry.error = '%s: %s' % (type(e).__name__, e)
@@ -349,6 +363,8 @@ class RunEngine:
             during += [replace(f, evidence=('repeat %d of %d' % (repeat + 1, count),)
                                + f.evidence) if count > 1 else f
                        for f in summary.get('findings') or []]
+            if summary.get('refused'):
+                raise Refused(summary['refused'], errno.EBUSY)
             if summary['result'] is not None:
                 repeats.append(WorkloadResult.from_result(summary['result']))
             if summary.get('stopped'):

@@ -13,6 +13,12 @@ DEFAULTS = {
     'rgw_ops_log_rados': 'true', 'rgw_ops_log_file_path': '', 'rgw_ops_log_socket_path': '',
     'osd_op_num_shards': '0', 'osd_op_num_shards_hdd': '5', 'osd_op_num_shards_ssd': '8',
     'rgw_max_chunk_size': '4194304', 'osd_pool_default_size': '3',
+    'osd_memory_target': '4294967296', 'bluestore_cache_autotune': 'true',
+    'bluestore_cache_size': '0', 'bluestore_cache_size_hdd': '1073741824',
+    'bluestore_cache_size_ssd': '3221225472',
+    'rgw_d3n_l1_local_datacache_enabled': 'false', 'rgw_d3n_l1_datacache_size': '1073741824',
+    'rgw_thread_pool_size': '512', 'rgw_max_concurrent_requests': '1024',
+    'rgw_scheduler_type': 'throttler',
 }
 
 

@@ -15,6 +15,7 @@ import pytest
 from rgwbench.agents.channel import MAX_PER_SOURCE, AgentChannel
 from rgwbench.brake import AuthBrake
 from rgwbench.agents.coordinator import AGENT_FAILED, DONE, AgentRun, agents_failed
+from rgwbench.loadgen.clock import AgentClock
 from rgwbench.loadgen.agent import (AgentError, DeadMan, ModuleChannel, enrolled_channel,
                                     run_agent)
 from rgwbench.tests.s3stub import StubS3
@@ -29,7 +30,8 @@ def stub() -> Iterator[StubS3]:
 
 
 class ThreadLauncher:
-    """Agents as threads; `behaviour` decides what each does."""
+    """Agents as threads; `behaviour` decides what each does (`clock:S`: works, its clock
+    S seconds off)."""
 
     def __init__(self, agents: List[str], behaviour: Optional[Dict[str, str]] = None) -> None:
         self.ids = agents
@@ -51,7 +53,9 @@ class ThreadLauncher:
             self.threads.append(thread)
 
     def _agent(self, agent: str, what: str, config: Dict[str, Any]) -> None:
-        channel = enrolled_channel(config, agent)
+        clock = AgentClock(offset_s=float(what[len('clock:'):])) \
+            if what.startswith('clock:') else AgentClock(offset_s=0.0)
+        channel = enrolled_channel(config, agent, clock=clock)
         if what == 'die-after-fetch':
             channel.call('GET', 'job')
             self.dead[agent] = 'killed by the test'
