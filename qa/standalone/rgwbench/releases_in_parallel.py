@@ -5,11 +5,12 @@
 
 Most of a test's time is spent waiting for daemons (restarts, failovers,
 PGs), not computing, so releases and shards share the machine well. Given
-the test folder, each release runs as three shards: the files whose tests use
-the two-OSD cluster (settings, runs and failovers: restart-heavy), the fault
-loop (OWN_SHARD), and the rest, each shard starting only the clusters its
-tests use. Given test files,
-each release runs them in one pytest. Each shard's output goes to a log of
+the test folder, each release runs as a few shards of about the same length:
+the files OWN_SHARD names (the fault loop, the runs, the loads and hostile
+input), the other files whose tests use the two-OSD cluster (settings and
+failovers: restart-heavy), and the rest, each shard starting only the
+clusters its tests use. Given test files, each release runs them in one
+pytest. Each shard's output goes to a log of
 its own, printed whole when it ends; the exit status is that of the first
 shard that failed (0 when none did).
 
@@ -27,9 +28,12 @@ from typing import Dict, List, Tuple
 
 # Tests on this cluster restart OSDs and RGWs and fail mgrs over.
 RESTART_HEAVY_FIXTURE = 'two_osds'
-# Files long enough to be a shard of their own (on a cluster of their own), beside
-# the others rather than after them.
-OWN_SHARD = {'test_fault_loop.py': 'faults'}
+# Files long enough to be a shard (on clusters of their own), beside the others
+# rather than after them; the shards' lengths as measured in CI (seconds, on a
+# busy machine): faults ~900, runs ~1200, loads ~1200, restarts ~950, others ~1300.
+OWN_SHARD = {'test_fault_loop.py': 'faults',
+             'test_runs.py': 'runs', 'test_run_own_user.py': 'runs',
+             'test_load.py': 'loads', 'test_hostile_input.py': 'loads'}
 
 
 def shards(pytest_args: List[str]) -> Dict[str, List[str]]:
@@ -42,7 +46,7 @@ def shards(pytest_args: List[str]) -> Dict[str, List[str]]:
     for path in sorted(glob.glob(os.path.join(folders[0], 'test_*.py'))):
         own = OWN_SHARD.get(os.path.basename(path))
         if own:
-            found[own] = [path]
+            found.setdefault(own, []).append(path)
             continue
         with open(path) as f:
             found['restarts' if RESTART_HEAVY_FIXTURE in f.read() else 'others'].append(path)
