@@ -199,7 +199,7 @@ def skewed_agents(request: Any) -> Iterator[Cluster]:
     os.rmdir(directory)
     c = Cluster(request.param, directory)
     try:
-        c.start(env={CLOCK_OFFSET_ENV: str(CLOCK_OFFSET_MS)})
+        c.start('--objectstore', 'memstore', env={CLOCK_OFFSET_ENV: str(CLOCK_OFFSET_MS)})
         s3 = c.s3()
         proc = set_credentials(c, {'access_key': s3['access_key'],
                                    'secret_key': s3['secret_key']})
@@ -213,6 +213,7 @@ def skewed_agents(request: Any) -> Iterator[Cluster]:
 def test_an_agent_whose_clock_is_off_is_found_in_the_load_record(
         skewed_agents: Cluster) -> None:
     cluster = skewed_agents
+    cluster.wait_rgw_registered()  # a cluster of its own, just started
     load_id = cluster.ceph('rgwbench', 'load', '--op', 'put', '--size', '4KiB',
                            '--concurrency', '2', '--duration', '3', '--warmup', '1'
                            ).stdout.strip()

@@ -1,0 +1,89 @@
+"""The `tls` profile at the layout of the published studies, shrunk to this machine.
+
+Three hosts (network namespaces) with three RGW daemons each: a run loads
+every daemon (no-tls, tls-rgw) or the HAProxy of every RGW host on a virtual
+IP of its own (tls-ingress, with no ingress option set), from an agent on
+each RGW host; every daemon is measured on its own; the cluster, its buckets
+and its S3 users are as before at the end.
+"""
+import os
+from typing import Any, Dict, Iterator, List
+
+import pytest
+
+from conftest import RELEASES, Cluster, new_cluster_dir
+from test_run_own_user import users
+from test_runs import buckets, snapshot, wait_run
+
+HOSTS, RGWS_PER_HOST = 3, 3
+# A multiple of every split on the way: agents (3), their processes (up to 2
+# on this machine) and targets (9 RGWs, or 3 ingress frontends). Each target
+# then has as many connections as any other.
+CONCURRENCY = 54
+# Op counts of the targets of one workload differ by less than this.
+BALANCE = 0.15
+
+
+@pytest.fixture(scope='module', params=RELEASES)
+def nine_rgws(request: Any) -> Iterator[Cluster]:
+    if os.geteuid() != 0:
+        pytest.fail('the integration tests need root (they start a real cluster)')
+    directory = new_cluster_dir('nine-rgws-%s' % request.param)
+    os.rmdir(directory)  # `start` wants a new or empty folder
+    c = Cluster(request.param, directory)
+    try:
+        c.start('--hosts', str(HOSTS), '--rgws', str(RGWS_PER_HOST))
+        yield c
+    finally:
+        if os.environ.get('RGWBENCH_KEEP_CLUSTERS') != '1':
+            c.destroy()
+
+
+def spread(counts: List[float]) -> float:
+    return (max(counts) - min(counts)) / max(counts)
+
+
+def test_tls_loads_every_rgw_and_every_hosts_ingress_and_puts_all_back(
+        nine_rgws: Cluster) -> None:
+    c = nine_rgws
+    c.wait_rgw_registered()
+    hosts = sorted(h['hostname'] for h in c.ceph_json('orch', 'host', 'ls'))
+    rgws = sorted(d['daemon_id'] for d in c.ceph_json('orch', 'ps', '--daemon_type', 'rgw'))
+    assert len(hosts) == HOSTS and len(rgws) == HOSTS * RGWS_PER_HOST, (hosts, rgws)
+    before, users_before = snapshot(c), users(c)
+    plan = c.ceph('rgwbench', 'plan', '--profile', 'tls').stdout
+    assert 'HAProxy at' in plan, plan  # the VIPs and ports the ingress gets, shown
+    run_id = c.ceph('rgwbench', 'run', '--profile', 'tls', '--sizes', '4KiB',
+                    '--duration', '6', '--warmup', '2', '--concurrency', str(CONCURRENCY),
+                    '--placement', 'rgw', '--yes-i-really-mean-it').stdout.strip()
+    record = wait_run(c, run_id, timeout=1800)
+    assert record['state'] == 'complete', record.get('error')
+    seen: Dict[str, Any] = {}
+    for variant in record['variants']:
+        assert variant['error'] is None, variant
+        assert all(ch['state'] == 'undone' for ch in variant['changes']), variant['changes']
+        ingress = variant['name'] == 'tls-ingress'
+        for w in variant['workloads']:
+            where = '%s/%s' % (variant['name'], w['name'])
+            assert w['ops'] > 0 and w['errors'] == 0, (where, w.get('error'))
+            assert sorted(w['hosts']) == hosts, (where, w['hosts'])
+            targets = w['targets']
+            assert len(targets) == (HOSTS if ingress else HOSTS * RGWS_PER_HOST), (
+                where, targets)
+            ops = [t['ops'] for t in targets]
+            assert spread(ops) < BALANCE, (where, targets)
+            per_rgw = w['rgw']['per_daemon']
+            assert len(per_rgw) == HOSTS * RGWS_PER_HOST, (where, per_rgw)
+            assert all(d['cpu_cores'] and d['cpu_cores'] > 0 for d in per_rgw), (where, per_rgw)
+            assert sorted({d['host'] for d in per_rgw}) == hosts, (where, per_rgw)
+            if ingress:
+                per_haproxy = (w.get('haproxy') or {}).get('per_daemon') or []
+                assert sorted(d['host'] for d in per_haproxy) == hosts, (where, w.get('haproxy'))
+                assert all(d['cpu_cores'] and d['cpu_cores'] > 0 for d in per_haproxy), (
+                    where, per_haproxy)
+            seen[where] = {'ops': ops, 'rgw_cpu': [d['cpu_cores'] for d in per_rgw]}
+    assert {v['name'] for v in record['variants']} == {'no-tls', 'tls-rgw', 'tls-ingress'}
+    print('per target ops and RGW CPU by workload: %s' % seen)
+    c.wait_rgw_registered()
+    assert snapshot(c) == before
+    assert buckets(c) == [] and users(c) == users_before
