@@ -6,10 +6,10 @@
 Most of a test's time is spent waiting for daemons (restarts, failovers,
 PGs), not computing, so releases and shards share the machine well. Given
 the test folder, each release runs as a few shards of about the same length:
-the files OWN_SHARD names (the fault loop, the runs, the loads and hostile
-input), the other files whose tests use the two-OSD cluster (settings and
-failovers: restart-heavy), and the rest, each shard starting only the
-clusters its tests use. Given test files, each release runs them in one
+the files OWN_SHARD names (the fault loop and the nine-RGW run, the runs,
+the loads and hostile input), the other files whose tests use the two-OSD
+cluster (settings and failovers: restart-heavy), and the rest, each shard
+starting only the clusters its tests use. Given test files, each release runs them in one
 pytest. Each shard's output goes to a log of
 its own, printed whole when it ends; the exit status is that of the first
 shard that failed (0 when none did).
@@ -30,8 +30,9 @@ from typing import Dict, List, Tuple
 RESTART_HEAVY_FIXTURE = 'two_osds'
 # Files long enough to be a shard (on clusters of their own), beside the others
 # rather than after them; the shards' lengths as measured in CI (seconds, on a
-# busy machine): faults ~900, runs ~1200, loads ~1200, restarts ~950, others ~1300.
-OWN_SHARD = {'test_fault_loop.py': 'faults',
+# busy machine): faults and scale ~1100, runs ~1200, loads ~1200, restarts ~950,
+# others ~1300.
+OWN_SHARD = {'test_fault_loop.py': 'faults-scale', 'test_scale.py': 'faults-scale',
              'test_runs.py': 'runs', 'test_run_own_user.py': 'runs',
              'test_load.py': 'loads', 'test_hostile_input.py': 'loads'}
 
