@@ -344,7 +344,7 @@ class WorkloadResult:
     KEPT: ClassVar[Tuple[str, ...]] = (
         'ops', 'bytes', 'errors', 'throughput_mib_s', 'ops_per_s', 'latency_ms', 'rgw',
         'ttfb_ms', 'client_cpu_s', 'elapsed_s', 'per_second', 'histogram', 'error_samples',
-        'haproxy', 'targets', 'hosts') + SHAPE
+        'haproxy', 'targets') + SHAPE
 
     def to_dict(self) -> Doc:
         items: List[Tuple[str, Any]] = [(k, getattr(self, k)) for k in (
