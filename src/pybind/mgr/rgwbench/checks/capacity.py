@@ -84,6 +84,9 @@ def _written(workload: Workload, variant: str, agents: int, osd_rate: float,
     per_request_s = REQUEST_FLOOR_S + mean / STREAM_BYTES_S
     # The concurrency is the total over the agents; each agent prefills its own objects.
     client_rate = workload.concurrency * put_share * mean / per_request_s
+    if workload.rate:
+        # Open loop: never more requests than the rate asks for, whatever the concurrency.
+        client_rate = min(client_rate, workload.rate * put_share * mean)
     put = min(client_rate, osd_rate) * (workload.warmup_s + workload.duration_s) \
         if put_share else 0.0
     # A workload's `objects` is over all agents; the engine's default is each agent's.

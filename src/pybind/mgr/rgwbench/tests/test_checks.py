@@ -1,6 +1,7 @@
 """The checks of `ceph rgwbench check`, each present and absent, on a fake cluster view."""
 import os
 import re
+from dataclasses import replace
 from typing import Dict, List, Optional
 
 import pytest
@@ -259,6 +260,19 @@ def test_a_run_that_fits_is_an_estimate_only() -> None:
     assert f.evidence[1] == 'PUT workloads: 0.7 GiB in all; prefills: 0.0 GiB in all'
     # (0.80 - 0.125) x 8 GiB
     assert f.evidence[3].endswith(': 5.4 GiB')
+
+
+def test_an_open_loop_workload_writes_at_its_rate_not_its_concurrency() -> None:
+    view = small_cluster(FakeView())
+    closed = Workload('put', op='put', size='4KiB', concurrency=54, duration_s=30,
+                      warmup_s=2)
+    # 54 requests of 4 KiB, each at least 1 ms: 211 MiB/s for 32 s, past the 5.4 GiB of room
+    assert 'capacity-exceeded' in by_id(view, profile(closed))
+    # 150 requests a second of 4 KiB for 32 s: 19 MiB
+    opened = by_id(view, profile(replace(closed, rate=150.0)))
+    assert 'capacity-exceeded' not in opened
+    assert opened['capacity-estimate'].evidence[1] == \
+        'PUT workloads: 0.0 GiB in all; prefills: 0.0 GiB in all'
 
 
 def test_a_run_past_nearfull_is_refused_with_a_duration_that_fits() -> None:
