@@ -144,28 +144,30 @@ def test_timeouts_and_dropped_connections(stub: StubS3) -> None:
 
 def test_open_loop_shows_a_stall_that_closed_loop_hides(stub: StubS3) -> None:
     # A stall long against what scheduling on a busy machine adds (the tests run
-    # beside integration tests): 1 s, and "slow" is above half of it.
-    def stall_once() -> Any:
+    # beside integration tests): 1 s, and "slow" is above half of it. The rate is
+    # one a starved test process still keeps (it made 7.5 requests a second with
+    # the machine's load at 29 on 2 cores).
+    def stall_once(at: int) -> Any:
         counter = itertools.count(1)
 
         def hook(kind: str, method: str, path: str) -> Optional[Tuple[int, float]]:
-            if kind == "put" and next(counter) == 10:
+            if kind == "put" and next(counter) == at:
                 return 0, 1.0
             return None
         return hook
 
-    stub.fault = stall_once()
-    open_res = api.run_job(job_for(stub, op="put", rate=50.0, duration_s=2.0,
+    stub.fault = stall_once(5)
+    open_res = api.run_job(job_for(stub, op="put", rate=5.0, duration_s=4.0,
                                    concurrency=1))
     assert open_res["mode"] == "open" and open_res["errors"] == 0
-    assert open_res["ops_per_s"] == pytest.approx(50.0, rel=0.1)
+    assert open_res["ops_per_s"] == pytest.approx(5.0, rel=0.15)
     assert open_res["latency_ms"]["max"] >= 990
     assert open_res["latency_ms"]["p99"] >= 500
-    # the requests due during the stall waited for it and say so: about 25 of
-    # the 50 due in that second waited more than half of it
-    assert count_above(open_res["histogram"], 500 * MS) >= 15
+    # the requests due during the stall waited for it and say so: of the 5 due
+    # in that second, those due in its first half waited more than half of it
+    assert count_above(open_res["histogram"], 500 * MS) >= 2
 
-    stub.fault = stall_once()
+    stub.fault = stall_once(10)
     closed = api.run_job(job_for(stub, op="put", ops=100, concurrency=1))
     assert closed["latency_ms"]["max"] >= 990
     # the closed loop waited with its requests: only the stalled one is slow
