@@ -21,9 +21,12 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Set
 
 from . import hostpackages, netns, releases
 from .containers import ANCHOR_ARGV, HOST_ROOT_ANCHOR, Containers
-from .processes import ProcessTable, free_port
+from .processes import STOP_GRACE_S, ProcessTable, free_port
 
 STATE_FILE = 'cluster.json'
+# How long a daemon may be down before `start` calls it dead: an orchestrator's
+# restart of it (a stop of at most STOP_GRACE_S, then a start) takes less.
+DOWN_GRACE_S = STOP_GRACE_S + 5
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.dirname(os.path.abspath(__file__))))))
 MODULE_SOURCES = {
@@ -50,6 +53,8 @@ def default_dir() -> str:
 
 
 class LocalCluster:
+    down_grace_s = DOWN_GRACE_S
+
     def __init__(self, directory: str, log: Callable[[str], None] = releases.stderr_log) -> None:
         self.dir = os.path.abspath(directory)
         self.conf = os.path.join(self.dir, 'ceph.conf')
@@ -423,11 +428,18 @@ class LocalCluster:
 
     def _wait(self, what: str, ready: Callable[[], bool], timeout: float) -> None:
         deadline = time.monotonic() + timeout
+        # When each daemon was first seen not running: the orchestrator of a
+        # running cluster restarts daemons (stop, then start) while `start` waits,
+        # so a daemon is dead only once it stays down longer than a restart takes.
+        down_since: Dict[str, float] = {}
         while time.monotonic() < deadline:
             if ready():
                 return
-            dead = [n for n in self.procs.names()
-                    if not self.procs.running(n) and not self._revived(n)]
+            now = time.monotonic()
+            down = {n for n in self.procs.names() if not self.procs.running(n)}
+            down_since = {n: down_since.get(n, now) for n in down}
+            dead = [n for n in sorted(down) if now - down_since[n] >= self.down_grace_s
+                    and not self._revived(n)]
             if dead:
                 raise ClusterError('waiting for %s: %s exited: %s' % (
                     what, ', '.join(dead), self.death_cause(dead[0])))

@@ -56,6 +56,7 @@ def test_a_mgr_that_dies_while_the_cluster_starts_is_started_once_more(
     from localcluster.cluster import ClusterError, LocalCluster
     logged: List[str] = []
     local: Any = LocalCluster(str(tmp_path), log=logged.append)
+    local.down_grace_s = 0
     local.procs = DyingProcesses({'mgr.x'})
     started: List[str] = []
 
@@ -142,6 +143,7 @@ def test_a_daemon_that_exits_is_named_with_its_own_cause_and_how_to_start_afresh
     """A full OSD file ends the OSD with `bluefs enospc` and a long backtrace."""
     from localcluster.cluster import ClusterError, LocalCluster
     local: Any = LocalCluster(str(tmp_path), log=lambda _: None)
+    local.down_grace_s = 0
     local.procs = DyingProcesses({'osd.0'})
     (tmp_path / 'log').mkdir()
     backtrace = ''.join(' %d: (ceph::__ceph_abort(char const*)+0x%x) [0x55]\n' % (i, i)
@@ -163,6 +165,28 @@ def test_a_daemon_that_exits_is_named_with_its_own_cause_and_how_to_start_afresh
     assert 'cluster destroy --dir %s' % tmp_path in message
     assert '__ceph_abort' not in message
     assert len(message.splitlines()) <= 4
+
+
+def test_a_daemon_the_orchestrator_restarts_while_start_waits_is_not_called_dead(
+        tmp_path: pathlib.Path) -> None:
+    """The fault loop's `cluster start` (bringing back a killed mgr) once met an OSD
+    that the orchestrator was restarting, and called the cluster dead."""
+    from localcluster.cluster import ClusterError, LocalCluster
+    local: Any = LocalCluster(str(tmp_path), log=lambda _: None)
+    local.down_grace_s = 3
+    local.procs = DyingProcesses({'osd.0'})
+    calls = iter(range(3))
+
+    def restarted() -> bool:
+        call = next(calls)
+        if call == 1:
+            local.procs.dead.discard('osd.0')  # back a second later
+        return call == 2
+    local._wait('all OSDs up', restarted, 30)
+    # down for longer than the grace: dead, and named
+    local.procs.dead.add('osd.0')
+    with pytest.raises(ClusterError, match='waiting for all OSDs up: osd.0 exited'):
+        local._wait('all OSDs up', lambda: False, 30)
 
 
 def test_clusters_started_side_by_side_are_never_given_the_same_port(
