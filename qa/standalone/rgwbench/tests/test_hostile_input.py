@@ -17,6 +17,7 @@ import os
 import random
 import re
 import socket
+import ssl
 import subprocess
 import time
 import urllib.parse
@@ -394,7 +395,13 @@ def test_the_panel_refuses_bad_methods_lengths_cookies_csrf_and_encodings(
         # Encodings: bodies and paths that do not decode, and paths that climb.
         for path in ('/static/../module.py', '/static/..%2f..%2fmodule.py', '/%ff%fe',
                      '/runs/..%2f..%2f', '/runs/%00.json', '/' + 'a' * 60000, '/static/%c0%ae'):
-            status, body, _ = client.request('GET', path)
+            try:
+                status, body, _ = client.request('GET', path)
+            except (http.client.RemoteDisconnected, ssl.SSLError, ConnectionError):
+                # A request line of 60 KiB may be closed on unanswered, even while it
+                # is still being sent (Tentacle's server does).
+                misses.check(len(path) > 8192, (path[:60], 'closed without an answer'))
+                continue
             misses.check(400 <= status < 500, (path[:60], status))
             misses.check(not TRACEBACK.search(body) and 'import ' not in body, body[:500])
         for content_type, data in (('application/json', b'\xff\xfe{"profile": 1}'),
