@@ -437,9 +437,11 @@ def test_a_larger_prefill_is_given_more_time_to_be_ready(stub: StubS3) -> None:
 def test_agents_merge_into_the_whole_rate_and_working_set(
         stub: StubS3, certificate: Tuple[str, str]) -> None:
     launcher = ThreadLauncher(['host-a', 'host-b'])
-    _, summary = run(stub, certificate, launcher, op='get', rate=40.0, objects=20,
-                     duration_s=2.0, warmup_s=0.0)
+    # A rate the starved test process keeps beside the integration tests (40/s
+    # made 25/s there).
+    _, summary = run(stub, certificate, launcher, op='get', rate=10.0, objects=20,
+                     duration_s=4.0, warmup_s=0.0)
     merged = summary['result']
-    assert (merged['mode'], merged['rate'], merged['objects']) == ('open', 40.0, 20)
+    assert (merged['mode'], merged['rate'], merged['objects']) == ('open', 10.0, 20)
     assert merged['working_set_bytes'] == 20 * 4096
-    assert merged['ops'] == pytest.approx(80, abs=8)
+    assert merged['ops'] == pytest.approx(40, abs=5)
