@@ -90,7 +90,7 @@ def test_a_load_is_named_as_a_load() -> None:
 def test_the_module_s_own_warning_is_no_finding() -> None:
     view = FakeView()
     view.health_data = {'status': 'HEALTH_WARN', 'checks': {'RGWBENCH_RUNNING': {
-        'severity': 'HEALTH_WARN', 'summary': {'message': 'rgwbench run r in progress'},
+        'severity': 'HEALTH_WARN', 'summary': {'message': 'an rgwbench run (r) is in progress'},
         'detail': []}}}
     assert RunChecks(view=view).now(None) == []
 

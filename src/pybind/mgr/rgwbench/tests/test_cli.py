@@ -39,12 +39,12 @@ def test_an_unexpected_failure_leaves_its_traceback_in_the_log(
         caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.ERROR):
         error_result(ZeroDivisionError('division by zero'), 'rgwbench results show')
-    assert 'rgwbench results show failed' in caplog.text
+    assert "rgwbench: rgwbench results show failed\n" in caplog.text
     assert caplog.records[-1].exc_info is not None
 
 
 class Commands:
-    @read_command('rgwbench test raise')
+    @read_command('rgwbench-test raise')
     def _cmd(self, what: Optional[str] = None) -> HandleCommandResult:
         """A command that fails"""
         if what == 'orch':
