@@ -8,7 +8,6 @@ module).
 """
 import json
 import os
-import socket
 import subprocess
 import threading
 import time
@@ -17,6 +16,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 import pytest
 
 from conftest import CLUSTER, RELEASES, Cluster, new_cluster_dir
+from test_settings_tls import free_ports
 
 VIP = '127.0.0.1'
 CLK_TCK = os.sysconf('SC_CLK_TCK')
@@ -59,17 +59,6 @@ class Watch(threading.Thread):
             share = (when - before[0]) / (after[0] - before[0])
             return before[1] + share * (after[1] - before[1])
         return (at(end) - at(start)) / CLK_TCK / (end - start)
-
-
-def free_ports(count: int) -> List[int]:
-    found: List[int] = []
-    while len(found) < count:
-        with socket.socket() as s:
-            s.bind((VIP, 0))
-            port = int(s.getsockname()[1])
-        if port not in found:
-            found.append(port)
-    return found
 
 
 def ceph_input(c: Cluster, text: str, *args: str) -> None:
