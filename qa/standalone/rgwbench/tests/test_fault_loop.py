@@ -160,14 +160,15 @@ def status(c: Cluster) -> Dict[str, Any]:
 
 
 def wait_idle(c: Cluster, timeout: float = 600) -> None:
-    """Until the module says nothing is in progress or in place."""
+    """Until the module says nothing is in progress, in place or left to remove."""
     deadline = time.monotonic() + timeout
     while True:
         proc = c.ceph('rgwbench', 'status', '-f', 'json', check=False)
         if proc.returncode == 0:
             shown = json.loads(proc.stdout)
             if not shown['run_in_progress'] and shown['active_run'] is None and \
-                    shown['active_load'] is None and shown['settings_in_place'] is None:
+                    shown['active_load'] is None and shown['settings_in_place'] is None \
+                    and not shown.get('leftovers'):
                 return
         assert time.monotonic() < deadline, 'the module is still busy: %s' % proc.stdout
         time.sleep(2)

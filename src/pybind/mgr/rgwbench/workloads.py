@@ -53,13 +53,31 @@ def make_job(workload: Workload, *, creds: Dict[str, str], endpoints: Sequence[s
 def remove_buckets(job: Dict[str, Any], ca_pem: Optional[str] = None) -> Dict[str, Any]:
     """Delete a job's objects and buckets from the mgr; the CA comes as PEM text.
 
-    A job carries the path of a CA file (as agents write it); the module has
-    the PEM, so it goes to a private temporary file for the clean-up.
+    Each of the job's endpoints is tried in turn: the RGW the load went to
+    first may be the one that just died. A job carries the path of a CA file
+    (as agents write it); the module has the PEM, so it goes to a private
+    temporary file for the clean-up.
     """
-    if not ca_pem:
-        return dict(prepare.cleanup(Job.from_dict(dict(job, ca_bundle=None))))
+    endpoints = list(job.get('endpoints') or []) or [job['endpoint']]
+    failed: List[str] = []
     with PemFiles() as pems:
-        return dict(prepare.cleanup(Job.from_dict(dict(job, ca_bundle=pems.path('ca', ca_pem)))))
+        ca_bundle = pems.path('ca', ca_pem) if ca_pem else None
+        for endpoint in endpoints:
+            try:
+                return dict(prepare.cleanup(Job.from_dict(dict(
+                    job, endpoint=endpoint, endpoints=[endpoint], ca_bundle=ca_bundle))))
+            except (LoadgenError, OSError) as e:
+                failed.append(str(e))
+    raise LoadgenError('; '.join(failed))
+
+
+def cleanup_problem(done: Dict[str, Any]) -> Optional[str]:
+    """Why a clean-up's result leaves buckets behind, if it does."""
+    if done.get('error'):
+        return str(done['error'])
+    if done.get('buckets_left'):
+        return 'buckets not empty: %s' % ', '.join(done['buckets_left'])
+    return None
 
 
 @dataclass
@@ -97,6 +115,7 @@ class Leftovers:
         # No keys: the stored credentials are read again when cleaning up.
         self.store.set_store(key, json.dumps({
             'record': record, 'agents': launcher.leftovers(), 'endpoint': job['endpoint'],
+            'endpoints': job.get('endpoints') or [job['endpoint']],
             'ca_pem': ca_pem, 'bucket_prefix': job['bucket_prefix'],
             'buckets': job['buckets'], 'key_prefix': job['key_prefix']}))
 
@@ -104,6 +123,23 @@ class Leftovers:
         if self._current is not None:
             self.store.set_store(self._current, None)
             self._current = None
+
+    def ended(self, cleaned: Dict[str, Any]) -> None:
+        """The workload ended: its record goes, or stays for `remove` if buckets were left.
+
+        A clean-up that could not reach any RGW (one was just killed) or found a
+        bucket still filling is tried again by the serve loop, never forgotten.
+        """
+        problem = cleanup_problem(cleaned)
+        if self._current is None or problem is None:
+            self.clear()
+            return
+        stored = self.store.get_store(self._current)
+        if stored:
+            left = json.loads(stored)
+            left['errors'] = [problem]
+            self.store.set_store(self._current, json.dumps(left))
+        self._current = None
 
     def _found(self) -> List[Tuple[str, Dict[str, Any]]]:
         stored = self.store.get_store_prefix(self.key)
@@ -165,7 +201,8 @@ class Leftovers:
             return None
         if not creds:
             return 'no stored credentials to remove buckets %s* with' % left['bucket_prefix']
-        job = Job(endpoint=left['endpoint'], access_key=creds['access_key'],
+        job = Job(endpoint=left['endpoint'], endpoints=left.get('endpoints') or [],
+                  access_key=creds['access_key'],
                   secret_key=creds['secret_key'], bucket_prefix=left['bucket_prefix'],
                   buckets=left['buckets'], key_prefix=left['key_prefix'])
         try:
@@ -248,7 +285,7 @@ class AgentWorkloads:
             done = self.clean_up(job, ca_pem, aborted())
             if cleaned is not None:
                 cleaned.update(done)
-            leftovers.clear()
+            leftovers.ended(done)
         return summary
 
     def clean_up(self, job: Dict[str, Any], ca_pem: Optional[str],

@@ -18,7 +18,7 @@ import socket
 import ssl
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Dict, Iterator, List, Optional
 
 from .errors import ProtocolError
@@ -78,6 +78,21 @@ class Pace:
                 NS / job.rate * thread_base / max(1, nthreads))
         return cls(schedule=schedule, chooser=OpChooser(job.weights), quota=quota,
                    interval_ns=interval_ns, first_slot_ns=first_slot_ns)
+
+    def for_target(self, job: Job, gtids: List[int]) -> "Pace":
+        """The pace of the threads ``gtids`` of this process that share one target.
+
+        Open loop: each target gets its share of the due times, whatever the
+        others do, as a round-robin balancer gives each RGW its share of the
+        requests; a slow RGW makes its own requests wait instead of handing
+        them to a faster one. The quota, the stop and the op mix stay shared.
+        """
+        if not job.rate:
+            return self
+        rate = job.rate * len(gtids) / job.concurrency
+        return replace(
+            self, interval_ns=NS / rate, slots=itertools.count(),
+            first_slot_ns=self.schedule.start_ns + int(NS / job.rate * min(gtids) / len(gtids)))
 
 
 class Worker:

@@ -42,6 +42,11 @@ class ProcessRun:
         objects = job.object_count() if job.reads_prefilled else 0
         self.prefilled = [job.prefill_key(i) for i in range(objects)]
         self.stats = [ThreadStats() for _ in range(self.nthreads)]
+        by_target: Dict[str, List[int]] = {}
+        for gtid in range(self.thread_base, self.thread_base + self.nthreads):
+            by_target.setdefault(job.target_of(gtid), []).append(gtid)
+        self.paces = {target: self.pace.for_target(job, gtids)
+                      for target, gtids in by_target.items()}
         self.workers: List[Worker] = []
         self.cpu_window_s = 0.0
 
@@ -65,7 +70,8 @@ class ProcessRun:
                          sizes=self.sizes,
                          pattern=self.pattern, prefilled=self.prefilled,
                          total_threads=self.total_threads, samples=stats.samples)
-        return Worker(pace=self.pace, ops=ops, stats=stats, timeout_s=self.job.timeout_s)
+        return Worker(pace=self.paces[ops.target], ops=ops, stats=stats,
+                      timeout_s=self.job.timeout_s)
 
     def run(self) -> Dict[str, Any]:
         """Run the threads to the end; returns this process's raw result."""

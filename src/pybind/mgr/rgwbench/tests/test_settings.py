@@ -449,19 +449,19 @@ def test_settings_revert_does_not_race_the_recovery_loop() -> None:
 
     def slow_put_service(service_name: str, spec: Optional[Dict[str, Any]]) -> None:
         in_put.set()
-        release.wait(5)
+        release.wait(120)   # a cap only: set as soon as the revert was refused
         put_service(service_name, spec)
     cluster.put_service = slow_put_service  # type: ignore
     recovery = threading.Thread(target=s.recover, args=(threading.Event(),))
     recovery.start()
-    assert in_put.wait(5)
+    assert in_put.wait(120)
     try:
         with pytest.raises(Busy, match='putting the settings back already'):
             s.revert()
     finally:
         release.set()
-        recovery.join(10)
-        s.wait(10)
+        recovery.join(120)
+        s.wait(120)
     assert cluster.calls == ['service rgw.default', 'service rgw.default']  # apply, undo
     assert s.show()['state'] == 'reverted' and Journal.unfinished(store) is None
 

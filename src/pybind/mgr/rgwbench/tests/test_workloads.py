@@ -1,6 +1,8 @@
 """One workload on agents: the job a workload makes, and what running it once leaves."""
+import json
 import logging
 import re
+import socket
 from typing import Any, Dict, List, Optional
 
 import pytest
@@ -11,6 +13,7 @@ from rgwbench.loads import LoadRequest
 from rgwbench.profiles import Workload, parse_profile
 from rgwbench.server_daemons import ServerDaemons
 from rgwbench.settings.registry import all_settings
+from rgwbench.tests.s3stub import StubS3
 from rgwbench.workloads import AgentWorkloads, Leftovers, make_job, new_id
 
 CREDS = {'access_key': 'AK', 'secret_key': 'SK'}
@@ -67,6 +70,13 @@ def test_ids_say_when_and_differ() -> None:
     assert all(re.match(r'^\d{8}-\d{6}-[0-9a-f]{6}$', i) for i in ids)
 
 
+def free_port() -> int:
+    """A loopback port nothing listens on (a killed RGW's)."""
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return int(s.getsockname()[1])
+
+
 class FailingLauncher:
     def agent_ids(self) -> List[str]:
         return ['h1']
@@ -75,11 +85,8 @@ class FailingLauncher:
         return {}
 
 
-def test_running_once_clears_its_leftovers_and_cleans_up_when_the_agents_fail() -> None:
-    store = MemoryStore()
-    leftovers = Leftovers(store, 'k')
-    job = make_job(Workload(name='w'), creds=CREDS, endpoints=['http://127.0.0.1:9'],
-                   bucket_prefix='rgwbench-x', run_tag='x')
+def run_failing_agents(job: Dict[str, Any], leftovers: Leftovers) -> Dict[str, Any]:
+    """Running `job` once on agents that never start; what the clean-up did."""
     leftovers.write({'id': 'x'}, FailingLauncher(), job)  # type: ignore[arg-type]
     watched: List[Optional[object]] = []
     cleaned: Dict[str, Any] = {}
@@ -92,5 +99,39 @@ def test_running_once_clears_its_leftovers_and_cleans_up_when_the_agents_fail() 
         agents.run_once(job, FailingLauncher(), ca_pem=None,  # type: ignore[arg-type]
                         leftovers=leftovers, watch=watched.append, cleaned=cleaned)
     assert watched[-1] is None
-    assert store.get_store('k') is None
-    assert cleaned  # it tried (nothing answers on that port: an error, kept)
+    return cleaned
+
+
+def test_running_once_cleans_up_through_the_first_rgw_that_answers_and_clears_its_record(
+        ) -> None:
+    store = MemoryStore()
+    leftovers = Leftovers(store, 'k')
+    with StubS3(access_key='AK', secret_key='SK') as stub:
+        stub.buckets['rgwbench-x-0'] = {}   # made before the agents failed
+        dead = 'http://127.0.0.1:%d' % free_port()
+        job = make_job(Workload(name='w', buckets=1), creds=CREDS, endpoints=[dead, stub.url],
+                       bucket_prefix='rgwbench-x', run_tag='x')
+        cleaned = run_failing_agents(job, leftovers)
+        assert cleaned == {'objects_deleted': 0, 'buckets_deleted': 1}, cleaned
+        assert stub.buckets == {}
+    assert store.get_store_prefix('k') == {} and leftovers.pending() == []
+
+
+def test_a_clean_up_no_rgw_answers_stays_written_down_to_be_tried_again() -> None:
+    store = MemoryStore()
+    leftovers = Leftovers(store, 'k')
+    dead = ['http://127.0.0.1:%d' % free_port() for _ in range(2)]
+    job = make_job(Workload(name='w', buckets=1), creds=CREDS, endpoints=dead,
+                   bucket_prefix='rgwbench-x', run_tag='x')
+    cleaned = run_failing_agents(job, leftovers)
+    assert 'connection refused' in cleaned['error'] and dead[1] in cleaned['error'], cleaned
+    (pending,) = leftovers.pending()
+    assert pending['bucket_prefix'] == 'rgwbench-x' and pending['errors'] == [cleaned['error']]
+    # The serve loop's next try, once an RGW answers again: the buckets go, the record too.
+    with StubS3(access_key='AK', secret_key='SK') as stub:
+        stub.buckets['rgwbench-x-0'] = {}
+        left = json.loads(store.get_store('k/rgwbench-x') or '{}')
+        store.set_store('k/rgwbench-x', json.dumps(dict(left, endpoints=[dead[0], stub.url])))
+        (found,) = leftovers.remove(lambda service: None, CREDS, logging.getLogger('test'))
+        assert found.errors == [] and stub.buckets == {}
+    assert leftovers.pending() == [] and store.get_store_prefix('k') == {}
