@@ -7,12 +7,12 @@ Most of a test's time is spent waiting for daemons (restarts, failovers,
 PGs), not computing, so releases and shards share the machine well. Given
 the test folder, each release runs as a few shards of about the same length:
 the files OWN_SHARD names (the fault loop and the nine-RGW run, the runs,
-the loads and hostile input), the other files whose tests use the two-OSD
-cluster (settings and failovers: restart-heavy), and the rest, each shard
-starting only the clusters its tests use. Given test files, each release runs them in one
-pytest. Each shard's output goes to a log of
-its own, printed whole when it ends; the exit status is that of the first
-shard that failed (0 when none did).
+the loads and hostile input, the checks and TLS/SSE settings), the other
+files whose tests use the two-OSD cluster (settings and failovers:
+restart-heavy), and the rest, each shard starting only the clusters its
+tests use. Given test files, each release runs them in one pytest. Each
+shard's output goes to a log of its own, printed whole when it ends; the
+exit status is that of the first shard that failed (0 when none did).
 
 RGWBENCH_RELEASES (default "pacific,tentacle") lists the releases;
 RGWBENCH_PHASES names a file each shard's time is added to (a line of
@@ -29,12 +29,18 @@ from typing import Dict, List, Tuple
 # Tests on this cluster restart OSDs and RGWs and fail mgrs over.
 RESTART_HEAVY_FIXTURE = 'two_osds'
 # Files long enough to be a shard (on clusters of their own), beside the others
-# rather than after them; the shards' lengths as measured in CI (seconds, on a
-# busy machine): faults and scale ~1100, runs ~1200, loads ~1200, restarts ~950,
-# others ~1300.
+# rather than after them, and the checks and the TLS/SSE settings on a
+# cluster of their own; the shards' lengths as measured in CI (seconds, on a
+# busy machine, before the checks were split off): faults and scale ~1500,
+# runs ~1500, loads ~1600, restarts ~1750, others ~2300 (~1200 of them now
+# the checks shard's).
 OWN_SHARD = {'test_fault_loop.py': 'faults-scale', 'test_scale.py': 'faults-scale',
              'test_runs.py': 'runs', 'test_run_own_user.py': 'runs',
-             'test_load.py': 'loads', 'test_hostile_input.py': 'loads'}
+             'test_load.py': 'loads', 'test_hostile_input.py': 'loads',
+             'test_check.py': 'checks', 'test_settings_sse.py': 'checks',
+             'test_kmip.py': 'checks', 'test_settings_tls.py': 'checks',
+             'test_hosts.py': 'checks', 'test_targets.py': 'checks',
+             'test_server_figures.py': 'checks', 'test_workload_fields.py': 'checks'}
 
 
 def shards(pytest_args: List[str]) -> Dict[str, List[str]]:

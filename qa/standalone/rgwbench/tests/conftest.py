@@ -50,6 +50,23 @@ class Cluster:
     def ceph_json(self, *args: str) -> Any:
         return json.loads(self.ceph(*args, '-f', 'json').stdout)
 
+    def fail_over_mgr(self, timeout: float = 300) -> str:
+        """Fail the active mgr once a standby is there to take over; the failed one's name.
+
+        A mgr failed in an earlier test may not be a standby again yet (it starts
+        again as one): failing the active mgr then only restarts it.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            shown = self.ceph_json('mgr', 'dump')
+            if shown.get('available') and shown.get('standbys'):
+                break
+            assert time.monotonic() < deadline, 'no standby mgr: %s' % shown.get('standbys')
+            time.sleep(1)
+        active = str(shown['active_name'])
+        self.ceph('mgr', 'fail', active)
+        return active
+
     def s3(self) -> Any:
         return json.loads(self.tool('s3-endpoints').stdout)
 

@@ -508,8 +508,7 @@ def test_the_panels_key_is_in_no_file_and_none_is_left_when_its_mgr_stops(
     assert files_with(root, served) == [] and files_with('/', served) == []
     # The mgr stops being active (its modules, the panel among them, are shut down),
     # and another takes over: no file holds the old panel's certificate or key.
-    old = c.ceph_json('mgr', 'stat')['active_name']
-    c.ceph('mgr', 'fail', old)
+    old = c.fail_over_mgr()
     deadline = time.monotonic() + 300
     while c.ceph_json('mgr', 'stat')['active_name'] in ('', old):
         assert time.monotonic() < deadline, 'no other mgr took over'
@@ -522,8 +521,7 @@ def test_the_panels_key_is_in_no_file_and_none_is_left_when_its_mgr_stops(
 def test_the_panel_comes_back_on_the_new_active_mgr(panel: Panel) -> None:
     client = HTTPS(panel.wait_serving())
     assert client.login(panel.password)[0] == 303
-    old = panel.cluster.ceph_json('mgr', 'stat')['active_name']
-    panel.cluster.ceph('mgr', 'fail', old)
+    old = panel.cluster.fail_over_mgr()
     deadline = time.monotonic() + 300
     while panel.cluster.ceph_json('mgr', 'stat')['active_name'] in ('', old):
         assert time.monotonic() < deadline, 'no other mgr took over'
