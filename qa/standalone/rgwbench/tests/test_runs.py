@@ -7,7 +7,7 @@ import json
 import re
 import subprocess
 import time
-from typing import Any, Dict, Iterator, List
+from typing import Any, Dict, Iterator, List, Tuple
 
 import pytest
 from conftest import CLUSTER, Cluster, one_line
@@ -93,7 +93,7 @@ def test_profiles_are_listed_and_shown(runs: Cluster) -> None:
     assert 'quick' in runs.ceph('rgwbench', 'profile', 'ls').stdout
 
 
-BAD_PROFILES = [
+BAD_PROFILES: List[Tuple[Dict[str, Any], str]] = [
     ({'variants': [{'name': 'a', 'settings': {'tls': 'on'}}],
       'workloads': [{'op': 'put', 'size': '4KiB'}]}, "variants[0].settings"),
     ({'variants': [{'name': 'a', 'settings': {}}],
