@@ -10,7 +10,7 @@ from typing import Any, Dict, Iterator, List
 import pytest
 
 from conftest import RELEASES, Cluster, new_cluster_dir, one_line
-from test_load import buckets, set_credentials, wait_load
+from test_load import agent_folders, buckets, set_credentials, wait_load
 
 
 def check(cluster: Cluster, *args: str) -> List[Dict[str, Any]]:
@@ -122,6 +122,156 @@ def test_a_load_that_would_fill_the_cluster_is_refused_even_forced(
     assert cluster.ceph_json('rgwbench', 'status')['active_load'] is None
     assert cluster.ceph_json('rgwbench', 'load', 'ls') == loads
     assert buckets(cluster) == before
+
+
+def finding_ids(cluster: Cluster) -> List[str]:
+    return [f['id'] for f in check(cluster)]
+
+
+def wait_finding(cluster: Cluster, finding: str, present: bool, timeout: float = 240) -> None:
+    """Until `check` shows the finding (or no longer does): a restarted RGW reports its
+    frontends to the service map once it is back."""
+    deadline = time.monotonic() + timeout
+    while (finding in finding_ids(cluster)) != present:
+        assert time.monotonic() < deadline, '%s still %s' % (
+            finding, 'missing' if present else 'found')
+        time.sleep(2)
+
+
+def test_beast_without_tcp_nodelay_is_found_with_its_fix_and_kept_in_a_load(
+        cluster: Cluster, stored_credentials: None) -> None:
+    (daemon,) = [d['daemon_id'] for d in cluster.ceph_json('orch', 'ps', '--daemon_type', 'rgw')]
+    entity = 'client.rgw.%s' % daemon
+    frontend = cluster.ceph('config', 'get', entity, 'rgw_frontends').stdout.strip()
+    assert 'tcp_nodelay=1' in frontend.split(), frontend
+    plain = ' '.join(w for w in frontend.split() if w != 'tcp_nodelay=1')
+    # As an operator would leave it: the frontend without the option, the daemon restarted.
+    cluster.ceph('config', 'set', entity, 'rgw_frontends', plain)
+    try:
+        cluster.ceph('orch', 'daemon', 'restart', 'rgw.%s' % daemon)
+        wait_finding(cluster, 'beast-without-tcp-nodelay', True)
+        finding = {f['id']: f for f in check(cluster)}['beast-without-tcp-nodelay']
+        cluster.wait_rgw_registered()
+        load_id = cluster.ceph('rgwbench', 'load', '--op', 'put', '--size', '4KiB',
+                               '--concurrency', '2', '--duration', '3', '--warmup', '1'
+                               ).stdout.strip()
+        record = wait_load(cluster, load_id)
+    finally:
+        cluster.ceph('config', 'set', entity, 'rgw_frontends', frontend)
+        cluster.ceph('orch', 'daemon', 'restart', 'rgw.%s' % daemon)
+    assert finding['level'] == 'skews'
+    assert any(entity in e and repr(plain) in e for e in finding['evidence']), finding
+    assert "ceph config set %s rgw_frontends '%s tcp_nodelay=1'" % (entity, plain) in \
+        finding['fix'], finding
+    assert record['state'] == 'complete', record.get('error')
+    assert 'beast-without-tcp-nodelay' in {f['id'] for f in record['findings']}
+    wait_finding(cluster, 'beast-without-tcp-nodelay', False)
+    cluster.wait_rgw_registered()
+
+
+def test_a_nearly_full_osd_is_found_and_no_load_may_write(
+        cluster: Cluster, stored_credentials: None) -> None:
+    ratio = float(cluster.ceph_json('osd', 'dump')['nearfull_ratio'])
+    before = buckets(cluster)
+    # Every OSD holds more than a ratio this low: each is as full, to the checks, as an
+    # OSD above 85 % is with the default ratio.
+    cluster.ceph('osd', 'set-nearfull-ratio', '0.0001')
+    try:
+        found = {f['id']: f for f in check(cluster)}
+        refused = cluster.ceph('rgwbench', 'load', '--op', 'put', '--size', '4KiB',
+                               '--concurrency', '1', '--duration', '3', check=False)
+    finally:
+        cluster.ceph('osd', 'set-nearfull-ratio', repr(ratio))
+    finding = found['osd-nearfull']
+    assert finding['level'] == 'skews' and finding['fix'].startswith('ceph osd df'), finding
+    assert any(re.match(r'osd\.0: [0-9.]+ % used, nearfull_ratio 0\.00', e)
+               for e in finding['evidence']), finding
+    assert refused.returncode == errno.ENOSPC, refused
+    assert 'refusing the load: capacity-exceeded' in one_line(refused.stderr)
+    assert buckets(cluster) == before
+    assert cluster.ceph_json('rgwbench', 'status')['active_load'] is None
+    deadline = time.monotonic() + 120
+    while 'OSD_NEARFULL' in cluster.ceph_json('health')['checks']:
+        assert time.monotonic() < deadline, 'OSD_NEARFULL stayed'
+        time.sleep(2)
+
+
+class CpuQuota:
+    """A cgroup holding its processes to `share` of one core (cgroup v1 or v2)."""
+
+    def __init__(self, name: str, share: float) -> None:
+        v1 = '/sys/fs/cgroup/cpu'
+        self.path = os.path.join(v1 if os.path.isdir(v1) else '/sys/fs/cgroup', name)
+        os.mkdir(self.path)
+        period = 100000
+        if os.path.isdir(v1):
+            self._write('cpu.cfs_period_us', str(period))
+            self._write('cpu.cfs_quota_us', str(int(period * share)))
+        else:
+            self._write('cpu.max', '%d %d' % (int(period * share), period))
+
+    def _write(self, name: str, value: str) -> None:
+        with open(os.path.join(self.path, name), 'w') as f:
+            f.write(value)
+
+    def add(self, pid: int) -> None:
+        try:
+            self._write('cgroup.procs', str(pid))
+        except OSError:
+            pass  # it ended meanwhile
+
+    def remove(self) -> None:
+        parent = os.path.dirname(self.path)
+        with open(os.path.join(self.path, 'cgroup.procs')) as f:
+            for pid in f.read().split():
+                try:
+                    with open(os.path.join(parent, 'cgroup.procs'), 'w') as out:
+                        out.write(pid)
+                except OSError:
+                    pass
+        os.rmdir(self.path)
+
+
+def pids_working_in(folders: List[str]) -> List[int]:
+    found = []
+    for entry in os.listdir('/proc'):
+        if entry.isdigit():
+            try:
+                cwd = os.readlink('/proc/%s/cwd' % entry)
+            except OSError:
+                continue
+            if any(cwd == f or cwd.startswith(f + '/') for f in folders):
+                found.append(int(entry))
+    return found
+
+
+def test_an_agent_held_to_a_small_cpu_quota_is_found_client_bound(
+        cluster: Cluster, stored_credentials: None) -> None:
+    # The agent's processes, moved into the group as soon as they show (the engine
+    # processes it forks later are born in it): they wait for the CPU they are denied.
+    before = set(agent_folders(cluster))
+    quota = CpuQuota('rgwbench-test-starved-%d' % os.getpid(), 0.05)
+    try:
+        load_id = cluster.ceph('rgwbench', 'load', '--op', 'put', '--size', '4KiB',
+                               '--concurrency', '8', '--processes', '1', '--duration', '8',
+                               '--warmup', '1').stdout.strip()
+        deadline = time.monotonic() + 300
+        while cluster.ceph_json('rgwbench', 'load', 'show', load_id)['state'] == 'running':
+            for _ in range(10):
+                for pid in pids_working_in(sorted(set(agent_folders(cluster)) - before)):
+                    quota.add(pid)
+                time.sleep(0.1)
+            assert time.monotonic() < deadline, 'load %s still running' % load_id
+        record = wait_load(cluster, load_id)
+    finally:
+        quota.remove()
+    assert record['state'] == 'complete', record.get('error')
+    (finding,) = [f for f in record['findings'] if f['id'] == 'client-bound-agent']
+    assert finding['level'] == 'skews'
+    assert any('waiting for a core' in e for e in finding['evidence']), finding
+    assert 'CPU quota' in finding['fix']
+    text = cluster.ceph('rgwbench', 'load', 'show', load_id).stdout
+    assert '[skews] client-bound-agent' in text, text
 
 
 # Scrubs that sleep: between chunks of one object (osd_scrub_sleep, which the

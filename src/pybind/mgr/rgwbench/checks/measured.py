@@ -1,9 +1,10 @@
 """What a workload's own figures say about it: too many errors, or agents that were the limit.
 
 Read from each agent's result once the workload is over, so they cost the load
-nothing. An agent whose engine processes were busy most of the measured
-window measured the client as much as RGW: more requests would not have been
-sent faster, so the figures say little about what RGW can do.
+nothing. An agent whose engine processes were busy (or runnable, waiting for a core)
+most of the measured window measured the client as much as RGW: more
+requests would not have been sent faster, so the figures say little about
+what RGW can do.
 """
 from typing import Any, List, Mapping
 
@@ -43,16 +44,21 @@ def _busy_agents(results: Mapping[str, Mapping[str, Any]]) -> List[Finding]:
     for agent, result in sorted(results.items()):
         elapsed = float(result.get('elapsed_s') or 0.0)
         cpu = float(result.get('client_cpu_s') or 0.0)
+        # Runnable but not running: a host whose cores are taken, or a CPU quota.
+        wait = float(result.get('client_wait_s') or 0.0)
         processes = max(1, int(result.get('processes') or 1))
-        if elapsed > 0 and cpu / elapsed / processes > BUSY_SHARE:
-            busy.append('agent %s: %.2f cores for %d engine process%s over %.0f s' % (
-                agent, cpu / elapsed, processes, '' if processes == 1 else 'es', elapsed))
+        if elapsed > 0 and (cpu + wait) / elapsed / processes > BUSY_SHARE:
+            busy.append('agent %s: %.2f cores for %d engine process%s over %.0f s%s' % (
+                agent, cpu / elapsed, processes, '' if processes == 1 else 'es', elapsed,
+                ', and %.1f s waiting for a core' % wait if wait >= 0.05 * elapsed else ''))
     if not busy:
         return []
     return [Finding(
         id='client-bound-agent', level=Level.skews,
-        summary='an agent\'s engine processes were busy more than %d %% of the measured '
-                'window: the load measured the client as much as RGW' % (100 * BUSY_SHARE),
+        summary='an agent\'s engine processes were busy, or waiting for a core, more than '
+                '%d %% of the measured window: the load measured the client as much as RGW'
+                % (100 * BUSY_SHARE),
         evidence=tuple(busy),
         fix='run the workload with processes 0 (one per core of each agent\'s host) or with '
-            'more agents (placement rgw, or more hosts)')]
+            'more agents (placement rgw, or more hosts); an agent that waited for a core '
+            'needs a host with cores to spare (no CPU quota, fewer other processes)')]

@@ -18,6 +18,26 @@ from .schedule import FAR_FUTURE, NS, Schedule, share
 from .workload import Job
 
 
+def runqueue_wait_s() -> float:
+    """Seconds this process's threads have waited for a CPU while runnable, so far.
+
+    Linux's per-thread schedstat (its second field); a CPU quota's throttling
+    counts too. 0 where there is none. Read at the window's start and end only.
+    """
+    try:
+        tasks = os.listdir('/proc/self/task')
+    except OSError:
+        return 0.0
+    total = 0
+    for tid in tasks:
+        try:
+            with open('/proc/self/task/%s/schedstat' % tid) as f:
+                total += int(f.read().split()[1])
+        except (OSError, ValueError, IndexError):
+            continue  # a thread that just ended, or no schedstat
+    return total / NS
+
+
 class ProcessRun:
     """The threads of one process and their merged figures.
 
@@ -49,6 +69,7 @@ class ProcessRun:
                       for target, gtids in by_target.items()}
         self.workers: List[Worker] = []
         self.cpu_window_s = 0.0
+        self.wait_window_s = 0.0
 
     def halt(self) -> None:
         """Stop now: no new requests, requests in flight are cut off."""
@@ -93,7 +114,7 @@ class ProcessRun:
         while alive() and clock() < sched.measure_ns:
             self._tick()
             Schedule.sleep_until(min(sched.measure_ns, clock() + NS // 2))
-        cpu0 = time.process_time()
+        cpu0, wait0 = time.process_time(), runqueue_wait_s()
         measured_from = clock()
         self._tick()
         next_tick = sched.measure_ns
@@ -106,7 +127,7 @@ class ProcessRun:
                         t.join(max(0.0, min((deadline - clock()) / NS, 0.2)))
                         break
             self._tick()
-        cpu1 = time.process_time()
+        cpu1, wait1 = time.process_time(), runqueue_wait_s()
         window_end = min(clock(), sched.end_ns)
         # requests in flight at the end finish (outside the window)
         for t in threads:
@@ -114,6 +135,7 @@ class ProcessRun:
         self.halt()
         self._tick()
         self.cpu_window_s = cpu1 - cpu0 if measured_from < window_end else 0.0
+        self.wait_window_s = max(0.0, wait1 - wait0) if measured_from < window_end else 0.0
         return self.raw_result(window_end)
 
     def _tick(self) -> None:
@@ -164,6 +186,7 @@ class ProcessRun:
             "targets": self.targets(),
             "per_second": series.to_list(),
             "client_cpu_s": self.cpu_window_s,
+            "client_wait_s": self.wait_window_s,
             "client_cpu_total_s": t.user + t.system,
             "elapsed_s": elapsed_ns / NS,
             "error_samples": samples,

@@ -259,6 +259,7 @@ def finalize(raw: Dict[str, Any]) -> Dict[str, Any]:
         total.merge(st)
     elapsed = float(raw.get("elapsed_s") or 0.0)
     cpu = float(raw.get("client_cpu_s") or 0.0)
+    wait = float(raw.get("client_wait_s") or 0.0)
     series = Series.from_list(raw.get("per_second") or [])
     out = dict(raw)
     out["version"] = RESULT_VERSION
@@ -272,6 +273,7 @@ def finalize(raw: Dict[str, Any]) -> Dict[str, Any]:
     out["latency_ms"] = total.lat.summary()
     out["ttfb_ms"] = total.ttfb.summary()
     out["client_cpu_s"] = _rounded(cpu, 4)
+    out["client_wait_s"] = _rounded(wait, 4)
     out["client_cpu_ms_per_op"] = (_rounded(cpu * 1000.0 / (total.ops + total.errors), 4)
                                    if total.ops + total.errors else None)
     full = int(elapsed)  # complete seconds only
@@ -311,7 +313,7 @@ def merge_results(results: List[Dict[str, Any]]) -> Dict[str, Any]:
         raise ValueError("nothing to merge")
     by_op: Dict[str, OpStats] = {}
     series = Series()
-    cpu = cpu_total = 0.0
+    cpu = cpu_total = wait = 0.0
     elapsed = 0.0
     samples: List[str] = []
     server: Dict[str, Any] = {}
@@ -323,6 +325,7 @@ def merge_results(results: List[Dict[str, Any]]) -> Dict[str, Any]:
             by_op.setdefault(op, OpStats()).merge(OpStats.from_dict(d))
         series.merge(Series.from_list(res.get("per_second") or []))
         cpu += float(res.get("client_cpu_s") or 0.0)
+        wait += float(res.get("client_wait_s") or 0.0)
         cpu_total += float(res.get("client_cpu_total_s") or 0.0)
         elapsed = max(elapsed, float(res.get("elapsed_s") or 0.0))
         for s in res.get("error_samples") or []:
@@ -350,6 +353,7 @@ def merge_results(results: List[Dict[str, Any]]) -> Dict[str, Any]:
         "by_op": {op: st.to_dict() for op, st in by_op.items()},
         "per_second": series.to_list(),
         "client_cpu_s": cpu,
+        "client_wait_s": wait,
         "client_cpu_total_s": _rounded(cpu_total, 4),
         "elapsed_s": elapsed,
         "error_samples": samples,

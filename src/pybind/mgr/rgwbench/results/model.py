@@ -182,6 +182,7 @@ class Figures:
     elapsed_s: Optional[float] = None
     client_cpu_s: Optional[float] = None
     client_cpu_ms_per_op: Optional[float] = None
+    client_wait_s: Optional[float] = None   # the engine waiting, runnable, for a CPU
     latency_ms: Optional[LatencyFigures] = None
     ttfb_ms: Optional[LatencyFigures] = None
     rgw: Optional[ServerFigures] = None
@@ -191,7 +192,7 @@ class Figures:
 
     NUMBERS: ClassVar[Tuple[str, ...]] = (
         'ops', 'bytes', 'errors', 'throughput_mib_s', 'ops_per_s', 'elapsed_s', 'client_cpu_s',
-        'client_cpu_ms_per_op')
+        'client_cpu_ms_per_op', 'client_wait_s')
     LATENCIES: ClassVar[Tuple[str, ...]] = ('latency_ms', 'ttfb_ms')
     SERVERS: ClassVar[Tuple[str, ...]] = ('rgw', 'haproxy')
     KEYS: ClassVar[Tuple[str, ...]] = NUMBERS + LATENCIES + SERVERS
@@ -343,8 +344,8 @@ class WorkloadResult:
     #: what a run keeps of a load generator's result, for each repeat
     KEPT: ClassVar[Tuple[str, ...]] = (
         'ops', 'bytes', 'errors', 'throughput_mib_s', 'ops_per_s', 'latency_ms', 'rgw',
-        'ttfb_ms', 'client_cpu_s', 'elapsed_s', 'per_second', 'histogram', 'error_samples',
-        'haproxy', 'targets') + SHAPE
+        'ttfb_ms', 'client_cpu_s', 'client_wait_s', 'elapsed_s', 'per_second', 'histogram',
+        'error_samples', 'haproxy', 'targets') + SHAPE
 
     def to_dict(self) -> Doc:
         items: List[Tuple[str, Any]] = [(k, getattr(self, k)) for k in (

@@ -35,3 +35,14 @@ def test_an_agent_whose_processes_were_busy_is_named() -> None:
     assert busy.evidence == ('agent h1: 0.90 cores for 1 engine process over 10 s',
                              'agent h3: 1.70 cores for 2 engine processes over 10 s')
     assert 'processes 0' in busy.fix
+
+
+def test_an_agent_that_waited_for_a_core_is_named_though_it_used_little() -> None:
+    # A CPU quota or a host busy with other work: the engine was runnable, not running.
+    (busy,) = measured_findings({
+        'h1': result(cpu=0.5, elapsed=10.0, client_wait_s=8.0),   # 0.85 of its core wanted
+        'h2': result(cpu=0.5, elapsed=10.0, client_wait_s=2.0)})  # 0.25: it had its core
+    assert busy.id == 'client-bound-agent'
+    assert busy.evidence == ('agent h1: 0.05 cores for 1 engine process over 10 s, and 8.0 s '
+                             'waiting for a core',)
+    assert 'CPU quota' in busy.fix

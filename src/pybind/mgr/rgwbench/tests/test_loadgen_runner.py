@@ -4,6 +4,7 @@ import os
 import socket
 import ssl
 import subprocess
+import sys
 import threading
 import time
 from typing import Any, Dict, Iterator, List, Optional, Tuple
@@ -190,6 +191,25 @@ def test_open_loop_gives_each_target_its_share_even_when_one_is_slow(stub: StubS
     assert all(14 <= n <= 17 for n in counts), counts
     by_url = {t["url"]: t["ops"] for t in res["targets"]}
     assert abs(by_url[stub.url] - by_url[slow_stub.url]) <= 2, res["targets"]
+
+
+def test_the_time_the_engine_waited_for_a_core_is_measured(stub: StubS3) -> None:
+    # Two busy loops on the one CPU the engine may use: it is runnable far more than
+    # it runs, and says how long it waited.
+    cpu = min(os.sched_getaffinity(0))
+    allowed = os.sched_getaffinity(0)
+    hogs = [subprocess.Popen([sys.executable, '-c', 'import os\nos.sched_setaffinity(0, {%d})\n'
+                              'while True: pass' % cpu]) for _ in range(2)]
+    os.sched_setaffinity(0, {cpu})
+    try:
+        res = api.run_job(job_for(stub, op="put", duration_s=2.0, concurrency=2))
+    finally:
+        os.sched_setaffinity(0, allowed)
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    assert res["errors"] == 0 and res["ops"] > 0
+    assert res["client_wait_s"] > 0.5, (res["client_wait_s"], res["client_cpu_s"])
 
 
 def test_warmup_is_left_out(stub: StubS3) -> None:
