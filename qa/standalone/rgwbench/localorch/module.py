@@ -260,10 +260,17 @@ class LocalOrchestrator(MgrModule, orchestrator.Orchestrator):
         self.log.info('%s is not running: starting it again', daemon.name)
         self._deploy(ctx, kind, spec, daemon)
 
-    def _deploy(self, ctx: Context, kind: DaemonKind, spec: Any, daemon: DaemonRecord) -> None:
+    def _deploy(self, ctx: Context, kind: DaemonKind, spec: Any, daemon: DaemonRecord,
+                prepare: bool = True) -> None:
+        """Start (again) a daemon; `prepare`: write its keyring and config first.
+
+        cephadm writes them when it creates or reconfigures a daemon; a start or
+        restart only starts its unit again, keeping what an operator changed.
+        """
         procs = self._procs()
         self._stop(ctx, [daemon.name])
-        kind.prepare(spec, daemon)
+        if prepare:
+            kind.prepare(spec, daemon)
         folder = ctx.daemon_dir(daemon.name)
         for fname, content in kind.files(spec, daemon).items():
             path = os.path.join(folder, fname)
@@ -411,7 +418,8 @@ class LocalOrchestrator(MgrModule, orchestrator.Orchestrator):
                 self._stop(ctx, [daemon_name])
                 self.state.set_daemon(daemon._replace(wanted='stopped'))
             elif spec is not None and kind is not None:
-                self._deploy(ctx, kind, spec, daemon._replace(wanted='running'))
+                self._deploy(ctx, kind, spec, daemon._replace(wanted='running'),
+                             prepare=action in ('redeploy', 'reconfig'))
         else:
             core = {'%s.%s' % (t, i): (t, i, h) for t, i, h in self._core_daemons()}
             if daemon_name not in core:
