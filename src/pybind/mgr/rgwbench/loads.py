@@ -212,8 +212,9 @@ class LoadService:
         objects; each load is kept as failed. Called when the module starts and
         again now and then while anything is left (see `Leftovers`).
         """
-        found = self.leftovers.remove(remove_service, self.credentials.get(), self.log)
-        for left in found:
+        found = [left for left in self.leftovers.remove(
+            remove_service, self.credentials.get(), self.log) if not left.ended]
+        for left in found:  # a load that ended by itself keeps its record as it ended
             left.record.update(state='failed', finished=left.found, error=(
                 'the mgr restarted during the load; its agents, buckets and objects '
                 + ('were removed' if not left.errors else 'are being removed (so far: %s; '

@@ -86,6 +86,8 @@ class LeftBehind:
     record: Dict[str, Any]
     errors: List[str]
     found: float        # when a module first found them (the workload ended then at the latest)
+    # The workload ended by itself and only its clean-up was left (not a mgr restart).
+    ended: bool = False
 
 
 class Leftovers:
@@ -137,7 +139,7 @@ class Leftovers:
         stored = self.store.get_store(self._current)
         if stored:
             left = json.loads(stored)
-            left['errors'] = [problem]
+            left.update(errors=[problem], ended=True)
             self.store.set_store(self._current, json.dumps(left))
         self._current = None
 
@@ -188,7 +190,7 @@ class Leftovers:
                 '; '.join(errors))
         else:
             self.store.set_store(key, None)
-        return LeftBehind(left['record'], errors, float(left['found']))
+        return LeftBehind(left['record'], errors, float(left['found']), bool(left.get('ended')))
 
     @staticmethod
     def _remove_buckets(left: Dict[str, Any], creds: Optional[Dict[str, str]],

@@ -173,7 +173,10 @@ def test_a_load_goes_to_every_rgw_endpoint_unless_told_where() -> None:
         time.sleep(0.1)
 
 
-def test_what_a_load_would_leave_is_written_down_before_it_starts_and_removed_after() -> None:
+def test_what_a_load_would_leave_is_written_down_before_it_starts_and_removed_after(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr('rgwbench.workloads.remove_buckets',
+                        lambda job, ca=None: {'objects_deleted': 0, 'buckets_deleted': 1})
     store, gate = MemoryStore(), threading.Event()
     CredentialStore(store).set('access_key: A\nsecret_key: S')
     loads = service(store, ['http://127.0.0.1:1'], gate)
@@ -189,6 +192,33 @@ def test_what_a_load_would_leave_is_written_down_before_it_starts_and_removed_af
     while loads.active() is not None and time.monotonic() < deadline:
         time.sleep(0.05)
     assert key not in store.data
+
+
+def test_a_load_whose_clean_up_reached_no_rgw_keeps_its_state_and_its_buckets_are_retried(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    store, gate = MemoryStore(), threading.Event()
+    CredentialStore(store).set('access_key: A\nsecret_key: S')
+    loads = service(store, ['http://127.0.0.1:1'], gate)   # nothing answers there
+    load_id = loads.start(LoadRequest(duration_s=5))
+    gate.set()
+    deadline = time.monotonic() + 20
+    while loads.active() is not None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    ended = loads.show(load_id)
+    (pending,) = loads.leftovers.pending()
+    assert pending['bucket_prefix'] == 'rgwbench-%s' % load_id
+    assert 'connection refused' in pending['errors'][0], pending
+    deleted: List[str] = []
+
+    def remove_buckets(job: Dict[str, Any], ca: Optional[str]) -> Dict[str, Any]:
+        deleted.append(job['bucket_prefix'])
+        return {}
+    monkeypatch.setattr('rgwbench.workloads.remove_buckets', remove_buckets)
+    loads.recover(lambda service: None)   # the serve loop's next try
+    assert deleted == ['rgwbench-%s' % load_id] and loads.leftovers.pending() == []
+    # The load is kept as it ended, not as one a mgr restart cut off.
+    assert loads.show(load_id)['state'] == ended['state']
+    assert 'mgr restarted' not in (loads.show(load_id).get('error') or '')
 
 
 def test_a_new_mgr_removes_what_a_cut_off_load_left(monkeypatch: pytest.MonkeyPatch) -> None:
