@@ -12,6 +12,7 @@ import os
 import re
 import socket
 import ssl
+import struct
 import subprocess
 import time
 import urllib.request
@@ -151,15 +152,25 @@ def ca_file_of(shown: Dict[str, Any], folder: str) -> str:
     return path
 
 
-def haproxy_owns(port: int) -> bool:
-    """Whether a process named haproxy listens on the port (loopback host: our namespace)."""
+def haproxy_owns(port: int, address: str) -> bool:
+    """Whether a process named haproxy listens on the address and port (or on every
+    address at that port; loopback host: our namespace). Other clusters on this
+    machine may run an ingress at the same port, on a VIP of their own."""
     inodes = set()
     for table in ('/proc/net/tcp', '/proc/net/tcp6'):
         with open(table) as f:
             for line in f.readlines()[1:]:
                 fields = line.split()
-                if fields[3] == '0A' and int(fields[1].rsplit(':', 1)[1], 16) == port:
-                    inodes.add(fields[9])
+                host, _, hex_port = fields[1].rpartition(':')
+                if fields[3] != '0A' or int(hex_port, 16) != port:
+                    continue
+                if table.endswith('tcp'):
+                    bound = socket.inet_ntoa(struct.pack('<I', int(host, 16)))
+                    if bound not in (address, '0.0.0.0'):
+                        continue
+                elif int(host, 16) != 0:
+                    continue  # an IPv6 address of its own: not the VIP
+                inodes.add(fields[9])
     for pid in filter(str.isdigit, os.listdir('/proc')):
         try:
             with open('/proc/%s/comm' % pid) as f:
@@ -210,7 +221,7 @@ def test_tls_at_ingress(cluster: Cluster, settled: None, ingress_options: Tuple[
     assert shown['client']['ca_bundle'] is (mode == 'https')
     (haproxy,) = [d for d in cluster.ceph_json('orch', 'ps', '--daemon_type', 'haproxy')]
     assert haproxy['status_desc'] == 'running' and haproxy['ports'] == [frontend, monitor]
-    assert haproxy_owns(frontend), 'no haproxy process listens on %d' % frontend
+    assert haproxy_owns(frontend, VIP), 'no haproxy process listens on %d' % frontend
     ca_file = None
     if mode == 'https':
         cert = certificate(cluster)
@@ -224,7 +235,7 @@ def test_tls_at_ingress(cluster: Cluster, settled: None, ingress_options: Tuple[
     s3_round_trip(cluster, cluster.s3()['url'], None)
     revert(cluster)
     assert snapshot(cluster) == before
-    assert not haproxy_owns(frontend)
+    assert not haproxy_owns(frontend, VIP)
 
 
 # -- refusals -------------------------------------------------------------------------------
@@ -361,7 +372,7 @@ def test_tls_at_ingress_without_options_chooses_its_address_and_ports(
             spec['spec']['monitor_port']) == ('%s/8' % vip, frontend, monitor)
     (haproxy,) = cluster.ceph_json('orch', 'ps', '--daemon_type', 'haproxy')
     assert haproxy['status_desc'] == 'running' and haproxy['ports'] == [frontend, monitor]
-    assert haproxy_owns(frontend) and haproxy_owns(monitor)
+    assert haproxy_owns(frontend, vip) and haproxy_owns(monitor, vip)
     cert = certificate(cluster)
     assert 'IP:%s' % vip in cert['sans']
     ca_file = ca_file_of(cert, str(tmp_path))
@@ -373,7 +384,7 @@ def test_tls_at_ingress_without_options_chooses_its_address_and_ports(
     revert(cluster)
     assert snapshot(cluster) == before
     assert cluster.ceph_json('orch', 'ps', '--daemon_type', 'haproxy') == []
-    assert not haproxy_owns(frontend) and not haproxy_owns(monitor)
+    assert not haproxy_owns(frontend, vip) and not haproxy_owns(monitor, vip)
     assert not answers(vip, frontend) and not answers(vip, monitor)
 
 
