@@ -198,13 +198,24 @@ def test_the_time_the_engine_waited_for_a_core_is_measured(stub: StubS3) -> None
     # it runs, and says how long it waited.
     cpu = min(os.sched_getaffinity(0))
     allowed = os.sched_getaffinity(0)
-    hogs = [subprocess.Popen([sys.executable, '-c', 'import os\nos.sched_setaffinity(0, {%d})\n'
-                              'while True: pass' % cpu]) for _ in range(2)]
-    os.sched_setaffinity(0, {cpu})
+    hogs = [subprocess.Popen([sys.executable, '-c', 'import os, sys\n'
+                              'os.sched_setaffinity(0, {%d})\nprint(flush=True)\n'
+                              'while True: pass' % cpu], stdout=subprocess.PIPE)
+            for _ in range(2)]
+    for hog in hogs:  # each spins on that CPU before the load starts
+        assert hog.stdout is not None and hog.stdout.readline() == b'\n'
+
+    def pin(cpus: Any) -> None:  # every thread of this process, the stub's among them
+        for tid in os.listdir('/proc/self/task'):
+            try:
+                os.sched_setaffinity(int(tid), cpus)
+            except OSError:
+                pass
+    pin({cpu})
     try:
         res = api.run_job(job_for(stub, op="put", duration_s=2.0, concurrency=2))
     finally:
-        os.sched_setaffinity(0, allowed)
+        pin(allowed)
         for hog in hogs:
             hog.kill()
             hog.wait()
