@@ -10,8 +10,9 @@ this test reads itself from the host's /proc over the same window.
 import json
 import os
 import subprocess
+import threading
 import time
-from typing import Any, Dict, Iterator, List, Set
+from typing import Any, Dict, Iterator, Optional, Set
 
 import pytest
 
@@ -48,13 +49,28 @@ def service_map_pids(c: Cluster) -> Dict[str, int]:
             for key, d in daemons.items() if key != 'summary' and isinstance(d, dict)}
 
 
-def containers(c: Cluster) -> Set[str]:
+def containers(c: Cluster, fsid: Optional[str] = None) -> Set[str]:
     """The names of this cluster's running podman containers."""
-    fsid = json.loads(c.tool('info').stdout)['fsid']
+    fsid = fsid or json.loads(c.tool('info').stdout)['fsid']
     out = subprocess.run(PODMAN + ['ps', '--format', '{{.Names}}', '--filter',
                                    'label=rgwbench.cluster=%s' % fsid[:8]],
                          stdout=subprocess.PIPE, universal_newlines=True, timeout=60).stdout
     return set(out.split())
+
+
+class ContainersSeen(threading.Thread):
+    """Every container of the cluster seen running while it is on: an agent's lives only
+    as long as its workload, shorter than a few `ceph` commands on a busy machine."""
+
+    def __init__(self, c: Cluster) -> None:
+        super().__init__(daemon=True)
+        self.c, self.fsid = c, json.loads(c.tool('info').stdout)['fsid']
+        self.seen: Set[str] = set()
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(0.2):
+            self.seen |= containers(self.c, self.fsid)
 
 
 @pytest.fixture(scope='module', params=RELEASES)
@@ -93,7 +109,8 @@ def test_agents_and_rgws_in_containers_measure_the_right_processes(
     (host,) = [h['hostname'] for h in c.ceph_json('orch', 'host', 'ls')]
     watch = Watch({'rgw.' + i: pid for i, pid in host_pids.items()})
     watch.start()
-    agent_containers: List[str] = []
+    spotted = ContainersSeen(c)
+    spotted.start()
     try:
         load_id = c.ceph('rgwbench', 'load', '--op', 'put', '--size', '4KiB',
                          '--concurrency', '8', '--duration', str(DURATION_S),
@@ -102,12 +119,14 @@ def test_agents_and_rgws_in_containers_measure_the_right_processes(
         record = c.ceph_json('rgwbench', 'load', 'show', load_id)
         while record['state'] == 'running':
             assert time.monotonic() < deadline, 'load still running'
-            agent_containers += [n for n in containers(c) if 'rgwbench-agent' in n]
             time.sleep(1)
             record = c.ceph_json('rgwbench', 'load', 'show', load_id)
     finally:
         watch.done.set()
+        spotted.done.set()
         watch.join()
+        spotted.join()
+    agent_containers = sorted(n for n in spotted.seen if 'rgwbench-agent' in n)
     assert record['state'] == 'complete', record['error']
     assert agent_containers, 'no agent ran in a podman container'
     result = record['result']

@@ -85,8 +85,9 @@ def check_figures(res: Dict[str, Any], s3: Dict[str, Any], op: str, size: Option
                   rgw_ticks: bool = True) -> None:
     """What every successful run's result must satisfy.
 
-    `rgw_ticks` False: a run too short for one of our radosgw to be seen using
-    CPU (the kernel counts in ticks of 10 ms; 60 deletes can take less).
+    `rgw_ticks` False: a run too short for any radosgw to be seen using CPU
+    (the kernel counts in ticks of 10 ms; 60 deletes can take less, and a
+    machine busy with other clusters may leave them none in two seconds).
     """
     assert res['errors'] == 0 and res['errors_by_class'] == {}, res.get('error_samples')
     assert res['ops'] > 0
@@ -124,7 +125,8 @@ def check_figures(res: Dict[str, Any], s3: Dict[str, Any], op: str, size: Option
         assert res['client_cpu_ms_per_op'] < cpu_ms_per_op, res['client_cpu_ms_per_op']
     # The server side: this cluster's radosgw worked during the window (the
     # engine samples every radosgw of the host; other clusters may run here).
-    assert res['rgw']['daemons'] >= 1 and res['rgw']['cpu_cores'] > 0, res.get('server')
+    assert res['rgw']['daemons'] >= 1, res.get('server')
+    assert res['rgw']['cpu_cores'] > 0 or not rgw_ticks, res.get('server')
     (host,) = res['server'].values()
     ours = set(processes_of(s3['cluster_dir']))
     busy = [p for p, fig in host['radosgw']['processes'].items()
@@ -230,7 +232,8 @@ def test_verified_get_of_varied_and_multipart_objects(s3: Dict[str, Any]) -> Non
     res = run_json(s3['url'], s3, '--op', 'get', '--verify', '--size', '1KiB-300KiB',
                    '--objects', '20', '--duration', '2', '--concurrency', '4',
                    '--bucket-prefix', new_prefix('verify'), '--cleanup')
-    check_figures(res, s3, 'get', None, 2.0)
+    # Two seconds: on a starved machine, no radosgw here may be seen using a tick.
+    check_figures(res, s3, 'get', None, 2.0, rgw_ticks=False)
     assert res['verify'] is True and res['bytes'] > res['ops'] * 1024
     # Objects above the threshold are multipart uploads; GET reads them whole.
     res = run_json(s3['url'], s3, '--op', 'get', '--verify', '--size', '11MiB',
