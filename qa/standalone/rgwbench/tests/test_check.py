@@ -250,7 +250,7 @@ def test_an_agent_held_to_a_small_cpu_quota_is_found_client_bound(
     # The agent's processes, moved into the group as soon as they show (the engine
     # processes it forks later are born in it): they wait for the CPU they are denied.
     before = set(agent_folders(cluster))
-    quota = CpuQuota('rgwbench-test-starved-%d' % os.getpid(), 0.05)
+    quota = CpuQuota('rgwbench-test-starved-%d' % os.getpid(), 0.03)
     try:
         load_id = cluster.ceph('rgwbench', 'load', '--op', 'put', '--size', '4KiB',
                                '--concurrency', '8', '--processes', '1', '--duration', '8',

@@ -12,6 +12,9 @@ from .finding import Finding, Level
 
 ERROR_RATE = 0.001      # above 0.1 % of requests failing, the figures are not the cluster's
 BUSY_SHARE = 0.8        # of each engine process's core over the measured window
+# Waiting, runnable, for a core this share of the window: the client's own delay is
+# in every latency, however little CPU it got to use.
+WAIT_SHARE = 0.5
 
 
 def measured_findings(results: Mapping[str, Mapping[str, Any]]) -> List[Finding]:
@@ -47,7 +50,8 @@ def _busy_agents(results: Mapping[str, Mapping[str, Any]]) -> List[Finding]:
         # Runnable but not running: a host whose cores are taken, or a CPU quota.
         wait = float(result.get('client_wait_s') or 0.0)
         processes = max(1, int(result.get('processes') or 1))
-        if elapsed > 0 and (cpu + wait) / elapsed / processes > BUSY_SHARE:
+        if elapsed > 0 and ((cpu + wait) / elapsed / processes > BUSY_SHARE or
+                            wait / elapsed / processes > WAIT_SHARE):
             busy.append('agent %s: %.2f cores for %d engine process%s over %.0f s%s' % (
                 agent, cpu / elapsed, processes, '' if processes == 1 else 'es', elapsed,
                 ', and %.1f s waiting for a core' % wait if wait >= 0.05 * elapsed else ''))
@@ -56,8 +60,8 @@ def _busy_agents(results: Mapping[str, Mapping[str, Any]]) -> List[Finding]:
     return [Finding(
         id='client-bound-agent', level=Level.skews,
         summary='an agent\'s engine processes were busy, or waiting for a core, more than '
-                '%d %% of the measured window: the load measured the client as much as RGW'
-                % (100 * BUSY_SHARE),
+                '%d %% of the measured window (or waited more than %d %% of it): the load '
+                'measured the client as much as RGW' % (100 * BUSY_SHARE, 100 * WAIT_SHARE),
         evidence=tuple(busy),
         fix='run the workload with processes 0 (one per core of each agent\'s host) or with '
             'more agents (placement rgw, or more hosts); an agent that waited for a core '

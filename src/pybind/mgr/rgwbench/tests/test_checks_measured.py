@@ -41,8 +41,12 @@ def test_an_agent_that_waited_for_a_core_is_named_though_it_used_little() -> Non
     # A CPU quota or a host busy with other work: the engine was runnable, not running.
     (busy,) = measured_findings({
         'h1': result(cpu=0.5, elapsed=10.0, client_wait_s=8.0),   # 0.85 of its core wanted
-        'h2': result(cpu=0.5, elapsed=10.0, client_wait_s=2.0)})  # 0.25: it had its core
+        'h2': result(cpu=0.5, elapsed=10.0, client_wait_s=2.0),   # 0.25: it had its core
+        # waiting on RGW most of the time, and for a core 0.68 of it (a 5 % quota)
+        'h3': result(cpu=0.3, elapsed=8.0, client_wait_s=5.5)})
     assert busy.id == 'client-bound-agent'
     assert busy.evidence == ('agent h1: 0.05 cores for 1 engine process over 10 s, and 8.0 s '
-                             'waiting for a core',)
+                             'waiting for a core',
+                             'agent h3: 0.04 cores for 1 engine process over 8 s, and 5.5 s '
+                             'waiting for a core')
     assert 'CPU quota' in busy.fix
