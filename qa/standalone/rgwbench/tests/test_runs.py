@@ -239,7 +239,10 @@ def test_sse_runs_with_tls_msgr2_and_encryption_and_puts_it_all_back(runs: Clust
     for variant in record['variants']:
         assert variant['error'] is None, variant
         assert all(c['state'] == 'undone' for c in variant['changes'])
-        assert all(w['ops'] > 0 and w['errors'] == 0 for w in variant['workloads'])
+        assert all(w.get('ops', 0) > 0 and w.get('errors') == 0
+                   for w in variant['workloads']), [
+            {k: w.get(k) for k in ('name', 'ops', 'errors', 'error', 'stopped', 'refused')}
+            for w in variant['workloads']]
     runs.wait_rgw_registered()
     assert snapshot(runs) == before and buckets(runs) == []
 
