@@ -74,6 +74,8 @@ def test_tls_loads_every_rgw_and_every_hosts_ingress_and_puts_all_back(
     assert sorted(agent_hosts) == hosts, agent_hosts
     assert record['state'] == 'complete', record.get('error')
     seen: Dict[str, Any] = {}
+    client_bound = {(f.get('variant'), f.get('workload')) for f in record.get('findings') or []
+                    if f['id'] == 'client-bound-agent'}
     for variant in record['variants']:
         assert variant['error'] is None, variant
         assert all(ch['state'] == 'undone' for ch in variant['changes']), variant['changes']
@@ -86,7 +88,10 @@ def test_tls_loads_every_rgw_and_every_hosts_ingress_and_puts_all_back(
                 where, targets)
             assert len({t['workers'] for t in targets}) == 1, (where, targets)
             ops = [t['ops'] for t in targets]
-            assert spread(ops) < BALANCE, (where, targets)
+            # Each target is due the same requests; an agent starved of CPU catches up
+            # unevenly, and then the run must say its client was the limit.
+            if (variant['name'], w['name']) not in client_bound:
+                assert spread(ops) < BALANCE, (where, targets)
             per_rgw = w['rgw']['per_daemon']
             assert len(per_rgw) == HOSTS * RGWS_PER_HOST, (where, per_rgw)
             assert all(d['cpu_cores'] and d['cpu_cores'] > 0 for d in per_rgw), (where, per_rgw)
