@@ -254,7 +254,7 @@ def test_an_agent_held_to_a_small_cpu_quota_is_found_client_bound(
     try:
         load_id = cluster.ceph('rgwbench', 'load', '--op', 'put', '--size', '4KiB',
                                '--concurrency', '8', '--processes', '1', '--duration', '8',
-                               '--warmup', '1').stdout.strip()
+                               '--warmup', '1', '--placement', 'mgr').stdout.strip()
         deadline = time.monotonic() + 300
         while cluster.ceph_json('rgwbench', 'load', 'show', load_id)['state'] == 'running':
             for _ in range(10):

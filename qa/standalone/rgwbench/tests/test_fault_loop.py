@@ -90,7 +90,8 @@ def config_keys(c: Cluster) -> Dict[str, str]:
 
 
 def agent_processes(c: Cluster) -> List[Tuple[int, str]]:
-    """(pid, cwd) of the processes working in an agent folder of this cluster's mgrs."""
+    """(pid, cwd) of the processes working in an agent folder of this cluster (a mgr's
+    local agent, or the folder of an agent container the orchestrator started)."""
     found = []
     for entry in os.listdir('/proc'):
         if not entry.isdigit():
@@ -99,7 +100,7 @@ def agent_processes(c: Cluster) -> List[Tuple[int, str]]:
             cwd = os.readlink('/proc/%s/cwd' % entry)
         except OSError:
             continue
-        if c.dir in cwd and '/rgwbench-agent-' in cwd:
+        if c.dir in cwd and 'rgwbench-agent' in cwd:  # a mgr's process or a container
             found.append((int(entry), cwd))
     return sorted(found)
 

@@ -453,8 +453,8 @@ def test_the_agents_endpoint_refuses_wrong_tokens_and_bodies_and_its_agent_goes_
     before, folders = buckets(cluster), agent_folders(cluster)
     with unchanged(cluster):
         load_id = cluster.ceph('rgwbench', 'load', '--op', 'put', '--size', '4KiB',
-                               '--concurrency', '2', '--duration', '15', '--warmup', '1'
-                               ).stdout.strip()
+                               '--concurrency', '2', '--duration', '15', '--warmup', '1',
+                               '--placement', 'mgr').stdout.strip()
         server, _ = agent_channel(cluster, folders)
         agent = socket.gethostname()
         tries: List[Tuple[Dict[str, str], str, bytes]] = [

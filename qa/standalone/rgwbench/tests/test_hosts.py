@@ -349,7 +349,8 @@ def test_agents_on_two_hosts_run_one_job_and_merge(hosts3: HostsCluster) -> None
         '', 'No services reported')
 
 
-def test_placement_rgw_puts_an_agent_on_every_rgw_host(hosts3: HostsCluster) -> None:
+def test_by_default_a_load_and_a_run_put_an_agent_on_every_rgw_host(
+        hosts3: HostsCluster) -> None:
     s3 = hosts3.s3()
     creds = json.dumps({'access_key': s3['access_key'], 'secret_key': s3['secret_key']})
     proc = subprocess.run([CLUSTER, 'ceph', '--dir', hosts3.dir, '--', 'rgwbench',
@@ -360,10 +361,14 @@ def test_placement_rgw_puts_an_agent_on_every_rgw_host(hosts3: HostsCluster) -> 
     rgw_hosts = sorted({d['hostname'] for d in hosts3.ceph_json(
         'orch', 'ps', '--daemon_type', 'rgw')})
     assert len(rgw_hosts) == 3
+    plan = hosts3.ceph_json('rgwbench', 'plan', '--profile', 'quick')
+    assert plan['agents'] == {'hosts': rgw_hosts, 'started_by': 'orchestrator'}
+    assert 'agents: one on each of %s (containers the orchestrator starts)' % ', '.join(
+        rgw_hosts) in hosts3.ceph('rgwbench', 'plan', '--profile', 'quick').stdout
     try:
         load_id = hosts3.ceph('rgwbench', 'load', '--op', 'put', '--size', '8KiB',
-                              '--concurrency', '6', '--duration', '3', '--warmup', '1',
-                              '--placement', 'rgw').stdout.strip()
+                              '--concurrency', '6', '--duration', '3', '--warmup', '1'
+                              ).stdout.strip()
         deadline = time.monotonic() + 240
         record = hosts3.ceph_json('rgwbench', 'load', 'show', load_id)
         while record['state'] == 'running':

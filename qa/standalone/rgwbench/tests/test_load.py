@@ -120,8 +120,8 @@ def test_load_with_a_local_agent(cluster: Cluster, credentials: Dict[str, Any]) 
     # Long enough that the second command lands while the first load goes, even when
     # each `ceph` call takes seconds on a busy machine.
     load_id = cluster.ceph('rgwbench', 'load', '--op', 'put', '--size', '4KiB',
-                           '--concurrency', '4', '--duration', '12', '--warmup', '1'
-                           ).stdout.strip()
+                           '--concurrency', '4', '--duration', '12', '--warmup', '1',
+                           '--placement', 'mgr').stdout.strip()
     busy = cluster.ceph('rgwbench', 'load', check=False)
     assert busy.returncode == errno.EBUSY and load_id in one_line(busy.stderr)
     record = wait_load(cluster, load_id)
@@ -172,7 +172,8 @@ def test_a_mgr_restart_during_a_load_leaves_nothing_behind(
         cluster: Cluster, credentials: Dict[str, Any]) -> None:
     before, folders = buckets(cluster), agent_folders(cluster)
     load_id = cluster.ceph('rgwbench', 'load', '--op', 'put', '--size', '4KiB',
-                           '--concurrency', '2', '--duration', '300').stdout.strip()
+                           '--concurrency', '2', '--duration', '300',
+                           '--placement', 'mgr').stdout.strip()
     deadline = time.monotonic() + 120
     while not [b for b in buckets(cluster) if b.startswith('rgwbench-%s' % load_id)]:
         assert time.monotonic() < deadline, 'the load never created its bucket'
@@ -208,7 +209,8 @@ def test_a_local_agent_ends_itself_when_its_mgr_dies_and_the_mgr_back_removes_th
     cluster.ceph('config', 'set', 'mgr', 'mgr/rgwbench/agent_deadman_timeout', str(DEADMAN_S))
     try:
         load_id = cluster.ceph('rgwbench', 'load', '--op', 'put', '--size', '4KiB',
-                               '--concurrency', '2', '--duration', '300').stdout.strip()
+                               '--concurrency', '2', '--duration', '300',
+                               '--placement', 'mgr').stdout.strip()
         deadline = time.monotonic() + 120
         while not [b for b in buckets(cluster) if b.startswith('rgwbench-%s' % load_id)]:
             assert time.monotonic() < deadline, 'the load never created its bucket'

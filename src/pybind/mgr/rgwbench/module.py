@@ -22,11 +22,11 @@ from .credentials import CredentialStore, credentials_to_text
 from .errors import Busy, InvalidInput
 from .formatting import parse_format, render
 from .loads import LoadService, load_request, load_to_text, loads_to_text
-from .orchestration import (agent_hosts, orchestrator_state, placement_hosts,
-                            rgw_service_under_test)
+from .orchestration import orchestrator_state, rgw_service_under_test
 from .panel.backend import ModuleBackend
 from .panel.service import DEFAULT_PORT, Panel, panel_to_text
 from .pem import self_signed_certificate
+from .placement import agent_hosts, placement_hosts
 from .profiles import Profile, ProfileStore, profile_to_text, profiles_to_text, with_overrides
 from .results.calibration import CalibrationStore
 from .results.compare import compare_runs
@@ -241,7 +241,7 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
         return [h.hostname for h in orchestrator.raise_if_exception(self.get_hosts())]
 
     def _agent_launcher(self, placement: Optional[List[str]]) -> AgentLauncher:
-        hosts = agent_hosts(placement, self._rgw_hosts)
+        hosts = agent_hosts(placement, self._placed_rgw_hosts, self._known_hosts)
         if not hosts:
             return LocalLauncher()
         image = str(self.get_module_option('agent_image') or
@@ -253,6 +253,16 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
         service = self._rgw_service(self._cluster_access())
         return [str(d.hostname) for d in orchestrator.raise_if_exception(
             self.list_daemons(service_name=service))]
+
+    def _placed_rgw_hosts(self) -> Optional[List[str]]:
+        """The RGW hosts agents go to by default: None with no orchestrator backend, none
+        when the orchestrator manages no RGW service (RGWs deployed by other means)."""
+        if orchestrator_state(self).backend is None:
+            return None
+        cluster = self._cluster_access()
+        if not cluster.services('rgw'):
+            return []
+        return self._rgw_hosts()
 
     def _remove_service(self, service_name: str) -> None:
         orchestrator.raise_if_exception(self.remove_service(service_name))

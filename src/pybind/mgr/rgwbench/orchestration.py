@@ -1,5 +1,5 @@
 """What the module can learn of the cluster's orchestrator backend."""
-from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Protocol
+from typing import Any, Dict, List, NamedTuple, Optional, Protocol
 
 import orchestrator
 
@@ -51,42 +51,3 @@ def rgw_service_under_test(chosen: str, names: List[str]) -> str:
             'the orchestrator manages no RGW service' if not names else
             'the orchestrator manages several RGW services (%s)' % ', '.join(names)))
     return names[0]
-
-
-# Placement keywords: one agent on each host that runs an RGW daemon of the service
-# under test (resolved for each workload, so a variant that adds RGWs gets agents
-# there too), or one agent on the active mgr's host (as no placement).
-RGW_HOSTS = 'rgw'
-MGR_HOST = 'mgr'
-KEYWORDS = (RGW_HOSTS, MGR_HOST)
-
-
-def agent_hosts(placement: Optional[List[str]],
-                rgw_hosts: Callable[[], Iterable[str]]) -> List[str]:
-    """The hosts to place agents on now; [] for one agent on the mgr's host."""
-    if not placement or placement == [MGR_HOST]:
-        return []
-    if placement == [RGW_HOSTS]:
-        hosts = sorted(set(rgw_hosts()))
-        if not hosts:
-            raise NotFound('placement rgw: the RGW service under test has no daemon')
-        return hosts
-    return list(placement)
-
-
-def placement_hosts(placement: Optional[str], known_hosts: Callable[[], Iterable[str]],
-                    flag: str = '--placement') -> Optional[List[str]]:
-    """The hosts a comma-separated placement names, each one known to the orchestrator,
-    or one keyword (`rgw`, `mgr`) alone."""
-    hosts = [h.strip() for h in placement.split(',') if h.strip()] if placement else None
-    if hosts and set(hosts) & set(KEYWORDS):
-        if len(hosts) > 1:
-            raise InvalidInput('%s: %s stands alone, not in a list of hosts' % (
-                flag, ' and '.join(sorted(set(hosts) & set(KEYWORDS)))))
-        return hosts
-    if hosts:
-        unknown = sorted(set(hosts) - set(known_hosts()))
-        if unknown:
-            raise InvalidInput('%s: unknown host %s (see `ceph orch host ls`)'
-                               % (flag, ', '.join(unknown)))
-    return hosts

@@ -57,7 +57,13 @@ def bootstrap_script() -> str:
     return _BOOTSTRAP % base64.b64encode(packed.getvalue()).decode()
 
 
+MGR_PROCESS, ORCHESTRATOR = 'mgr-process', 'orchestrator'
+
+
 class AgentLauncher(Protocol):
+    # How the agents are started: MGR_PROCESS or ORCHESTRATOR.
+    started_by: str
+
     def agent_ids(self) -> List[str]: ...
 
     def launch(self, config: Dict[str, Any]) -> None: ...
@@ -73,6 +79,7 @@ class AgentLauncher(Protocol):
 
 class LocalLauncher:
     """One agent, a process on the active mgr's host, working in a folder of its own."""
+    started_by = MGR_PROCESS
 
     def __init__(self, host: Optional[str] = None) -> None:
         self.host = host or socket.gethostname()
@@ -141,6 +148,7 @@ class OrchestratorLauncher:
     The container runs python3 from the image (the cluster's Ceph image has
     it) on the engine shipped in the spec's files.
     """
+    started_by = ORCHESTRATOR
 
     def __init__(self, orch: Orchestrator, hosts: List[str], image: str,
                  raise_if_exception: Any) -> None:

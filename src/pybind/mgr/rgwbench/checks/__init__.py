@@ -5,6 +5,7 @@ cluster only through a ClusterView (view.py), MgrClusterView in the mgr.
 """
 from typing import List, Optional
 
+from ..placement import agent_count
 from ..profiles import MAX_CONCURRENCY, Profile, Workload
 from .cache_checks import cache_findings
 from .capacity import capacity_findings
@@ -34,7 +35,8 @@ def findings(view: ClusterView, profile: Optional[Profile] = None,
         # Each workload as the run sends it to the RGW daemons there are now.
         workloads = [w.for_rgws(len(facts.rgws), MAX_CONCURRENCY) for w in profile.workloads]
         found += queue_findings(facts, workloads, load) + cache_findings(
-            facts, workloads, len(profile.placement), load)
+            facts, workloads, agent_count(profile.placement, [d.host for d in facts.rgws]),
+            load)
     return list(ordered(found))
 
 

@@ -24,6 +24,7 @@ from typing import List, Optional, Tuple
 
 from ..loadgen.errors import UsageError
 from ..loadgen.workload import Job, parse_size
+from ..placement import agent_count
 from ..profiles import MAX_CONCURRENCY, Profile, Workload
 from .facts import Daemon, Facts, Pool
 from .finding import Finding, Level
@@ -136,7 +137,7 @@ def estimate(facts: Facts, profile: Profile, keep_objects: bool = False) -> Esti
     osds = len(facts.data_osds())
     osd_rate = osds * OSD_WRITE_BYTES_S / raw_factor
     head = _head_bytes(facts)
-    agents = max(1, len(profile.placement))
+    agents = agent_count(profile.placement, [d.host for d in facts.rgws])
     written, staying, peak, peak_at = [], 0.0, 0.0, None
     for _ in range(profile.repeats):
         for variant in profile.variants:

@@ -11,6 +11,7 @@ from typing import Any, Callable, Dict, List, Optional
 from ..loadgen.errors import UsageError
 from ..loadgen.workload import (ALL_OPS, MAX_PUT, Job, SizeSpec, format_size, parse_mix,
                                 parse_range, parse_size)
+from ..placement import count_of, problem_of
 from ..targets import Target, parse_target
 from .types import Workload, format_rate, plain_seconds
 
@@ -193,14 +194,14 @@ def check_placement(raw: Any, path: str) -> List[str]:
         host = str(item).strip() if isinstance(item, str) else ''
         if not host and isinstance(raw, str):
             continue
-        if not HOST.match(host):
+        if not HOST.match(host) and count_of(host) is None:
             raise FieldError(path, '%s is not a host name' % shown(item))
         if host in hosts:
             raise FieldError(path, 'host %s is given twice' % host)
         hosts.append(host)
-    keywords = [h for h in hosts if h in ('rgw', 'mgr')]   # orchestration.KEYWORDS
-    if keywords and len(hosts) > 1:
-        raise FieldError(path, '%s stands alone, not in a list of hosts' % keywords[0])
+    problem = problem_of(hosts)
+    if problem:
+        raise FieldError(path, problem)
     return hosts
 
 

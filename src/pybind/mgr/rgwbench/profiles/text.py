@@ -54,7 +54,7 @@ def profile_to_text(item: Union[ProfileInfo, Profile, Dict[str, Any]]) -> str:
                   ', interleaved (variant by variant, each repeat a fresh application)'
                   if profile.interleaved() else ''),
               'Placement: %s' % (', '.join(profile.placement) if profile.placement
-                                 else 'one load agent on the mgr host'),
+                                 else 'one load agent on every RGW host'),
               'Target: %s' % target_text(profile.target),
               'Estimated duration: %s' % format_duration(estimate_seconds(profile)),
               '', 'Variants:']

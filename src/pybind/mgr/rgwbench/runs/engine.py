@@ -105,12 +105,21 @@ class RunEngine:
         return {'profile': profile.name, 'baseline': profile.baseline,
                 'estimated_s': estimate_seconds(profile), 'repeats': profile.repeats,
                 'placement': profile.placement or [],
+                'agents': self._agents_planned(profile),
                 'target': profile.target.to_value() or AUTO,
                 'workloads': [w.to_dict() for w in profile.workloads],
                 'variants': variants, 's3_user': user_plan(stored).to_dict(),
                 'problems': applier.precheck() + self._user_problems(stored),
                 'findings': [] if self.checks is None else
                 [f.to_dict() for f in self.checks.now(profile)]}
+
+    def _agents_planned(self, profile: Profile) -> Dict[str, Any]:
+        """Where the placement puts agents now, or why it cannot."""
+        try:
+            launcher = self.make_launcher(profile.placement or None)
+        except Exception as e:  # shown in the plan; the run itself refuses it
+            return {'hosts': [], 'started_by': None, 'error': str(e)}
+        return {'hosts': launcher.agent_ids(), 'started_by': launcher.started_by}
 
     def _user_problems(self, stored: Optional[Dict[str, str]]) -> List[str]:
         if stored is None and self.agents.keep_objects():
@@ -269,16 +278,18 @@ class RunEngine:
                 record.current = Position(variant=variant.name, workload=workload.name)
                 self._progress(record, 'variant %s, workload %s' % (
                     variant.name, workload.name), done_s, total_s, changed)
+                # Placed now: a variant may have added RGW hosts (and so agents).
+                launcher = self.make_launcher(profile.placement or None)
                 if self.checks is not None and record.findings is not None:
                     self.checks.between(record.findings, variant=variant.name,
                                         workload=workload.name, force=force,
-                                        planned=workload, agents=len(profile.placement))
+                                        planned=workload, agents=len(launcher.agent_ids()))
                 during: List[Finding] = []
                 try:
                     measured = self._workload(run_id, index, workload, profile, creds, client,
                                               repeats,
                                               kept.setdefault((index, workload.name), []),
-                                              during)
+                                              during, launcher)
                 finally:  # also what a workload that was refused found
                     if record.findings is not None:
                         record.findings += [replace(f, variant=variant.name,
@@ -342,10 +353,12 @@ class RunEngine:
 
     def _workload(self, run_id: str, variant: int, workload: Workload, profile: Profile,
                   creds: Dict[str, str], client: ClientSide, count: int,
-                  repeats: List[WorkloadResult], during: List[Finding]) -> WorkloadResult:
+                  repeats: List[WorkloadResult], during: List[Finding],
+                  first: AgentLauncher) -> WorkloadResult:
         """``count`` more repeats of a workload, added to ``repeats`` (those of earlier
         rounds of an interleaved run); the workload's entry from all of them. What its
-        repeats saw while they ran goes to ``during``."""
+        repeats saw while they ran goes to ``during``. `first` launches the first repeat's
+        agents; each further repeat has launchers of its own."""
         job = self._job(workload, creds, client, run_id, variant)
         ca_pem = client.ca_bundle or creds.get('ca_bundle')
         problems: List[str] = []
@@ -353,7 +366,7 @@ class RunEngine:
         for repeat in range(count):
             if self._abort.is_set():
                 break
-            launcher = self.make_launcher(profile.placement or None)
+            launcher = first if repeat == 0 else self.make_launcher(profile.placement or None)
             self.leftovers.write({'run_id': run_id, 'temporary_user': creds.get(
                 'temporary_user')}, launcher, job, ca_pem)
             summary = self.agents.run_once(job, launcher, ca_pem=ca_pem,

@@ -1,15 +1,24 @@
 """A run's plan as `ceph rgwbench plan` prints it."""
 from typing import Any, Dict
 
+from ..agents.launchers import MGR_PROCESS
 from ..s3user import user_plan_to_text
+
+
+def agents_text(agents: Dict[str, Any]) -> str:
+    if agents.get('error'):
+        return 'none can be placed now: %s' % agents['error']
+    if agents.get('started_by') == MGR_PROCESS:
+        return 'one, a process on the active mgr\'s host (%s)' % ', '.join(agents['hosts'])
+    return 'one on each of %s (containers the orchestrator starts)' % ', '.join(
+        agents.get('hosts') or [])
 
 
 def run_plan_to_text(plan: Dict[str, Any]) -> str:
     lines = ['profile %s: %d variant(s) x %d workload(s) x %d repeat(s), about %d min' % (
         plan['profile'], len(plan['variants']), len(plan['workloads']), plan['repeats'],
         round(plan['estimated_s'] / 60.0 + 0.5))]
-    lines.append('agents: %s' % (', '.join(plan['placement']) or
-                                 'one, on the active mgr\'s host'))
+    lines.append('agents: %s' % agents_text(plan.get('agents') or {}))
     lines.append('load goes to: %s' % {
         'auto': 'every RGW daemon of the service, or the ingress of a variant that has one',
         'rgw': 'every RGW daemon of the service', 'ingress': 'every frontend of the ingress'

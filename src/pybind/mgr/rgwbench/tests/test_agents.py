@@ -32,6 +32,7 @@ def stub() -> Iterator[StubS3]:
 class ThreadLauncher:
     """Agents as threads; `behaviour` decides what each does (`clock:S`: works, its clock
     S seconds off)."""
+    started_by = 'mgr-process'
 
     def __init__(self, agents: List[str], behaviour: Optional[Dict[str, str]] = None) -> None:
         self.ids = agents

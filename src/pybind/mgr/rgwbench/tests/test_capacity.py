@@ -114,6 +114,8 @@ def test_the_watch_stops_once_when_the_guard_trips() -> None:
 
 
 class Launcher:
+    started_by = 'mgr-process'
+
     def agent_ids(self) -> List[str]:
         return ['a']
 

@@ -32,6 +32,7 @@ class Log:
 
 class BlockingLauncher:
     """Never lets its agent start, so that a load stays in progress."""
+    started_by = 'mgr-process'
 
     def __init__(self) -> None:
         self.removed = threading.Event()

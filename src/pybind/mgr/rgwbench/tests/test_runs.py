@@ -224,6 +224,28 @@ def test_a_plan_says_where_the_load_goes(stub: StubS3, certificate: Tuple[str, s
         assert 'load goes to: %s' % said in run_plan_to_text(plan).splitlines()
 
 
+def test_a_plan_says_where_the_agents_go_or_why_they_cannot(
+        stub: StubS3, certificate: Tuple[str, str]) -> None:
+    s = Setup(stub, certificate)
+    text = run_plan_to_text(s.engine.plan(s.profile()))
+    assert "agents: one, a process on the active mgr's host (mgr-host)" in text.splitlines()
+    ThreadLauncher.started_by = 'orchestrator'
+    try:
+        plan = s.engine.plan(s.profile(placement=['h1', 'h2']))
+    finally:
+        ThreadLauncher.started_by = 'mgr-process'
+    assert plan['agents'] == {'hosts': ['h1', 'h2'], 'started_by': 'orchestrator'}
+    assert 'agents: one on each of h1, h2 (containers the orchestrator starts)' in \
+        run_plan_to_text(plan).splitlines()
+
+    def unplaceable(placement: Optional[List[str]]) -> ThreadLauncher:
+        raise NotFound('placement rgw: the RGW service under test has no daemon')
+    s.engine.make_launcher = unplaceable
+    plan = s.engine.plan(s.profile(placement=['rgw']))
+    assert 'agents: none can be placed now: placement rgw: the RGW service under test has ' \
+        'no daemon' in run_plan_to_text(plan).splitlines()
+
+
 def test_a_variant_that_cannot_be_applied_or_put_back_stops_the_run(
         stub: StubS3, certificate: Tuple[str, str]) -> None:
     s = Setup(stub, certificate)

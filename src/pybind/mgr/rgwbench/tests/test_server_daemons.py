@@ -74,6 +74,8 @@ def test_rgw_daemons_by_the_name_the_orchestrator_gives_them() -> None:
 
 
 class NoLauncher:
+    started_by = 'mgr-process'
+
     def agent_ids(self) -> List[str]:
         return ['h1', 'h2']
 

@@ -78,6 +78,8 @@ def free_port() -> int:
 
 
 class FailingLauncher:
+    started_by = 'mgr-process'
+
     def agent_ids(self) -> List[str]:
         return ['h1']
 
