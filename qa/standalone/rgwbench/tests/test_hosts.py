@@ -313,8 +313,11 @@ def test_stop_removes_the_network_and_start_makes_it_again(hosts3: HostsCluster)
         get_ok(url)
 
 
-def test_agents_on_two_hosts_run_one_job_and_merge(hosts3: HostsCluster) -> None:
-    _, host2, host3 = hosts3.hosts()
+def test_agents_on_two_hosts_run_one_job_and_merge_and_the_third_rgw_host_is_sampled(
+        hosts3: HostsCluster) -> None:
+    host1, host2, host3 = hosts3.hosts()
+    rgws = sorted(d['daemon_type'] + '.' + d['daemon_id'] for d in hosts3.ceph_json(
+        'orch', 'ps', '--daemon_type', 'rgw'))
     s3 = hosts3.s3()
     creds = json.dumps({'access_key': s3['access_key'], 'secret_key': s3['secret_key']})
     proc = subprocess.run([CLUSTER, 'ceph', '--dir', hosts3.dir, '--', 'rgwbench',
@@ -336,9 +339,14 @@ def test_agents_on_two_hosts_run_one_job_and_merge(hosts3: HostsCluster) -> None
     finally:
         hosts3.ceph('rgwbench', 'credentials', 'rm')
     assert record['state'] == 'complete', record['error']
-    assert record['agents'] == {host2['name']: {'state': 'done', 'error': None},
+    # host1 runs an RGW and no agent of the placement: it is given one that only samples.
+    assert record['agents'] == {host1['name']: {'state': 'done', 'error': None},
+                                host2['name']: {'state': 'done', 'error': None},
                                 host3['name']: {'state': 'done', 'error': None}}
     merged = record['result']
+    per_daemon = merged['rgw']['per_daemon']
+    assert sorted(d['daemon'] for d in per_daemon) == rgws
+    assert all(d['cpu_cores'] > 0 for d in per_daemon), per_daemon
     # A concurrency of 6 in all: two agents of 3 each, one start, their counts added.
     assert merged['concurrency'] == 6
     assert merged['ops'] > 0 and merged['errors'] == 0
@@ -362,7 +370,8 @@ def test_by_default_a_load_and_a_run_put_an_agent_on_every_rgw_host(
         'orch', 'ps', '--daemon_type', 'rgw')})
     assert len(rgw_hosts) == 3
     plan = hosts3.ceph_json('rgwbench', 'plan', '--profile', 'quick')
-    assert plan['agents'] == {'hosts': rgw_hosts, 'started_by': 'orchestrator'}
+    assert plan['agents'] == {'hosts': rgw_hosts, 'samplers': [],
+                              'started_by': 'orchestrator'}
     assert 'agents: one on each of %s (containers the orchestrator starts)' % ', '.join(
         rgw_hosts) in hosts3.ceph('rgwbench', 'plan', '--profile', 'quick').stdout
     try:

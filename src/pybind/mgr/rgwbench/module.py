@@ -246,7 +246,9 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
             return LocalLauncher()
         image = str(self.get_module_option('agent_image') or
                     self.get_ceph_option('container_image') or '')
-        return OrchestratorLauncher(self, hosts, image, orchestrator.raise_if_exception)
+        samplers = self._server_daemons().unwatched_hosts(hosts, self._known_hosts())
+        return OrchestratorLauncher(self, hosts, image, orchestrator.raise_if_exception,
+                                    samplers=samplers)
 
     def _rgw_hosts(self) -> List[str]:
         """The host of each daemon of the RGW service under test (a host once a daemon)."""

@@ -31,6 +31,18 @@ class ServerDaemons:
         return {d.name: d.host for d in self.daemons
                 if d.host == host or d.host.split('.')[0] == short}
 
+    def unwatched_hosts(self, agents: List[str], known: List[str]) -> List[str]:
+        """The orchestrator's hosts (of `known`) that run one of these daemons and none of
+        the `agents`: each needs an agent that samples only, or its daemons go uncounted."""
+        def short(host: str) -> str:
+            return host.split('.')[0]
+        watched = {short(a) for a in agents}
+        found = []
+        for host in sorted(known):
+            if short(host) not in watched and self.on_host(host) and host not in found:
+                found.append(host)
+        return found
+
     def job_fields(self, host: str) -> Dict[str, Any]:
         """What the job of an agent on `host` says about the daemons it counts."""
         return {'proc_daemons': self.on_host(host), 'proc_fsid': self.fsid}

@@ -93,6 +93,9 @@ class AgentRun:
         self.start_at: Optional[float] = None
         self.agents: Dict[str, Dict[str, Any]] = {
             a: {'state': WAITING, 'error': None} for a in launcher.agent_ids()}
+        # Agents that only sample their host's daemons; the others share the load.
+        self.samplers = set(launcher.samplers) & set(self.agents)
+        self.loaders = sorted(a for a in self.agents if a not in self.samplers)
         self.results: Dict[str, Dict[str, Any]] = {}
         self._cond = threading.Condition()
         self._aborted = False
@@ -146,7 +149,11 @@ class AgentRun:
         job['key_prefix'] = '%s%s/' % (self.job.get('key_prefix', 'rgwbench/'), agent)
         job['cleanup'] = False
         job.update(self.server_daemons.job_fields(agent))
-        job.update(agent_share(self.job, sorted(self.agents).index(agent), len(self.agents)))
+        if agent in self.samplers:
+            job.update(concurrency=0, processes=1, sample_only=True, target_offset=0,
+                       ops=None, objects=0, rate=None)
+        else:
+            job.update(agent_share(self.job, self.loaders.index(agent), len(self.loaders)))
         if not job['processes'] and self.processes_max:
             job['processes_max'] = self.processes_max
         return {'job': job, 'start_timeout_s': self.ready_timeout_s,
@@ -187,7 +194,7 @@ class AgentRun:
         figures = {k: body.get(k) for k in ('elapsed_s', 'phase', 'ops_per_s', 'mib_per_s',
                                             'mean_ms', 'errors')}
         with self._cond:
-            if self.agents[agent]['state'] == STARTED:
+            if self.agents[agent]['state'] == STARTED and agent not in self.samplers:
                 self.live[agent] = (self.clock(), figures)
             return {'stop': self.stopped} if self.stopped else {}
 

@@ -12,7 +12,7 @@ import tarfile
 import tempfile
 import time
 import uuid
-from typing import Any, Dict, List, Optional, Protocol
+from typing import Any, Dict, List, Optional, Protocol, Sequence
 
 from ..loadgen import bundle
 
@@ -64,6 +64,10 @@ class AgentLauncher(Protocol):
     # How the agents are started: MGR_PROCESS or ORCHESTRATOR.
     started_by: str
 
+    @property
+    def samplers(self) -> Sequence[str]:
+        """Those of agent_ids() that only sample their host's RGW and HAProxy daemons."""
+
     def agent_ids(self) -> List[str]: ...
 
     def launch(self, config: Dict[str, Any]) -> None: ...
@@ -77,9 +81,15 @@ class AgentLauncher(Protocol):
         """What would be left if the mgr vanished now (see `remove_leftovers`)."""
 
 
+def loading_agents(launcher: AgentLauncher) -> List[str]:
+    """The agents of a launcher that send load (not those that only sample)."""
+    return [a for a in launcher.agent_ids() if a not in launcher.samplers]
+
+
 class LocalLauncher:
     """One agent, a process on the active mgr's host, working in a folder of its own."""
     started_by = MGR_PROCESS
+    samplers: Sequence[str] = ()
 
     def __init__(self, host: Optional[str] = None) -> None:
         self.host = host or socket.gethostname()
@@ -151,9 +161,12 @@ class OrchestratorLauncher:
     started_by = ORCHESTRATOR
 
     def __init__(self, orch: Orchestrator, hosts: List[str], image: str,
-                 raise_if_exception: Any) -> None:
+                 raise_if_exception: Any, samplers: Sequence[str] = ()) -> None:
         self.orch = orch
-        self.hosts = hosts
+        # The agents that load, then those that only sample (hosts of RGW or HAProxy
+        # daemons that the placement leaves without an agent).
+        self.samplers = [h for h in samplers if h not in hosts]
+        self.hosts = list(hosts) + self.samplers
         self.image = image
         self.raise_if_exception = raise_if_exception
         self.service_name = 'container.' + AGENT_SERVICE_ID

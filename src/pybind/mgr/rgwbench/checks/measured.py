@@ -45,6 +45,8 @@ def _errors(results: Mapping[str, Mapping[str, Any]]) -> List[Finding]:
 def _busy_agents(results: Mapping[str, Mapping[str, Any]]) -> List[Finding]:
     busy = []
     for agent, result in sorted(results.items()):
+        if result.get('sample_only'):  # it sent no load
+            continue
         elapsed = float(result.get('elapsed_s') or 0.0)
         cpu = float(result.get('client_cpu_s') or 0.0)
         # Runnable but not running: a host whose cores are taken, or a CPU quota.
@@ -64,5 +66,6 @@ def _busy_agents(results: Mapping[str, Mapping[str, Any]]) -> List[Finding]:
                 'measured the client as much as RGW' % (100 * BUSY_SHARE, 100 * WAIT_SHARE),
         evidence=tuple(busy),
         fix='run the workload with processes 0 (one per core of each agent\'s host) or with '
-            'more agents (placement rgw, or more hosts); an agent that waited for a core '
-            'needs a host with cores to spare (no CPU quota, fewer other processes)')]
+            'more agents (the default placement on every RGW host, or more hosts); an '
+            'agent that waited for a core needs a host with cores to spare (no CPU quota, '
+            'fewer other processes)')]

@@ -268,10 +268,11 @@ def run_agent(channel: ModuleChannel, poll_s: float = 0.5) -> Dict[str, Any]:
 def _run_job(channel: ModuleChannel, job: Job, job_doc: Dict[str, Any],
              poll_s: float) -> Dict[str, Any]:
     job.validate()
-    prepare.preflight(job)
-    prepare.ensure_buckets(job)
-    if job.reads_prefilled:
-        prefill_watched(channel, job)
+    if not job.sample_only:
+        prepare.preflight(job)
+        prepare.ensure_buckets(job)
+        if job.reads_prefilled:
+            prefill_watched(channel, job)
     _expect(channel.call('POST', 'ready', {}), 'reporting ready')
     deadline = time.time() + float(job_doc.get('start_timeout_s', 300))
     while True:

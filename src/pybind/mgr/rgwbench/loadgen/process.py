@@ -107,8 +107,9 @@ class ProcessRun:
         sched = self.schedule
         clock = time.perf_counter_ns
 
-        def alive() -> bool:
-            return not self.stop.is_set() and any(t.is_alive() for t in threads)
+        def alive() -> bool:  # no threads at all: a sampling job, alive to the window's end
+            return not self.stop.is_set() and (not threads or any(t.is_alive()
+                                                                  for t in threads))
 
         # wait for the measured window, sample CPU at its start
         while alive() and clock() < sched.measure_ns:

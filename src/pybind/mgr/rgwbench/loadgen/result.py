@@ -20,7 +20,7 @@ ECHO_FIELDS = ("op", "mix", "object_size", "size_bytes", "concurrency", "process
                "objects", "working_set_bytes", "range", "sse", "payload_signing", "verify",
                "multipart_threshold", "part_size", "endpoint", "endpoints", "start_at", "run_tag")
 #: echo fields that add up when hosts are merged (each host its own key space)
-_SUMMED_ECHO = ("concurrency", "processes", "rate", "objects", "working_set_bytes")
+SUMMED_ECHO = ("concurrency", "processes", "rate", "objects", "working_set_bytes")
 MAX_ERROR_SAMPLES = 5
 
 
@@ -343,7 +343,7 @@ def merge_results(results: List[Dict[str, Any]]) -> Dict[str, Any]:
     for name in ECHO_FIELDS:
         if name in first:
             raw[name] = first[name]
-    for name in _SUMMED_ECHO:
+    for name in SUMMED_ECHO:
         numbers = [r.get(name) for r in results]
         if all(isinstance(v, (int, float)) for v in numbers):
             raw[name] = sum(float(v) for v in numbers if v is not None)

@@ -20,12 +20,19 @@ from .pool import on_signals, restore_signals, run_forked
 from .proc import ProcSampler
 from .process import ProcessRun
 from .progress import Reporter
-from .result import finalize, merge_results
+from .result import SUMMED_ECHO, finalize, merge_results
 from .schedule import Schedule
 from .workload import Job, format_size
 
 
 def _echo(job: Job) -> Dict[str, Any]:
+    echo = _job_echo(job)
+    if job.sample_only:  # it adds nothing to the totals merged with the loading agents'
+        echo.update({k: 0 for k in SUMMED_ECHO})
+    return echo
+
+
+def _job_echo(job: Job) -> Dict[str, Any]:
     sizes = job.sizes
     return {
         "op": job.op,
@@ -34,6 +41,7 @@ def _echo(job: Job) -> Dict[str, Any]:
         "size_bytes": sizes.fixed,
         "concurrency": job.concurrency,
         "processes": job.processes,
+        "sample_only": job.sample_only,
         "duration_s": job.duration_s,
         "warmup_s": job.warmup_s,
         "ops_limit": job.ops,

@@ -252,6 +252,9 @@ class Job:
     # The cluster's fsid: a daemon of that name in another cluster is not counted.
     proc_fsid: str = ""
     host_label: str = ""
+    # No load: only the server-side samples of this host's daemons over the window
+    # (an agent on a host that runs RGW or HAProxy and no load). Concurrency 0.
+    sample_only: bool = False
 
     # -- (de)serialisation ----------------------------------------------
 
@@ -387,11 +390,15 @@ class Job:
             self.mix = parse_mix(",".join("%s=%s" % kv for kv in self.mix.items()))
         elif self.mix and self.op != "mixed":
             raise UsageError("--mix needs --op mixed")
-        if self.concurrency < 1:
+        if self.sample_only:
+            if self.concurrency != 0 or self.processes != 1 or self.duration_s is None:
+                raise UsageError("a sampling job has concurrency 0, one process and a "
+                                 "duration")
+        elif self.concurrency < 1:
             raise UsageError("--concurrency must be at least 1")
         if self.processes < 0:
             raise UsageError("--processes must be at least 0 (0: one per core)")
-        if self.processes > self.concurrency:
+        if self.processes > self.concurrency and not self.sample_only:
             raise UsageError("--processes (%d) cannot exceed --concurrency (%d)"
                              % (self.processes, self.concurrency))
         if self.duration_s is not None and not self.duration_s > 0:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple
 
 from ..agents.coordinator import AgentRun, agents_failed
-from ..agents.launchers import AgentLauncher
+from ..agents.launchers import AgentLauncher, loading_agents
 from ..checks.finding import Finding
 from ..checks.gate import Refused, RunChecks
 from ..credentials import CredentialStore
@@ -118,8 +118,9 @@ class RunEngine:
         try:
             launcher = self.make_launcher(profile.placement or None)
         except Exception as e:  # shown in the plan; the run itself refuses it
-            return {'hosts': [], 'started_by': None, 'error': str(e)}
-        return {'hosts': launcher.agent_ids(), 'started_by': launcher.started_by}
+            return {'hosts': [], 'samplers': [], 'started_by': None, 'error': str(e)}
+        return {'hosts': loading_agents(launcher), 'samplers': list(launcher.samplers),
+                'started_by': launcher.started_by}
 
     def _user_problems(self, stored: Optional[Dict[str, str]]) -> List[str]:
         if stored is None and self.agents.keep_objects():
@@ -283,7 +284,8 @@ class RunEngine:
                 if self.checks is not None and record.findings is not None:
                     self.checks.between(record.findings, variant=variant.name,
                                         workload=workload.name, force=force,
-                                        planned=workload, agents=len(launcher.agent_ids()))
+                                        planned=workload,
+                                        agents=len(loading_agents(launcher)))
                 during: List[Finding] = []
                 try:
                     measured = self._workload(run_id, index, workload, profile, creds, client,

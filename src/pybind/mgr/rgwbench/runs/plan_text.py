@@ -10,8 +10,12 @@ def agents_text(agents: Dict[str, Any]) -> str:
         return 'none can be placed now: %s' % agents['error']
     if agents.get('started_by') == MGR_PROCESS:
         return 'one, a process on the active mgr\'s host (%s)' % ', '.join(agents['hosts'])
-    return 'one on each of %s (containers the orchestrator starts)' % ', '.join(
+    text = 'one on each of %s (containers the orchestrator starts)' % ', '.join(
         agents.get('hosts') or [])
+    if agents.get('samplers'):
+        text += '; and on %s, which the placement leaves out, one that only counts the ' \
+            'CPU and memory of its RGW and HAProxy daemons' % ', '.join(agents['samplers'])
+    return text
 
 
 def run_plan_to_text(plan: Dict[str, Any]) -> str:

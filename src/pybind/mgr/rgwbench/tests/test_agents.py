@@ -4,11 +4,14 @@ Agents run in threads here (the engine's own code, one process each in real
 use); S3 is the engine's stub server.
 """
 import hashlib
+import pathlib
+import shutil
 import socket
 import ssl
+import subprocess
 import threading
 import time
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple, Sequence
 
 import pytest
 
@@ -18,6 +21,7 @@ from rgwbench.agents.coordinator import AGENT_FAILED, DONE, AgentRun, agents_fai
 from rgwbench.loadgen.clock import AgentClock
 from rgwbench.loadgen.agent import (AgentError, DeadMan, ModuleChannel, enrolled_channel,
                                     run_agent)
+from rgwbench.server_daemons import ServerDaemon, ServerDaemons
 from rgwbench.tests.s3stub import StubS3
 from rgwbench.loadgen.workload import Job
 
@@ -33,6 +37,7 @@ class ThreadLauncher:
     """Agents as threads; `behaviour` decides what each does (`clock:S`: works, its clock
     S seconds off)."""
     started_by = 'mgr-process'
+    samplers: Sequence[str] = ()
 
     def __init__(self, agents: List[str], behaviour: Optional[Dict[str, str]] = None) -> None:
         self.ids = agents
@@ -446,3 +451,63 @@ def test_agents_merge_into_the_whole_rate_and_working_set(
     assert (merged['mode'], merged['rate'], merged['objects']) == ('open', 10.0, 20)
     assert merged['working_set_bytes'] == 20 * 4096
     assert merged['ops'] == pytest.approx(40, abs=5)
+
+
+class WithSamplers(ThreadLauncher):
+    """Agents as threads, of which `samplers` only sample their host's daemons."""
+
+    def __init__(self, loaders: List[str], samplers: List[str]) -> None:
+        super().__init__(loaders + samplers)
+        self.samplers = list(samplers)
+
+
+def test_a_sampling_agent_sends_no_load_and_adds_nothing_to_the_totals(
+        stub: StubS3, certificate: Tuple[str, str], tmp_path: pathlib.Path) -> None:
+    launcher = WithSamplers(['host-b', 'host-a'], ['host-s'])
+    agent_run = AgentRun(job(stub, op='get', rate=8.0, objects=20, concurrency=4), launcher)
+    sampler = Job.from_dict(agent_run.job_for('host-s')['job'])
+    assert (sampler.sample_only, sampler.concurrency, sampler.processes, sampler.rate,
+            sampler.objects) == (True, 0, 1, None, 0)
+    loaders = [Job.from_dict(agent_run.job_for(a)['job']) for a in ('host-a', 'host-b')]
+    assert [(j.concurrency, j.target_offset, j.rate, j.objects) for j in loaders] == [
+        (2, 0, 4.0, 10), (2, 2, 4.0, 10)]
+
+    # A whole run: the sampler samples its host's daemon (a spinning process named and
+    # configured as an HAProxy) over the measured window, from the common start, and
+    # posts a result with no operation; the totals are the loaders'.
+    folder = tmp_path / 'haproxy.test1'
+    folder.mkdir()
+    program = str(tmp_path / 'haproxy')
+    shutil.copy('/usr/bin/yes', program)
+    spinning = subprocess.Popen([program, '--', '-f', str(folder / 'haproxy.cfg')],
+                                stdout=subprocess.DEVNULL)
+    try:
+        agent_run = AgentRun(
+            job(stub, op='get', rate=8.0, objects=20, concurrency=4, duration_s=2.0,
+                warmup_s=0.2, proc_stats=True),
+            launcher, start_delay_s=0.3, check_every_s=0.2,
+            server_daemons=ServerDaemons((ServerDaemon('haproxy.test1', 'host-s'),)))
+        summary = agent_run.run(AgentChannel('127.0.0.1', 0, *certificate))
+    finally:
+        spinning.kill()
+        spinning.wait()
+    assert {a: s['state'] for a, s in summary['agents'].items()} == {
+        'host-a': DONE, 'host-b': DONE, 'host-s': DONE}
+    alone = agent_run.results['host-s']
+    assert alone['sample_only'] and alone['ops'] == 0
+    assert (alone['concurrency'], alone['processes'], alone['rate'], alone['objects']) == (
+        0, 0, 0, 0)
+    assert alone['start_at'] == summary['start_at']
+    (sampled,) = alone['server'].values()
+    assert sampled['haproxy']['window_s'] == pytest.approx(2.0, abs=0.5)
+    assert [d['daemon'] for d in sampled['haproxy']['per_daemon']] == ['haproxy.test1'], sampled
+    assert sampled['haproxy']['cpu_s'] > 0.1
+    merged = summary['result']
+    assert (merged['concurrency'], merged['processes'], merged['rate'], merged['objects']) == (
+        4, 2, 8.0, 20)
+    assert merged['ops'] == sum(agent_run.results[a]['ops'] for a in ('host-a', 'host-b')) > 0
+    assert merged['targets'] == [{'url': stub.url, 'workers': 4, 'ops': merged['ops'],
+                                  'errors': 0}]
+    # It made no bucket and wrote nothing of its own.
+    keys = [k for objects in stub.buckets.values() for k in objects]
+    assert not any('/host-s/' in k for k in keys)

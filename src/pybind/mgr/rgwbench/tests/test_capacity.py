@@ -1,7 +1,7 @@
 """The capacity guard: workloads that write stop before an OSD gets near full."""
 import threading
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, Sequence
 
 import pytest
 
@@ -115,6 +115,7 @@ def test_the_watch_stops_once_when_the_guard_trips() -> None:
 
 class Launcher:
     started_by = 'mgr-process'
+    samplers: Sequence[str] = ()
 
     def agent_ids(self) -> List[str]:
         return ['a']

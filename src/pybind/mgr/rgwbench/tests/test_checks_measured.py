@@ -37,6 +37,13 @@ def test_an_agent_whose_processes_were_busy_is_named() -> None:
     assert 'processes 0' in busy.fix
 
 
+def test_an_agent_that_only_sampled_is_never_named_client_bound() -> None:
+    # It sent no load: whatever it waited for did not skew the load.
+    assert measured_findings({
+        'h1': result(cpu=0.1, elapsed=10.0),
+        'h2': dict(result(cpu=0.2, elapsed=10.0, client_wait_s=9.0), sample_only=True)}) == []
+
+
 def test_an_agent_that_waited_for_a_core_is_named_though_it_used_little() -> None:
     # A CPU quota or a host busy with other work: the engine was runnable, not running.
     (busy,) = measured_findings({

@@ -4,7 +4,7 @@ import socket
 import subprocess
 import threading
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 import pytest
 from fixtures import MemoryStore
@@ -33,6 +33,7 @@ class Log:
 class BlockingLauncher:
     """Never lets its agent start, so that a load stays in progress."""
     started_by = 'mgr-process'
+    samplers: Sequence[str] = ()
 
     def __init__(self) -> None:
         self.removed = threading.Event()

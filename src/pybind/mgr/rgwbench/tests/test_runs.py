@@ -234,7 +234,8 @@ def test_a_plan_says_where_the_agents_go_or_why_they_cannot(
         plan = s.engine.plan(s.profile(placement=['h1', 'h2']))
     finally:
         ThreadLauncher.started_by = 'mgr-process'
-    assert plan['agents'] == {'hosts': ['h1', 'h2'], 'started_by': 'orchestrator'}
+    assert plan['agents'] == {'hosts': ['h1', 'h2'], 'samplers': [],
+                              'started_by': 'orchestrator'}
     assert 'agents: one on each of h1, h2 (containers the orchestrator starts)' in \
         run_plan_to_text(plan).splitlines()
 

@@ -1,5 +1,5 @@
 """The daemons an agent counts: by name, those of its own host."""
-from typing import Any, List, NamedTuple, Optional
+from typing import Any, List, NamedTuple, Optional, Sequence
 
 from rgwbench.agents.coordinator import AgentRun
 from rgwbench.agents.launchers import OrchestratorLauncher
@@ -75,6 +75,7 @@ def test_rgw_daemons_by_the_name_the_orchestrator_gives_them() -> None:
 
 class NoLauncher:
     started_by = 'mgr-process'
+    samplers: Sequence[str] = ()
 
     def agent_ids(self) -> List[str]:
         return ['h1', 'h2']
@@ -102,3 +103,21 @@ def test_agent_containers_see_the_hosts_processes() -> None:
     again = ServiceSpec.from_json(spec.to_json())
     assert again.args == ['--net=host', '--pid=host']
     again.validate()
+
+
+def test_hosts_of_daemons_without_an_agent_get_one_that_only_samples() -> None:
+    daemons = ServerDaemons(daemons=(
+        ServerDaemon('rgw.a', 'h1.example'), ServerDaemon('rgw.b', 'h2'),
+        ServerDaemon('haproxy.i.h3.x', 'h3'), ServerDaemon('rgw.c', 'h4')))
+    known = ['h4', 'h3', 'h2', 'h1', 'h5']
+    # A daemon's host named by its FQDN in the service map is the orchestrator's h1.
+    assert daemons.unwatched_hosts(['h2'], known) == ['h1', 'h3', 'h4']
+    assert daemons.unwatched_hosts(['h1', 'h2', 'h3', 'h4'], known) == []
+    # A host the orchestrator does not know cannot be given an agent.
+    assert daemons.unwatched_hosts(['h2'], ['h2', 'h3']) == ['h3']
+    launcher = OrchestratorLauncher(None, ['h2', 'h5'], 'image', lambda r: r,  # type: ignore
+                                    samplers=['h1', 'h2', 'h3'])
+    assert launcher.agent_ids() == ['h2', 'h5', 'h1', 'h3']
+    assert launcher.samplers == ['h1', 'h3']
+    spec = launcher.spec({'server': 'https://10.0.0.1:7480', 'fingerprint': 'ab'})
+    assert [h.hostname for h in spec.placement.hosts] == ['h2', 'h5', 'h1', 'h3']

@@ -3,7 +3,7 @@ import json
 import logging
 import re
 import socket
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 import pytest
 
@@ -79,6 +79,7 @@ def free_port() -> int:
 
 class FailingLauncher:
     started_by = 'mgr-process'
+    samplers: Sequence[str] = ()
 
     def agent_ids(self) -> List[str]:
         return ['h1']
