@@ -52,8 +52,10 @@ def status_to_text(status: Dict[str, Any]) -> str:
             ', '.join('%s=%s' % kv for kv in sorted(settings['settings'].items())),
             settings['state'], settings['journal_id']))
     for left in status.get('leftovers') or []:
-        lines.append('left by an interrupted workload, being removed: %s (%s)' % (
-            left['bucket_prefix'], '; '.join(left['errors']) or 'not tried yet'))
+        lines.append('left by %s, being removed: %s (%s)' % (
+            'a workload whose clean-up failed' if left.get('ended') else
+            'an interrupted workload', left['bucket_prefix'],
+            '; '.join(left['errors']) or 'not tried yet'))
     daemons = status['rgw_daemons']
     if not daemons:
         lines.append('RGW daemons: none found in the service map')

@@ -126,11 +126,13 @@ class Leftovers:
             self.store.set_store(self._current, None)
             self._current = None
 
-    def ended(self, cleaned: Dict[str, Any]) -> None:
+    def ended(self, cleaned: Dict[str, Any], agents_removed: bool = False) -> None:
         """The workload ended: its record goes, or stays for `remove` if buckets were left.
 
         A clean-up that could not reach any RGW (one was just killed) or found a
         bucket still filling is tried again by the serve loop, never forgotten.
+        `agents_removed`: the agents' run removed its agents itself, so the record
+        that stays is of buckets only (a mgr on another host can finish it).
         """
         problem = cleanup_problem(cleaned)
         if self._current is None or problem is None:
@@ -140,6 +142,8 @@ class Leftovers:
         if stored:
             left = json.loads(stored)
             left.update(errors=[problem], ended=True)
+            if agents_removed:
+                left['agents'] = {}
             self.store.set_store(self._current, json.dumps(left))
         self._current = None
 
@@ -153,7 +157,9 @@ class Leftovers:
     def pending(self) -> List[Dict[str, Any]]:
         """What is written down and not yet removed, other than a workload in progress."""
         return [{'bucket_prefix': left['bucket_prefix'], 'agents': left['agents'],
-                 'errors': left.get('errors') or []} for _, left in self._found()]
+                 'errors': left.get('errors') or [],
+                 # it ended by itself, its clean-up still owed; else a mgr restart cut it off
+                 'ended': bool(left.get('ended'))} for _, left in self._found()]
 
     def remove(self, remove_service: Callable[[str], Any], creds: Optional[Dict[str, str]],
                log: Any) -> List[LeftBehind]:
@@ -256,6 +262,7 @@ class AgentWorkloads:
         that were busy (Finding objects). `refused` in the summary: why the
         load was not started (the agents' clocks too far apart), if it was not.
         """
+        agents_removed = False
         try:
             agent_run = AgentRun(job, launcher, ca_bundle=ca_pem,
                                  server_daemons=self.server_daemons(),
@@ -274,6 +281,7 @@ class AgentWorkloads:
                 if pgs is not None:
                     during.enter_context(pgs)
                 summary: Dict[str, Any] = agent_run.run(self.make_channel())
+                agents_removed = True  # its own end removed them
             during_load = [] if pgs is None or summary.get('start_at') is None else \
                 pgs.findings(float(summary['start_at']) + float(job.get('warmup_s') or 0),
                              float(job.get('duration_s') or 0))
@@ -287,7 +295,7 @@ class AgentWorkloads:
             done = self.clean_up(job, ca_pem, aborted())
             if cleaned is not None:
                 cleaned.update(done)
-            leftovers.ended(done)
+            leftovers.ended(done, agents_removed)
         return summary
 
     def clean_up(self, job: Dict[str, Any], ca_pem: Optional[str],

@@ -243,7 +243,8 @@ def test_a_new_mgr_removes_what_a_cut_off_load_left(monkeypatch: pytest.MonkeyPa
     assert LEFTOVERS_KEY in store.data
     assert loads.leftovers.pending() == [{
         'bucket_prefix': 'rgwbench-l1', 'agents': {},
-        'errors': ['no stored credentials to remove buckets rgwbench-l1* with']}]
+        'errors': ['no stored credentials to remove buckets rgwbench-l1* with'],
+        'ended': False}]
     CredentialStore(store).set('access_key: A\nsecret_key: S')
     deleted: List[str] = []
 

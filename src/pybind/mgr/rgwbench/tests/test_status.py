@@ -46,3 +46,15 @@ def test_live_figures_are_one_readable_clause() -> None:
     assert live_text({'agents': 2, 'phase': 'measuring', 'ops_per_s': 1234.5,
                       'mib_per_s': 4.8213, 'errors': 0}) == \
         '; now 1234.5 ops/s, 4.82 MiB/s (2 agents, measuring)'
+
+
+def test_leftovers_say_whether_their_workload_was_cut_off_or_ended() -> None:
+    status = build_status('20.2.4', 'tentacle', OrchestratorState('cephadm', True, ''), {}, None)
+    status['leftovers'] = [
+        {'bucket_prefix': 'rgwbench-a', 'agents': {}, 'errors': [], 'ended': False},
+        {'bucket_prefix': 'rgwbench-b', 'agents': {}, 'errors': ['buckets: refused'],
+         'ended': True}]
+    lines = status_to_text(status).splitlines()
+    assert 'left by an interrupted workload, being removed: rgwbench-a (not tried yet)' in lines
+    assert 'left by a workload whose clean-up failed, being removed: rgwbench-b (buckets: ' \
+        'refused)' in lines

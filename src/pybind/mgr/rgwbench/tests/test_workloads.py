@@ -3,11 +3,12 @@ import json
 import logging
 import re
 import socket
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import pytest
 
 from fixtures import MemoryStore
+from rgwbench.agents.channel import AgentChannel
 from rgwbench.errors import InvalidInput
 from rgwbench.loads import LoadRequest
 from rgwbench.profiles import Workload, parse_profile
@@ -138,3 +139,47 @@ def test_a_clean_up_no_rgw_answers_stays_written_down_to_be_tried_again() -> Non
         (found,) = leftovers.remove(lambda service: None, CREDS, logging.getLogger('test'))
         assert found.errors == [] and stub.buckets == {}
     assert leftovers.pending() == [] and store.get_store_prefix('k') == {}
+
+
+class VanishingLauncher:
+    """An agents' service whose one agent is gone at once: the agents' run ends early."""
+    started_by = 'orchestrator'
+    samplers: Sequence[str] = ()
+
+    def __init__(self) -> None:
+        self.removed = False
+
+    def agent_ids(self) -> List[str]:
+        return ['h1']
+
+    def launch(self, config: Dict[str, Any]) -> None:
+        pass
+
+    def problem(self, agent: str) -> Optional[str]:
+        return 'agent container on h1 is error'
+
+    def remove(self) -> None:
+        self.removed = True
+
+    def leftovers(self) -> Dict[str, Any]:
+        return {'service': 'container.rgwbench-agent'}
+
+
+def test_a_record_kept_for_its_buckets_drops_the_agents_the_run_removed_itself(
+        certificate: Tuple[str, str]) -> None:
+    store = MemoryStore()
+    leftovers = Leftovers(store, 'k')
+    dead = ['http://127.0.0.1:%d' % free_port()]
+    job = make_job(Workload(name='w', buckets=1), creds=CREDS, endpoints=dead,
+                   bucket_prefix='rgwbench-x', run_tag='x')
+    launcher = VanishingLauncher()
+    leftovers.write({'id': 'x'}, launcher, job)
+    agents = AgentWorkloads(make_channel=lambda: AgentChannel('127.0.0.1', 0, *certificate),
+                            server_daemons=ServerDaemons, log=logging.getLogger('test'))
+    summary = agents.run_once(job, launcher, ca_pem=None,
+                              leftovers=leftovers, watch=lambda run: None)
+    assert summary['agents']['h1']['state'] == 'failed' and launcher.removed
+    # The buckets are owed (no RGW answered the clean-up), the agents' service is not:
+    # a mgr on any host can finish the record.
+    (pending,) = leftovers.pending()
+    assert pending['agents'] == {} and 'connection refused' in pending['errors'][0]
