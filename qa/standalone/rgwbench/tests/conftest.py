@@ -45,7 +45,22 @@ class Cluster:
         # good part of the machine's CPU while the suite ran.
         if not self._ceph_argv:
             self._ceph_argv = json.loads(self.tool('info').stdout)['tools']['ceph']
-        return run(self._ceph_argv + list(args), check, timeout=120)
+        try:
+            return run(self._ceph_argv + list(args), check, timeout=120)
+        except subprocess.TimeoutExpired as e:
+            # A mgr that does not answer: say what the mgrs last wrote.
+            raise AssertionError('ceph %s: no answer in 120 s; the mgr logs end:\n%s' % (
+                ' '.join(args), self.mgr_logs_tail())) from e
+
+    def mgr_logs_tail(self, lines: int = 25) -> str:
+        found = []
+        folder = os.path.join(self.dir, 'log')
+        for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+            if name.startswith('mgr.') and name.endswith('.log'):
+                with open(os.path.join(folder, name), errors='replace') as f:
+                    tail = f.read()[-20000:].splitlines()[-lines:]
+                found.append('== %s\n%s' % (name, '\n'.join(tail)))
+        return '\n'.join(found) or '(no mgr log in %s)' % folder
 
     def ceph_json(self, *args: str) -> Any:
         return json.loads(self.ceph(*args, '-f', 'json').stdout)

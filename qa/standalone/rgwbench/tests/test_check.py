@@ -4,6 +4,7 @@ import errno
 import json
 import os
 import re
+import subprocess
 import time
 from typing import Any, Dict, Iterator, List
 
@@ -11,6 +12,7 @@ import pytest
 
 from conftest import RELEASES, Cluster, new_cluster_dir, one_line
 from test_load import agent_folders, buckets, set_credentials, wait_load
+from test_orchestrator import cluster_argv
 
 
 def check(cluster: Cluster, *args: str) -> List[Dict[str, Any]]:
@@ -286,6 +288,9 @@ SLOW_SCRUB = {'osd_scrub_sleep': '5', 'osd_debug_deep_scrub_sleep': '3',
 
 
 SCRUBBED_LOAD_S = 30
+# About 8 s of sleeps each (osd_scrub_sleep and osd_debug_deep_scrub_sleep): a scrub
+# of two minutes, longer than the load's start and window on a busy machine.
+SCRUBBED_OBJECTS = 16
 
 
 def scrubbing(cluster: Cluster) -> int:
@@ -310,12 +315,21 @@ def test_a_scrub_during_a_load_is_kept_with_its_seconds(
         cluster: Cluster, stored_credentials: None) -> None:
     # A deep scrub that sleeps between chunks of one object and before each object it
     # reads: begun before the load (an OSD may take half a minute to start a scrub it
-    # was asked for on a busy machine), it goes on through the load's window.
+    # was asked for on a busy machine), it goes on through the load's window. It scrubs
+    # a pool of its own on the OSDs the load uses: a scrub holds the writes to what it
+    # reads, and on one of RGW's own pools it could hold the load's first requests
+    # longer than they may take.
+    pool = 'rgwbench-scrubbed'
+    cluster.ceph('osd', 'pool', 'create', pool, '1')
+    cluster.ceph('osd', 'pool', 'application', 'enable', pool, 'rgwbench-test')
     for option, value in SLOW_SCRUB.items():
         cluster.ceph('config', 'set', 'osd', option, value)
     try:
+        for i in range(SCRUBBED_OBJECTS):
+            subprocess.run(cluster_argv(cluster, 'rados', '-p', pool, 'put', 'obj-%d' % i, '-'),
+                           input=os.urandom(4096), check=True, timeout=60)
         assert scrub_sleeps(cluster), 'osd.0 runs with neither scrub sleep set'
-        cluster.ceph('osd', 'pool', 'deep-scrub', 'default.rgw.log')
+        cluster.ceph('osd', 'pool', 'deep-scrub', pool)
         deadline = time.monotonic() + 240
         while not scrubbing(cluster):
             assert time.monotonic() < deadline, 'the deep scrub did not begin'
@@ -327,6 +341,7 @@ def test_a_scrub_during_a_load_is_kept_with_its_seconds(
     finally:
         for option in SLOW_SCRUB:
             cluster.ceph('config', 'rm', 'osd', option)
+        cluster.ceph('osd', 'pool', 'rm', pool, pool, '--yes-i-really-really-mean-it')
         deadline = time.monotonic() + 120
         while scrubbing(cluster) and time.monotonic() < deadline:
             time.sleep(1)

@@ -171,8 +171,10 @@ def test_load_with_agents_placed_by_the_orchestrator(cluster: Cluster,
 def test_a_mgr_restart_during_a_load_leaves_nothing_behind(
         cluster: Cluster, credentials: Dict[str, Any]) -> None:
     before, folders = buckets(cluster), agent_folders(cluster)
+    # Long, and at a rate that keeps it far from filling the cluster (so that the
+    # capacity guard lets it start on a fresh cluster too).
     load_id = cluster.ceph('rgwbench', 'load', '--op', 'put', '--size', '4KiB',
-                           '--concurrency', '2', '--duration', '300',
+                           '--concurrency', '2', '--duration', '300', '--rate', '50',
                            '--placement', 'mgr').stdout.strip()
     deadline = time.monotonic() + 120
     while not [b for b in buckets(cluster) if b.startswith('rgwbench-%s' % load_id)]:
@@ -208,8 +210,10 @@ def test_a_local_agent_ends_itself_when_its_mgr_dies_and_the_mgr_back_removes_th
     before, folders = buckets(cluster), agent_folders(cluster)
     cluster.ceph('config', 'set', 'mgr', 'mgr/rgwbench/agent_deadman_timeout', str(DEADMAN_S))
     try:
+        # Long, and at a rate that keeps it far from filling the cluster (so that the
+        # capacity guard lets it start on a fresh cluster too).
         load_id = cluster.ceph('rgwbench', 'load', '--op', 'put', '--size', '4KiB',
-                               '--concurrency', '2', '--duration', '300',
+                               '--concurrency', '2', '--duration', '300', '--rate', '50',
                                '--placement', 'mgr').stdout.strip()
         deadline = time.monotonic() + 120
         while not [b for b in buckets(cluster) if b.startswith('rgwbench-%s' % load_id)]:

@@ -272,7 +272,18 @@ class ServerSideEncryption(Setting):
         sse = SSE.from_settings(customer_key=self.client_sse(ctx, value).get('sse_c_key'),
                                 kms_key_id=self.client_sse(ctx, value).get('sse_kms_key_id'),
                                 sse_s3=value == 'sse-s3')
-        for url, headers in self._check_endpoints(ctx):
+        # A restarted daemon reports its running config a moment after it serves: until
+        # then it may still show the value it ran with before.
+        endpoints: List[Tuple[str, Dict[str, str]]] = []
+
+        def endpoints_ready() -> Optional[str]:
+            try:
+                endpoints[:] = self._check_endpoints(ctx)
+            except SettingNotInEffect as e:
+                return str(e)
+            return None
+        poll(ctx, 'every RGW daemon to take SSE', endpoints_ready)
+        for url, headers in endpoints:
             check_write(url, creds, sse, headers, MODES[value], value)
 
     def _check_endpoints(self, ctx: SettingContext) -> List[Tuple[str, Dict[str, str]]]:

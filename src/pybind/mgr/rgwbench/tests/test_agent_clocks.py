@@ -122,6 +122,15 @@ def test_more_than_50_ms_apart_skews_with_each_clock_as_evidence() -> None:
     assert 'chronyc' in f.fix
 
 
+def test_a_spread_the_round_trips_do_not_prove_is_not_a_finding() -> None:
+    # Threads of one process, one clock: a starved machine's slow exchanges put the
+    # midpoints 80 ms apart, within their bounds of +-45 ms each.
+    assert clock_skew({'a': ClockSample(0.04, 0.045), 'b': ClockSample(-0.04, 0.045)}) is None
+    f = clock_skew({'a': ClockSample(0.1, 0.02), 'b': ClockSample(-0.1, 0.02)})
+    assert f is not None and f.level == Level.skews
+    assert f.evidence[-1] == 'spread over the mgr and 2 agents: 200.0 ms (at least 160.0 ms)'
+
+
 def test_the_mgr_counts_as_a_clock() -> None:
     f = clock_skew({'a': ClockSample(0.2, 0.001)})
     assert f is not None and f.level == Level.skews

@@ -311,6 +311,27 @@ def stub() -> Any:
     server.stop()
 
 
+def test_verify_waits_for_a_restarted_rgw_to_report_it_takes_sse_over_http(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # sse-c sets rgw_crypt_require_ssl false and restarts RGW; the restarted daemon
+    # reports its config a moment after it serves, the old value until then.
+    ctx = context()
+    ctx.secrets.set_store('credentials/s3', json.dumps({'access_key': 'A', 'secret_key': 'S'}))
+    cluster: Any = ctx.cluster
+    reported = ['true', 'true', 'false']
+
+    def running_config(daemon: str, option: str) -> Optional[str]:
+        if option != 'rgw_crypt_require_ssl':
+            return None
+        return reported.pop(0) if len(reported) > 1 else reported[0]
+    cluster.running_config = running_config
+    written: List[str] = []
+    monkeypatch.setattr('rgwbench.settings.sse.check_write',
+                        lambda url, *args: written.append(url))
+    ServerSideEncryption().verify(ctx, 'sse-c')
+    assert reported == ['false'] and written == ['http://127.0.0.1:8000']
+
+
 def test_check_write_finds_an_object_stored_without_encryption(stub: Any) -> None:
     # The stub stores what it is sent and says nothing of encryption, as an RGW
     # without SSE would.
