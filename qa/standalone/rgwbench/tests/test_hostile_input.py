@@ -115,7 +115,9 @@ def hostile(cluster: Cluster) -> Iterator[Panel]:
     cluster.ceph('config', 'set', 'mgr', 'mgr/rgwbench/panel_port', str(port))
     password = cluster.ceph('rgwbench', 'panel', 'password', 'generate').stdout.strip()
     panel = Panel(cluster, port, password)
-    panel.wait_serving()
+    # The shard's first test: its mgr may still be starting every module on a busy
+    # machine (CI9 saw the panel listed, and not answering, after 120 s).
+    panel.wait_serving(timeout=300)
     yield panel
     cluster.ceph('rgwbench', 'panel', 'password', 'rm')
     cluster.ceph('config', 'rm', 'mgr', 'mgr/rgwbench/panel_port')
