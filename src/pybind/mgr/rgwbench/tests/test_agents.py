@@ -395,15 +395,15 @@ def test_the_dead_man_switch_stops_the_load_then_leaves_once_the_module_is_silen
                  every_s=0.05, grace_s=0.3):
         time.sleep(0.3)
         module.gone.set()
-        went = time.monotonic()
-        deadline = went + 5
+        deadline = time.monotonic() + 5
         while not left and time.monotonic() < deadline:
             time.sleep(0.02)
-        took = time.monotonic() - went
+        # From the module's last answer (on a starved machine it may come well before
+        # the test makes the module go silent).
+        took = time.monotonic() - module.last_answer
     assert len(stopped) == 1 and 'has not answered for' in stopped[0]
     assert left == [3]
-    # The last answer came up to one ask before the module went silent.
-    assert 0.5 - 0.05 + 0.3 <= took < 0.5 + 2 * 0.05 + 0.3 + 0.5, took
+    assert 0.5 + 0.3 <= took < 0.5 + 2 * 0.05 + 0.3 + 0.5, took
     assert module.dead == stopped[0]
 
 
