@@ -138,7 +138,8 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
             cluster=RunCluster(make_applier=self._settings_applier,
                                ceph_version=lambda: ceph_version_number(self.version),
                                checks=self.checks,
-                               rgw_daemons=lambda: len(self._rgw_hosts())),
+                               rgw_daemons=lambda: len(self._rgw_hosts()),
+                               agent_hosts=self._agent_hosts),
             agents=AgentWorkloads(
                 make_channel=self._agent_channel, server_daemons=self._server_daemons,
                 log=self.log,
@@ -240,8 +241,11 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
     def _known_hosts(self) -> List[str]:
         return [h.hostname for h in orchestrator.raise_if_exception(self.get_hosts())]
 
+    def _agent_hosts(self, placement: Optional[List[str]]) -> List[str]:
+        return agent_hosts(placement, self._placed_rgw_hosts, self._known_hosts)
+
     def _agent_launcher(self, placement: Optional[List[str]]) -> AgentLauncher:
-        hosts = agent_hosts(placement, self._placed_rgw_hosts, self._known_hosts)
+        hosts = self._agent_hosts(placement)
         if not hosts:
             return LocalLauncher()
         image = str(self.get_module_option('agent_image') or
@@ -250,9 +254,10 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
         return OrchestratorLauncher(self, hosts, image, orchestrator.raise_if_exception,
                                     samplers=samplers)
 
-    def _rgw_hosts(self) -> List[str]:
-        """The host of each daemon of the RGW service under test (a host once a daemon)."""
-        service = self._rgw_service(self._cluster_access())
+    def _rgw_hosts(self, names: Optional[List[str]] = None) -> List[str]:
+        """The host of each daemon of the RGW service under test (a host once a daemon);
+        `names`: the RGW services, when already read."""
+        service = self._rgw_service(self._cluster_access(), names)
         return [str(d.hostname) for d in orchestrator.raise_if_exception(
             self.list_daemons(service_name=service))]
 
@@ -261,10 +266,8 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
         when the orchestrator manages no RGW service (RGWs deployed by other means)."""
         if orchestrator_state(self).backend is None:
             return None
-        cluster = self._cluster_access()
-        if not cluster.services('rgw'):
-            return []
-        return self._rgw_hosts()
+        names = self._rgw_service_names(self._cluster_access())
+        return self._rgw_hosts(names) if names else []
 
     def _remove_service(self, service_name: str) -> None:
         orchestrator.raise_if_exception(self.remove_service(service_name))
@@ -274,10 +277,14 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
                              timeout_s=float(self.get_module_option('ready_timeout') or 600),
                              log=self.log.info, users=RadosgwAdmin(self))
 
-    def _rgw_service(self, cluster: ClusterAccess) -> str:
-        return rgw_service_under_test(
-            str(self.get_module_option('rgw_service') or ''),
-            [ServiceSpec.from_json(s).service_name() for s in cluster.services('rgw')])
+    @staticmethod
+    def _rgw_service_names(cluster: ClusterAccess) -> List[str]:
+        return [ServiceSpec.from_json(s).service_name() for s in cluster.services('rgw')]
+
+    def _rgw_service(self, cluster: ClusterAccess, names: Optional[List[str]] = None) -> str:
+        return rgw_service_under_test(str(self.get_module_option('rgw_service') or ''),
+                                      self._rgw_service_names(cluster) if names is None
+                                      else names)
 
     def _settings_applier(self) -> SettingsApplier:
         cluster = self._cluster_access()

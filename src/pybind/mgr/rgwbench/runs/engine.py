@@ -64,6 +64,8 @@ class RunCluster:
     # How many RGW daemons the service under test has now (a workload may be given
     # its concurrency per RGW daemon).
     rgw_daemons: Callable[[], int] = lambda: 1
+    # The hosts a placement puts agents on now ([]: the mgr's); raises when it cannot.
+    agent_hosts: Callable[[Optional[List[str]]], List[str]] = lambda placement: []
 
 
 class RunEngine:
@@ -78,6 +80,7 @@ class RunEngine:
         self.ceph_version = cluster.ceph_version
         self.checks = cluster.checks
         self.rgw_daemons = cluster.rgw_daemons
+        self.agent_hosts = cluster.agent_hosts
         self.agents = agents
         self.make_launcher = make_launcher
         self.events = events
@@ -102,14 +105,16 @@ class RunEngine:
             variants.append({'name': variant.name, 'baseline': variant.name == profile.baseline,
                              'settings': variant.settings,
                              'changes': [p.to_dict() for p in plans]})
+        agents = self._agents_planned(profile)
         return {'profile': profile.name, 'baseline': profile.baseline,
                 'estimated_s': estimate_seconds(profile), 'repeats': profile.repeats,
                 'placement': profile.placement or [],
-                'agents': self._agents_planned(profile),
+                'agents': agents,
                 'target': profile.target.to_value() or AUTO,
                 'workloads': [w.to_dict() for w in profile.workloads],
                 'variants': variants, 's3_user': user_plan(stored).to_dict(),
-                'problems': applier.precheck() + self._user_problems(stored),
+                'problems': applier.precheck() + self._user_problems(stored) + (
+                    [agents['error']] if agents.get('error') else []),
                 'findings': [] if self.checks is None else
                 [f.to_dict() for f in self.checks.now(profile)]}
 
@@ -163,6 +168,9 @@ class RunEngine:
             problems = applier.precheck(force)
             if problems:
                 raise Busy('refusing to run: %s' % '; '.join(problems))
+            # Agents that cannot be placed now (`count:N` past the hosts there are, `rgw`
+            # without an RGW daemon) refuse the run before its first change.
+            self.agent_hosts(profile.placement or None)
             # Each variant resolves its own targets; a load could go where the cluster is now.
             client = applier.targets(profile.target if profile.target.kind == URLS
                                      else Target(kind=RGW), ClientSide())

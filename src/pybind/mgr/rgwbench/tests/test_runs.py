@@ -245,6 +245,17 @@ def test_a_plan_says_where_the_agents_go_or_why_they_cannot(
     plan = s.engine.plan(s.profile(placement=['rgw']))
     assert 'agents: none can be placed now: placement rgw: the RGW service under test has ' \
         'no daemon' in run_plan_to_text(plan).splitlines()
+    assert 'refused now: placement rgw: the RGW service under test has no daemon' in \
+        run_plan_to_text(plan).splitlines()
+    # The run is refused before its first change: no journal, no result, no call.
+
+    def no_rgw_daemon(placement: Optional[List[str]]) -> List[str]:
+        raise NotFound('placement rgw: the RGW service under test has no daemon')
+    s.engine.agent_hosts = no_rgw_daemon
+    with pytest.raises(NotFound, match='placement rgw'):
+        s.engine.start(s.profile(placement=['rgw']))
+    assert s.cluster.calls == [] and Journal.unfinished(s.store) is None
+    assert s.results.ls() == []
 
 
 def test_a_variant_that_cannot_be_applied_or_put_back_stops_the_run(
