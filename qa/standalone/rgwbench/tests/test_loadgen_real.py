@@ -244,7 +244,8 @@ def test_verified_get_of_varied_and_multipart_objects(s3: Dict[str, Any]) -> Non
                    '--multipart-threshold', '5MiB', '--part-size', '5MiB', '--objects', '2',
                    '--ops', '4', '--concurrency', '2', '--bucket-prefix', new_prefix('mpu'),
                    '--cleanup')
-    check_figures(res, s3, 'get', 11 << 20, None, cpu_ms_per_op=None)
+    # Four reads last well under a second: the radosgw may be seen using no tick.
+    check_figures(res, s3, 'get', 11 << 20, None, cpu_ms_per_op=None, rgw_ticks=False)
     assert res['ops'] == 4
 
 

@@ -83,6 +83,7 @@ class AgentRun:
         # is spent, and no agent can speak as another.
         self._codes = {a: secrets.token_urlsafe(24) for a in launcher.agent_ids()}
         self._tokens: Dict[str, str] = {}
+        self._spent: Dict[str, str] = {}
         self.ready_timeout_s = ready_timeout_s if ready_timeout_s is not None else \
             180.0 + prefill_allowance_s(job)
         self.start_delay_s = start_delay_s
@@ -126,12 +127,32 @@ class AgentRun:
     def enrol(self, agent: str, code: str) -> Optional[str]:
         """The agent's own token, once, for its launch code (None: wrong or spent code)."""
         with self._cond:
+            spent = self._spent.get(agent)
+            if spent is not None and hmac.compare_digest(code.encode(), spent.encode()):
+                self._code_used_twice(agent)
+                return None
             expected = self._codes.get(agent)
             if expected is None or not hmac.compare_digest(code.encode(), expected.encode()):
                 return None
-            del self._codes[agent]
+            self._spent[agent] = self._codes.pop(agent)
             token = self._tokens[agent] = secrets.token_urlsafe(32)
             return token
+
+    def _code_used_twice(self, agent: str) -> None:
+        # Either someone read the code (from the agent's spec, say) and enrolled
+        # before the agent, or the agent enrolled twice: whoever holds the token
+        # may not be the agent, so it is revoked and the workload does not go on.
+        self._tokens.pop(agent, None)
+        why = 'the one-time code of agent %s was used twice; its token is revoked' % agent
+        state = self.agents[agent]
+        if state['state'] not in (DONE, AGENT_FAILED):
+            state['error'] = why
+            state['state'] = AGENT_FAILED
+        if self.start_at is None:
+            self.refused = self.refused or why
+        elif self.stopped is None:
+            self.stopped = why
+        self._cond.notify_all()
 
     def authorized(self, agent: str, token: str) -> bool:
         with self._cond:

@@ -204,7 +204,6 @@ def test_channel_refuses_strangers(stub: StubS3, certificate: Tuple[str, str]) -
         status, given = enrol(channel, codes['host-a'], 'host-a')
         assert status == 200 and given['token'] not in codes.values()
         assert brake.locked_for('127.0.0.1') == 0.0  # the right code always passes
-        assert enrol(channel, codes['host-a'], 'host-a')[0] in (401, 429)
         token = given['token']
         # The code is no token, and a token serves only the agent it was given to.
         assert ModuleChannel(channel.url, fp, codes['host-a'], 'host-a').call(
@@ -224,6 +223,34 @@ def test_channel_refuses_strangers(stub: StubS3, certificate: Tuple[str, str]) -
         assert agent_run.agents['host-b']['state'] == 'waiting'  # nobody spoke as host-b
     finally:
         channel.close()
+
+
+def test_a_code_used_twice_revokes_its_token_and_the_workload_does_not_start(
+        stub: StubS3, certificate: Tuple[str, str]) -> None:
+    agent_run = AgentRun(job(stub), ThreadLauncher(['host-a', 'host-b']))
+    codes = dict(agent_run._codes)
+    channel = AgentChannel('127.0.0.1', 0, *certificate)
+    channel.open(agent_run)
+    try:
+        # Someone who read host-a's code enrols before host-a does...
+        status, stolen = enrol(channel, codes['host-a'], 'host-a')
+        assert status == 200
+        fp = channel.fingerprint
+        assert ModuleChannel(channel.url, fp, stolen['token'], 'host-a').call('GET', 'job')[0] \
+            == 200
+        # ...then host-a comes with the same code: refused, and the token is revoked.
+        assert enrol(channel, codes['host-a'], 'host-a')[0] == 401
+        assert ModuleChannel(channel.url, fp, stolen['token'], 'host-a').call(
+            'GET', 'job')[0] in (401, 429)
+    finally:
+        channel.close()
+    why = 'the one-time code of agent host-a was used twice; its token is revoked'
+    assert agent_run.agents['host-a'] == {'state': AGENT_FAILED, 'error': why}
+    assert agent_run.refused == why
+    # host-b is untouched, and a wrong code is no reuse.
+    assert agent_run.agents['host-b']['state'] == 'waiting'
+    assert agent_run.enrol('host-b', 'not-the-code') is None
+    assert agent_run.agents['host-b']['state'] == 'waiting'
 
 
 def token_of(agent_run: AgentRun, agent: str) -> str:
