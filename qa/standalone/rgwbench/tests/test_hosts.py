@@ -392,6 +392,47 @@ def test_by_default_a_load_and_a_run_put_an_agent_on_every_rgw_host(
     assert record['result']['concurrency'] == 6 and record['result']['errors'] == 0
 
 
+def test_an_agent_on_the_mgr_host_gets_samplers_on_the_other_rgw_hosts(
+        hosts3: HostsCluster) -> None:
+    host1, host2, host3 = hosts3.hosts()
+    rgws = sorted(d['daemon_type'] + '.' + d['daemon_id'] for d in hosts3.ceph_json(
+        'orch', 'ps', '--daemon_type', 'rgw'))
+    plan = hosts3.ceph_json('rgwbench', 'plan', '--profile', 'quick', '--placement', 'mgr')
+    assert plan['agents'] == {'hosts': [host1['name']],
+                              'samplers': [host2['name'], host3['name']],
+                              'started_by': 'mgr-process'}
+    s3 = hosts3.s3()
+    creds = json.dumps({'access_key': s3['access_key'], 'secret_key': s3['secret_key']})
+    proc = subprocess.run([CLUSTER, 'ceph', '--dir', hosts3.dir, '--', 'rgwbench',
+                           'credentials', 'set', '-i', '-'], input=creds,
+                          universal_newlines=True, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    try:
+        load_id = hosts3.ceph('rgwbench', 'load', '--op', 'put', '--size', '8KiB',
+                              '--concurrency', '4', '--duration', '3', '--warmup', '1',
+                              '--placement', 'mgr').stdout.strip()
+        deadline = time.monotonic() + 240
+        record = hosts3.ceph_json('rgwbench', 'load', 'show', load_id)
+        while record['state'] == 'running':
+            assert time.monotonic() < deadline, 'load still running'
+            time.sleep(1)
+            record = hosts3.ceph_json('rgwbench', 'load', 'show', load_id)
+    finally:
+        hosts3.ceph('rgwbench', 'credentials', 'rm')
+    assert record['state'] == 'complete', record['error']
+    assert record['agents'] == {h['name']: {'state': 'done', 'error': None}
+                                for h in (host1, host2, host3)}
+    merged = record['result']
+    # The mgr's agent sent the whole load; every RGW daemon was counted on its host.
+    assert merged['concurrency'] == 4 and merged['ops'] > 0 and merged['errors'] == 0
+    per_daemon = merged['rgw']['per_daemon']
+    assert sorted(d['daemon'] for d in per_daemon) == rgws
+    assert all(d['cpu_cores'] > 0 for d in per_daemon), per_daemon
+    assert hosts3.ceph('orch', 'ls', '--service_type', 'container').stdout.strip() in (
+        '', 'No services reported')
+
+
 def host_addresses(c: HostsCluster, host: Dict[str, Any]) -> Set[str]:
     """The addresses of a host: host 1's bridge, or everything in a host's namespace."""
     if 'netns' not in host:

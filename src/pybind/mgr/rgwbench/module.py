@@ -12,7 +12,8 @@ from mgr_util import build_url
 from .activity import Activity, ActivityGuard, Going
 from .agents.channel import AgentChannel
 from .agents.coordinator import DEADMAN_S
-from .agents.launchers import AgentLauncher, LocalLauncher, OrchestratorLauncher
+from .agents.launchers import (AgentLauncher, LocalLauncher, LocalWithSamplers,
+                               OrchestratorLauncher)
 from .capacity import DEFAULT_MARGIN, CapacityGuard
 from .certificates import Certificates, certificate_to_text
 from .checks import MgrClusterView, findings_to_text
@@ -246,13 +247,21 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
 
     def _agent_launcher(self, placement: Optional[List[str]]) -> AgentLauncher:
         hosts = self._agent_hosts(placement)
-        if not hosts:
-            return LocalLauncher()
         image = str(self.get_module_option('agent_image') or
                     self.get_ceph_option('container_image') or '')
-        samplers = self._server_daemons().unwatched_hosts(hosts, self._known_hosts())
-        return OrchestratorLauncher(self, hosts, image, orchestrator.raise_if_exception,
-                                    samplers=samplers)
+        if hosts:
+            samplers = self._server_daemons().unwatched_hosts(hosts, self._known_hosts())
+            return OrchestratorLauncher(self, hosts, image, orchestrator.raise_if_exception,
+                                        samplers=samplers)
+        local = LocalLauncher()
+        if orchestrator_state(self).backend is None:
+            return local
+        samplers = self._server_daemons().unwatched_hosts(local.agent_ids(),
+                                                          self._known_hosts())
+        if not samplers:
+            return local
+        return LocalWithSamplers(local, OrchestratorLauncher(
+            self, [], image, orchestrator.raise_if_exception, samplers=samplers))
 
     def _rgw_hosts(self, names: Optional[List[str]] = None) -> List[str]:
         """The host of each daemon of the RGW service under test (a host once a daemon);

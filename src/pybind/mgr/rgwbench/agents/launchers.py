@@ -213,6 +213,41 @@ class OrchestratorLauncher:
             time.sleep(1)
 
 
+class LocalWithSamplers:
+    """The local agent that loads, and agents the orchestrator places only to sample the
+    RGW and HAProxy daemons of the hosts other than the mgr's."""
+    started_by = MGR_PROCESS
+
+    def __init__(self, local: LocalLauncher, sampling: OrchestratorLauncher) -> None:
+        self.local = local
+        self.sampling = sampling
+
+    @property
+    def samplers(self) -> Sequence[str]:
+        return self.sampling.agent_ids()
+
+    def agent_ids(self) -> List[str]:
+        return self.local.agent_ids() + self.sampling.agent_ids()
+
+    def leftovers(self) -> Dict[str, Any]:
+        return dict(self.local.leftovers(), **self.sampling.leftovers())
+
+    def launch(self, config: Dict[str, Any]) -> None:
+        self.local.launch(config)
+        self.sampling.launch(config)
+
+    def problem(self, agent: str) -> Optional[str]:
+        if agent in self.local.agent_ids():
+            return self.local.problem(agent)
+        return self.sampling.problem(agent)
+
+    def remove(self) -> None:
+        try:
+            self.sampling.remove()
+        finally:
+            self.local.remove()
+
+
 def processes_in(folder: str) -> List[int]:
     """Pids of the processes working in a folder (an agent and its workers)."""
     found = []

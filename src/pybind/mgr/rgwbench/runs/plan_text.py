@@ -9,9 +9,10 @@ def agents_text(agents: Dict[str, Any]) -> str:
     if agents.get('error'):
         return 'none can be placed now: %s' % agents['error']
     if agents.get('started_by') == MGR_PROCESS:
-        return 'one, a process on the active mgr\'s host (%s)' % ', '.join(agents['hosts'])
-    text = 'one on each of %s (containers the orchestrator starts)' % ', '.join(
-        agents.get('hosts') or [])
+        text = 'one, a process on the active mgr\'s host (%s)' % ', '.join(agents['hosts'])
+    else:
+        text = 'one on each of %s (containers the orchestrator starts)' % ', '.join(
+            agents.get('hosts') or [])
     if agents.get('samplers'):
         text += '; and on %s, which the placement leaves out, one that only counts the ' \
             'CPU and memory of its RGW and HAProxy daemons' % ', '.join(agents['samplers'])

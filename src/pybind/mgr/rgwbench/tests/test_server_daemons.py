@@ -1,8 +1,11 @@
 """The daemons an agent counts: by name, those of its own host."""
-from typing import Any, List, NamedTuple, Optional, Sequence
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence
+
+import pytest
 
 from rgwbench.agents.coordinator import AgentRun
-from rgwbench.agents.launchers import OrchestratorLauncher
+from rgwbench.agents.launchers import (MGR_PROCESS, LocalWithSamplers, OrchestratorLauncher,
+                                       loading_agents)
 from rgwbench.loadgen.workload import Job
 from rgwbench.server_daemons import (ServerDaemon, ServerDaemons, ingress_haproxies,
                                      server_daemons)
@@ -121,3 +124,56 @@ def test_hosts_of_daemons_without_an_agent_get_one_that_only_samples() -> None:
     assert launcher.samplers == ['h1', 'h3']
     spec = launcher.spec({'server': 'https://10.0.0.1:7480', 'fingerprint': 'ab'})
     assert [h.hostname for h in spec.placement.hosts] == ['h2', 'h5', 'h1', 'h3']
+
+
+class Recorded:
+    """A launcher that notes what is asked of it."""
+
+    def __init__(self, name: str, ids: List[str], calls: List[str]) -> None:
+        self.name, self.ids, self.calls = name, ids, calls
+
+    def agent_ids(self) -> List[str]:
+        return list(self.ids)
+
+    def leftovers(self) -> Dict[str, Any]:
+        return {'folder': '/f', 'host': 'h1'} if self.name == 'local' else {'service': 's'}
+
+    def launch(self, config: Dict[str, Any]) -> None:
+        self.calls.append('launch ' + self.name)
+
+    def problem(self, agent: str) -> Optional[str]:
+        return '%s knows %s' % (self.name, agent)
+
+    def remove(self) -> None:
+        self.calls.append('remove ' + self.name)
+        if self.name == 'sampling':
+            raise RuntimeError('the orchestrator does not answer')
+
+
+def test_a_local_agent_gets_samplers_on_the_other_hosts_of_daemons() -> None:
+    calls: List[str] = []
+    launcher = LocalWithSamplers(Recorded('local', ['h1'], calls),  # type: ignore
+                                 Recorded('sampling', ['h2', 'h3'], calls))  # type: ignore
+    assert launcher.started_by == MGR_PROCESS
+    assert launcher.agent_ids() == ['h1', 'h2', 'h3']
+    assert list(launcher.samplers) == ['h2', 'h3'] and loading_agents(launcher) == ['h1']
+    # Both are journaled: a mgr that vanishes leaves the local agent and the service.
+    assert launcher.leftovers() == {'folder': '/f', 'host': 'h1', 'service': 's'}
+    launcher.launch({})
+    assert launcher.problem('h1') == 'local knows h1'
+    assert launcher.problem('h3') == 'sampling knows h3'
+    # The local agent is removed even when the orchestrator fails to remove the samplers.
+    with pytest.raises(RuntimeError):
+        launcher.remove()
+    assert calls == ['launch local', 'launch sampling', 'remove sampling', 'remove local']
+    # In a run, the local agent carries the whole load; the others only sample.
+    daemons = ServerDaemons(daemons=(ServerDaemon('rgw.a', 'h1'), ServerDaemon('rgw.b', 'h2'),
+                                     ServerDaemon('rgw.c', 'h3')), fsid=FSID)
+    job = Job(endpoint='http://h1:80', access_key='a', secret_key='s',
+              concurrency=8).to_dict()
+    agent_run = AgentRun(job, launcher, server_daemons=daemons)
+    loader = Job.from_dict(agent_run.job_for('h1')['job'])
+    assert loader.concurrency == 8 and not loader.sample_only
+    sampler = Job.from_dict(agent_run.job_for('h3')['job'])
+    assert sampler.sample_only and sampler.concurrency == 0
+    assert sampler.proc_daemons == {'rgw.c': 'h3'}
