@@ -20,8 +20,7 @@ from rgwbench.results.compare import compare_entries, merge_repeats
 from rgwbench.results.model import (Figures, LatencyFigures, Run, Second, ServerFigures,
                                     VariantResult, WorkloadResult)
 
-# Enough to tell 2 % from 5 % (one standard error is under 1 %); the seeds fix the outcome.
-TRIALS = 300
+TRIALS = 1000
 SECONDS = 60
 SIZE = 4096
 OPS = 1000.0           # per second
