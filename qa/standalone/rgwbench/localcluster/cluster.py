@@ -13,13 +13,14 @@ import shutil
 import socket
 import string
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
 import uuid
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from . import hostpackages, netns, releases
+from . import hostpackages, keeper, netns, releases
 from .containers import ANCHOR_ARGV, HOST_ROOT_ANCHOR, Containers
 from .processes import STOP_GRACE_S, ProcessTable, free_port
 
@@ -52,6 +53,11 @@ def default_dir() -> str:
     return os.environ.get('RGWBENCH_CLUSTER_DIR', '/tmp/rgwbench-cluster')
 
 
+# The process that starts crashed mgrs again (keeper.py), and the tool it runs.
+KEEPER = 'keeper'
+TOOL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'cluster')
+
+
 class LocalCluster:
     down_grace_s = DOWN_GRACE_S
 
@@ -61,7 +67,6 @@ class LocalCluster:
         self.log = log
         self.procs = ProcessTable(self.dir)
         self.state: Dict[str, Any] = self._load_state()
-        self._mgrs_revived: Set[str] = set()
 
     # -- state ---------------------------------------------------------------
     def _load_state(self) -> Dict[str, Any]:
@@ -417,6 +422,28 @@ class LocalCluster:
             self._start_mgr(mgr)
         for osd in self.state['osds']:
             self._start_osd(osd)
+        self._start_keeper()
+
+    def _start_keeper(self) -> None:
+        # On the machine's own Python, as the tool runs: it is no daemon of the release.
+        if not self.procs.running(KEEPER):
+            self.procs.start(KEEPER, [sys.executable, TOOL, 'keep', '--dir', self.dir])
+
+    def crashed_mgrs(self) -> List[str]:
+        """The mgrs whose process ended by a crash (not stopped, not killed)."""
+        found = []
+        for mgr in self.state.get('mgrs', []):
+            name = 'mgr.' + mgr
+            if name in self.procs.names() and not self.procs.running(name) and \
+                    keeper.crashed_since_start(os.path.join(self.dir, 'log', name + '.log'),
+                                               'ceph-mgr'):
+                found.append(mgr)
+        return found
+
+    def keep(self) -> None:
+        """Start again each mgr that crashes, until the cluster's folder is gone."""
+        keeper.keep(lambda: os.path.isdir(self.dir), self.crashed_mgrs, self._start_mgr,
+                    keeper.stderr_log)
 
     # -- readiness ---------------------------------------------------------------
     def _try_ceph(self, args: Sequence[str]) -> bool:
@@ -439,7 +466,7 @@ class LocalCluster:
             down = {n for n in self.procs.names() if not self.procs.running(n)}
             down_since = {n: down_since.get(n, now) for n in down}
             dead = [n for n in sorted(down) if now - down_since[n] >= self.down_grace_s
-                    and not self._revived(n)]
+                    and not self._kept(n)]
             if dead:
                 raise ClusterError('waiting for %s: %s exited: %s' % (
                     what, ', '.join(dead), self.death_cause(dead[0])))
@@ -464,19 +491,13 @@ class LocalCluster:
             hint = '\nits disk file is full' + hint
         return cause + hint
 
-    def _revived(self, name: str) -> bool:
-        """A mgr that dies while the cluster starts is started once more, as systemd would.
+    def _kept(self, name: str) -> bool:
+        """A mgr that crashed is no reason to give up: the keeper starts it again.
 
         Pacific's ceph-mgr can abort in cephx_verify_authorizer when clients
         connect while it starts on a loaded machine.
         """
-        if not name.startswith('mgr.') or name in self._mgrs_revived:
-            return False
-        self._mgrs_revived.add(name)
-        self.log('%s exited while the cluster started; starting it again:\n%s'
-                 % (name, self.procs.output_tail(name, lines=40)))
-        self._start_mgr(name[len('mgr.'):])
-        return True
+        return name.startswith('mgr.') and name[len('mgr.'):] in self.crashed_mgrs()
 
     def _mgr_available(self) -> bool:
         try:
@@ -590,10 +611,12 @@ class LocalCluster:
         self._require()
         # The mgrs first, so that the orchestrator restarts nothing; the
         # monitor last, so that daemons can still say goodbye.
+        # The keeper before all: a mgr that crashes as it stops stays stopped.
+        stopped = self.procs.stop([KEEPER])
         names = self.procs.names()
         mgrs = [n for n in names if n.startswith('mgr.')]
         mons = [n for n in names if n.startswith('mon.')]
-        stopped = self.procs.stop(mgrs)
+        stopped += self.procs.stop(mgrs)
         stopped += self.procs.stop([n for n in names if n not in mgrs + mons])
         containers = Containers.of(self.dir, self.state)
         if containers is not None:

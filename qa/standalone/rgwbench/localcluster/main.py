@@ -66,6 +66,8 @@ def _parser() -> argparse.ArgumentParser:
     install.add_argument('--tests', action='store_true',
                          help='also what the tests run (Chromium and its driver)')
     with_dir(sub.add_parser('stop', help='end every process the cluster started'))
+    with_dir(sub.add_parser('keep', help='start again each mgr that crashes (`start` runs '
+                                         'it in the background)'))
     with_dir(sub.add_parser('destroy', help='stop the cluster and remove its folder'))
     with_dir(sub.add_parser('s3-endpoints', help='RGW URLs and the test user keys, as JSON'))
     with_dir(sub.add_parser('info', help='the cluster state, as JSON'))
@@ -98,6 +100,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         elif args.command == 'stop':
             for name in cluster.stop():
                 print('stopped %s' % name)
+        elif args.command == 'keep':
+            cluster.keep()
         elif args.command == 'destroy':
             cluster.destroy()
         elif args.command == 's3-endpoints':

@@ -1,13 +1,16 @@
 """The `cluster` entry point itself: errors, idempotence, side by side, stop."""
 import os
 import pathlib
+import signal
 import subprocess
+import time
 import urllib.request
 from typing import Any, List, Set
 
 import pytest
 
-from conftest import CLUSTER, RELEASES, Cluster, new_cluster_dir, one_line, processes_of
+from conftest import (CLUSTER, RELEASES, Cluster, active_mgr_pid, new_cluster_dir, one_line,
+                      processes_of)
 
 
 def run(*args: str) -> 'subprocess.CompletedProcess[str]':
@@ -51,32 +54,88 @@ class DyingProcesses:
         return '%s: Aborted' % name
 
 
-def test_a_mgr_that_dies_while_the_cluster_starts_is_started_once_more(
+PACIFIC_CRASH = """\
+2026-11-24T05:25:59.727+0000 7fdb3aa9d440  0 ceph version 16.2.15 (618f) pacific (stable), \
+process ceph-mgr, pid 10846
+2026-11-24T05:26:04.919+0000 7fdb379876c0 -1 ./src/auth/Crypto.h: 162: FAILED ceph_assert(ckh)
+2026-11-24T05:26:04.923+0000 7fdb379876c0 -1 *** Caught signal (Aborted) **
+--- begin dump of recent events ---
+  -778> 2026-11-24T05:25:59.727+0000 7fdb3aa9d440  0 ceph version 16.2.15 (618f) pacific \
+(stable), process ceph-mgr, pid 10846
+     0> 2026-11-24T05:26:04.923+0000 7fdb379876c0 -1 *** Caught signal (Aborted) **
+--- end dump of recent events ---
+"""
+
+
+def test_a_crash_is_told_from_a_kill_and_from_a_run_after_it(tmp_path: pathlib.Path) -> None:
+    from localcluster.keeper import crashed_since_start
+    log = tmp_path / 'mgr.x.log'
+    log.write_text(PACIFIC_CRASH)
+    # The dump repeats the start line behind an indent: the run still crashed.
+    assert 'Caught signal (Aborted)' in (crashed_since_start(str(log), 'ceph-mgr') or '')
+    # Started again after the crash: that run has not crashed.
+    log.write_text(PACIFIC_CRASH + '2026-11-24T05:26:06.000+0000 7f 0 ceph version 16.2.15 '
+                   '(618f) pacific (stable), process ceph-mgr, pid 11000\n')
+    assert crashed_since_start(str(log), 'ceph-mgr') is None
+    # A daemon killed (SIGKILL) writes nothing: no crash.
+    log.write_text(PACIFIC_CRASH.splitlines(True)[0])
+    assert crashed_since_start(str(log), 'ceph-mgr') is None
+    assert crashed_since_start(str(tmp_path / 'none.log'), 'ceph-mgr') is None
+
+
+def test_a_mgr_that_crashes_while_the_cluster_starts_is_waited_for_not_called_dead(
         tmp_path: pathlib.Path) -> None:
     from localcluster.cluster import ClusterError, LocalCluster
-    logged: List[str] = []
-    local: Any = LocalCluster(str(tmp_path), log=logged.append)
+    local: Any = LocalCluster(str(tmp_path), log=lambda line: None)
     local.down_grace_s = 0
     local.procs = DyingProcesses({'mgr.x'})
-    started: List[str] = []
-
-    def start_mgr(mgr: str) -> None:
-        started.append(mgr)
-        local.procs.dead.discard('mgr.' + mgr)
-
-    local._start_mgr = start_mgr
+    crashed = ['x']
+    local.crashed_mgrs = lambda: list(crashed)
+    # The keeper starts it again; until then the start waits.
     answers = iter([False, False, True])
     local._wait('the module', lambda: next(answers), 30)
-    assert started == ['x']
-    assert 'mgr.x exited while the cluster started' in logged[0]
-    assert 'mgr.x: Aborted' in logged[0]
-    # a second death is the cluster's end, as is any other daemon's first
+    # A mgr that was killed, or any other daemon that exits, is the cluster's end.
+    crashed.clear()
     for dead in ('mgr.x', 'osd.0'):
-        local.procs.dead.add(dead)
+        local.procs.dead = {dead}
         with pytest.raises(ClusterError, match='waiting for the module: %s exited' % dead):
             local._wait('the module', lambda: False, 30)
-        local.procs.dead.clear()
-    assert started == ['x']
+
+
+def test_a_mgr_that_crashes_is_started_again_and_one_killed_stays_down(
+        cluster: Cluster) -> None:
+    crashed = active_mgr_pid(cluster)
+    os.kill(crashed, signal.SIGABRT)  # what Ceph's own ceph_assert ends in
+    deadline = time.monotonic() + 180
+    while True:
+        assert time.monotonic() < deadline, 'the crashed mgr was not started again'
+        pids = [p for p in mgr_pids(cluster) if p != crashed]
+        if pids and cluster.ceph_json('mgr', 'stat').get('available'):
+            break
+        time.sleep(1)
+    with open(os.path.join(cluster.dir, 'out', 'keeper.out')) as f:
+        assert 'crashed; starting it again' in f.read()
+    killed = active_mgr_pid(cluster)
+    os.kill(killed, signal.SIGKILL)
+    try:
+        time.sleep(5)  # the keeper looks every second
+        assert mgr_pids(cluster) == []
+    finally:
+        cluster.tool('start')
+    assert cluster.ceph_json('mgr', 'stat').get('available')
+
+
+def mgr_pids(cluster: Cluster) -> List[int]:
+    found = []
+    for pid in processes_of(cluster.dir):
+        try:
+            with open('/proc/%d/cmdline' % pid, 'rb') as f:
+                argv = f.read().split(b'\0')
+        except OSError:
+            continue
+        if os.path.basename(argv[0]) == b'ceph-mgr':
+            found.append(pid)
+    return found
 
 
 def test_start_twice_keeps_the_cluster(cluster: Cluster) -> None:
