@@ -164,6 +164,7 @@ class LocalCluster:
                 hostpackages.ensure(hostpackages.CONTAINERS, self.log)
             self._create(release, hosts or 1, osds, rgws, mgrs, objectstore or 'bluestore',
                          bool(containers))
+            self._start_keeper()
         self._wait_usable()
         self._ensure_test_user()
         self.log('cluster ready: %s, %s' % (release_name, self.dir))
@@ -497,7 +498,10 @@ class LocalCluster:
         Pacific's ceph-mgr can abort in cephx_verify_authorizer when clients
         connect while it starts on a loaded machine.
         """
-        return name.startswith('mgr.') and name[len('mgr.'):] in self.crashed_mgrs()
+        if not (name.startswith('mgr.') and name[len('mgr.'):] in self.crashed_mgrs()):
+            return False
+        self._start_keeper()  # a new cluster's keeper starts once its daemons are made
+        return True
 
     def _mgr_available(self) -> bool:
         try:
