@@ -18,7 +18,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import hostpackages, keeper, netns, releases
 from .containers import ANCHOR_ARGV, HOST_ROOT_ANCHOR, Containers
@@ -430,15 +430,18 @@ class LocalCluster:
         if not self.procs.running(KEEPER):
             self.procs.start(KEEPER, [sys.executable, TOOL, 'keep', '--dir', self.dir])
 
-    def crashed_mgrs(self) -> List[str]:
-        """The mgrs whose process ended by a crash (not stopped, not killed)."""
+    def crashed_mgrs(self) -> List[Tuple[str, str]]:
+        """(mgr, cause) of each mgr whose process ended by a crash (not stopped, not
+        killed)."""
         found = []
         for mgr in self.state.get('mgrs', []):
             name = 'mgr.' + mgr
-            if name in self.procs.names() and not self.procs.running(name) and \
-                    keeper.crashed_since_start(os.path.join(self.dir, 'log', name + '.log'),
-                                               'ceph-mgr'):
-                found.append(mgr)
+            if name not in self.procs.names() or self.procs.running(name):
+                continue
+            cause = keeper.crashed_since_start(os.path.join(self.dir, 'log', name + '.log'),
+                                               'ceph-mgr')
+            if cause:
+                found.append((mgr, cause))
         return found
 
     def keep(self) -> None:
@@ -498,7 +501,8 @@ class LocalCluster:
         Pacific's ceph-mgr can abort in cephx_verify_authorizer when clients
         connect while it starts on a loaded machine.
         """
-        if not (name.startswith('mgr.') and name[len('mgr.'):] in self.crashed_mgrs()):
+        if not (name.startswith('mgr.') and
+                name[len('mgr.'):] in [mgr for mgr, _ in self.crashed_mgrs()]):
             return False
         self._start_keeper()  # a new cluster's keeper starts once its daemons are made
         return True

@@ -22,6 +22,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CLUSTER = os.path.join(os.path.dirname(HERE), 'cluster')
 # The cluster tool's package (localcluster), for tests that read it directly.
 sys.path.insert(0, os.path.dirname(HERE))
+from localcluster.keeper import unexpected_crashes  # noqa: E402
+
 RELEASES = [r for r in os.environ.get('RGWBENCH_RELEASES', 'pacific,tentacle').split(',') if r]
 
 
@@ -108,8 +110,11 @@ class Cluster:
         return self.tool('start', '--release', self.release, *extra, env=env)
 
     def destroy(self) -> None:
+        # A crash the keeper undid is kept from view unless it is Pacific's known one.
+        crashes = unexpected_crashes(os.path.join(self.dir, 'out', 'keeper.out'))
         self.tool('destroy', check=False)
         shutil.rmtree(self.dir, ignore_errors=True)
+        assert not crashes, 'a mgr of %s crashed:\n%s' % (self.dir, '\n'.join(crashes))
 
 
 def run(argv: List[str], check: bool, timeout: float,
