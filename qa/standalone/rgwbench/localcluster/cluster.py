@@ -55,6 +55,7 @@ def default_dir() -> str:
 
 # The process that starts crashed mgrs again (keeper.py), and the tool it runs.
 KEEPER = 'keeper'
+SESSION_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'ceph_session.py')
 TOOL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'cluster')
 
 
@@ -102,6 +103,10 @@ class LocalCluster:
     # -- running the release's programs ---------------------------------------
     def tool_argv(self, program: str, args: Sequence[str]) -> List[str]:
         return self.release.argv([program, '-c', self.conf] + list(args))
+
+    def ceph_session_argv(self) -> List[str]:
+        """ceph_session.py for this cluster, on the release's own Python (as `ceph` runs)."""
+        return self.release.argv(['/usr/bin/python3', SESSION_SCRIPT, self.conf])
 
     def run_tool(self, program: str, args: Sequence[str], timeout: float = 60,
                  stdin: Optional[str] = None) -> 'subprocess.CompletedProcess[str]':

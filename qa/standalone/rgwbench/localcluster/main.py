@@ -111,7 +111,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                                   root=cluster.release.root,
                                   mgr_tmp={m: cluster.mgr_tmp(m)
                                            for m in cluster.state.get('mgrs', [])},
-                                  tools={t: cluster.tool_argv(t, []) for t in TOOLS}),
+                                  tools={t: cluster.tool_argv(t, []) for t in TOOLS},
+                                  ceph_session=cluster.ceph_session_argv()),
                              indent=2))
         elif args.command == 'kmip':
             kmip.command(cluster, args)

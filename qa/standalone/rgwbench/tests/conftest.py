@@ -4,17 +4,20 @@ RGWBENCH_RELEASES (default "pacific,tentacle") lists the releases to test;
 each gets one cluster for the whole session, stopped and removed at the end
 (RGWBENCH_KEEP_CLUSTERS=1 keeps them for a look afterwards).
 """
+import errno
 import json
 import os
+import select
 import shutil
 import socket
 import ssl
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.parse
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 
@@ -34,12 +37,20 @@ class Cluster:
         self.release = release
         self.dir = directory
         self._ceph_argv: List[str] = []
+        self._session: Optional[CephSession] = None
 
     def tool(self, *args: str, check: bool = True, timeout: float = 900,
              env: Optional[Dict[str, str]] = None) -> 'subprocess.CompletedProcess[str]':
         """`env`: added to the tool's environment (the daemons it starts inherit it)."""
         command, rest = args[0], list(args[1:])
+        if command in ('stop', 'destroy'):
+            self.close_session()  # a client of the cluster is one of its processes
         return run([CLUSTER, command, '--dir', self.dir] + rest, check, timeout, env)
+
+    def close_session(self) -> None:
+        if self._session is not None:
+            self._session.close()
+            self._session = None
 
     def ceph(self, *args: str, check: bool = True) -> 'subprocess.CompletedProcess[str]':
         # The `ceph` command line the cluster tool would run, run directly: tests
@@ -65,7 +76,21 @@ class Cluster:
         return '\n'.join(found) or '(no mgr log in %s)' % folder
 
     def ceph_json(self, *args: str) -> Any:
-        return json.loads(self.ceph(*args, '-f', 'json').stdout)
+        """What `ceph ARGS -f json` prints, parsed; over one connection for all calls."""
+        if self._session is None:
+            self._session = CephSession(json.loads(self.tool('info').stdout)['ceph_session'])
+        try:
+            ret, out, outs = self._session.call(list(args) + ['-f', 'json'], timeout=120)
+        except subprocess.TimeoutExpired as e:
+            self.close_session()
+            raise AssertionError('ceph %s: no answer in 120 s; the mgr logs end:\n%s' % (
+                ' '.join(args), self.mgr_logs_tail())) from e
+        if ret == -errno.ETIMEDOUT:
+            raise AssertionError('ceph %s: no answer in 120 s; the mgr logs end:\n%s' % (
+                ' '.join(args), self.mgr_logs_tail()))
+        if ret != 0:
+            raise AssertionError('ceph %s -f json failed (%d): %s' % (' '.join(args), ret, outs))
+        return json.loads(out)
 
     def fail_over_mgr(self, timeout: float = 300) -> str:
         """Fail the active mgr once a standby is there to take over; the failed one's name.
@@ -115,6 +140,60 @@ class Cluster:
         self.tool('destroy', check=False)
         shutil.rmtree(self.dir, ignore_errors=True)
         assert not crashes, 'a mgr of %s crashed:\n%s' % (self.dir, '\n'.join(crashes))
+
+
+class CephSession:
+    """`ceph` commands over one connection (localcluster/ceph_session.py), one at a time."""
+
+    def __init__(self, argv: List[str]) -> None:
+        self.argv = argv
+        self.proc: Optional['subprocess.Popen[str]'] = None
+        self.lock = threading.Lock()
+
+    def call(self, args: List[str], timeout: float) -> Tuple[int, str, str]:
+        """(return code, what it printed, what it said on stderr)."""
+        request = json.dumps({'args': args, 'timeout': int(timeout)}) + '\n'
+        with self.lock:
+            for attempt in (1, 2):
+                if self.proc is None or self.proc.poll() is not None:
+                    self.proc = subprocess.Popen(
+                        self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                        stderr=subprocess.DEVNULL, universal_newlines=True)
+                stdin, stdout = self.proc.stdin, self.proc.stdout
+                assert stdin is not None and stdout is not None
+                try:
+                    stdin.write(request)
+                    stdin.flush()
+                except BrokenPipeError:
+                    self._end()
+                    continue
+                ready, _, _ = select.select([stdout], [], [], timeout + 30)
+                if not ready:
+                    self._end()
+                    raise subprocess.TimeoutExpired(self.argv, timeout)
+                line = stdout.readline()
+                if line:
+                    found = json.loads(line)
+                    return int(found['ret']), str(found['out']), str(found['outs'])
+                self._end()  # it ended (its connection could not be made): once more
+            raise AssertionError('%s ended without an answer to %s' % (
+                ' '.join(self.argv), ' '.join(args)))
+
+    def _end(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+
+    def close(self) -> None:
+        with self.lock:
+            if self.proc is not None and self.proc.stdin is not None:
+                self.proc.stdin.close()
+                try:
+                    self.proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    pass
+            self._end()
 
 
 def run(argv: List[str], check: bool, timeout: float,
