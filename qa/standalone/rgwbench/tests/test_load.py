@@ -314,16 +314,18 @@ def test_no_secret_shows_while_a_load_runs(cluster: Cluster,
     secret = credentials['secret_key']
     hosts = [h['hostname'] for h in cluster.ceph_json('orch', 'host', 'ls')]
     load_id = cluster.ceph('rgwbench', 'load', '--op', 'put', '--size', '4KiB',
-                           '--concurrency', '2', '--duration', '8', '--warmup', '1',
+                           '--concurrency', '2', '--duration', '20', '--warmup', '1',
                            '--placement', ','.join(hosts)).stdout.strip()
     seen: Dict[str, str] = {}
     specs_with_agents = 0
     deadline = time.monotonic() + 180
     while cluster.ceph_json('rgwbench', 'load', 'show', load_id)['state'] == 'running':
+        # Each look is several `ceph` runs, seconds on a busy machine: the load lasts
+        # 20 s so that its agents' spec is there for one look at least.
         looks = {
+            'orch ls --export': cluster.ceph('orch', 'ls', '--export').stdout,
             'ps': subprocess.run(['ps', '-eo', 'args'], stdout=subprocess.PIPE,
                                  universal_newlines=True).stdout,
-            'orch ls --export': cluster.ceph('orch', 'ls', '--export').stdout,
             'orch ps': cluster.ceph('orch', 'ps', '-f', 'json').stdout,
             'status': cluster.ceph('rgwbench', 'status', '-f', 'json').stdout,
             'load show': cluster.ceph('rgwbench', 'load', 'show', load_id, '-f', 'json').stdout,
