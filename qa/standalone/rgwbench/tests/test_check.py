@@ -236,14 +236,23 @@ class CpuQuota:
 
 
 def pids_working_in(folders: List[str]) -> List[int]:
+    """Processes whose working folder is one of these, by the folder's inode: a
+    mgr in a release's chroot sees it under another path than this test does."""
+    wanted = set()
+    for folder in folders:
+        try:
+            st = os.stat(folder)
+        except OSError:
+            continue
+        wanted.add((st.st_dev, st.st_ino))
     found = []
     for entry in os.listdir('/proc'):
         if entry.isdigit():
             try:
-                cwd = os.readlink('/proc/%s/cwd' % entry)
+                st = os.stat('/proc/%s/cwd' % entry)
             except OSError:
                 continue
-            if any(cwd == f or cwd.startswith(f + '/') for f in folders):
+            if (st.st_dev, st.st_ino) in wanted:
                 found.append(int(entry))
     return found
 

@@ -313,11 +313,8 @@ def test_stop_removes_the_network_and_start_makes_it_again(hosts3: HostsCluster)
         get_ok(url)
 
 
-def test_agents_on_two_hosts_run_one_job_and_merge_and_the_third_rgw_host_is_sampled(
-        hosts3: HostsCluster) -> None:
-    host1, host2, host3 = hosts3.hosts()
-    rgws = sorted(d['daemon_type'] + '.' + d['daemon_id'] for d in hosts3.ceph_json(
-        'orch', 'ps', '--daemon_type', 'rgw'))
+def load_with_stored_credentials(hosts3: HostsCluster, *args: str) -> Dict[str, Any]:
+    """A short 8 KiB PUT load with the test user's keys stored for it; its record once over."""
     s3 = hosts3.s3()
     creds = json.dumps({'access_key': s3['access_key'], 'secret_key': s3['secret_key']})
     proc = subprocess.run([CLUSTER, 'ceph', '--dir', hosts3.dir, '--', 'rgwbench',
@@ -327,17 +324,25 @@ def test_agents_on_two_hosts_run_one_job_and_merge_and_the_third_rgw_host_is_sam
     assert proc.returncode == 0, proc.stderr
     try:
         load_id = hosts3.ceph('rgwbench', 'load', '--op', 'put', '--size', '8KiB',
-                              '--concurrency', '6', '--duration', '3', '--warmup', '1',
-                              '--placement', '%s,%s' % (host2['name'], host3['name'])
-                              ).stdout.strip()
+                              '--duration', '3', '--warmup', '1', *args).stdout.strip()
         deadline = time.monotonic() + 240
-        record = hosts3.ceph_json('rgwbench', 'load', 'show', load_id)
+        record: Dict[str, Any] = hosts3.ceph_json('rgwbench', 'load', 'show', load_id)
         while record['state'] == 'running':
             assert time.monotonic() < deadline, 'load still running'
             time.sleep(1)
             record = hosts3.ceph_json('rgwbench', 'load', 'show', load_id)
     finally:
         hosts3.ceph('rgwbench', 'credentials', 'rm')
+    return record
+
+
+def test_agents_on_two_hosts_run_one_job_and_merge_and_the_third_rgw_host_is_sampled(
+        hosts3: HostsCluster) -> None:
+    host1, host2, host3 = hosts3.hosts()
+    rgws = sorted(d['daemon_type'] + '.' + d['daemon_id'] for d in hosts3.ceph_json(
+        'orch', 'ps', '--daemon_type', 'rgw'))
+    record = load_with_stored_credentials(hosts3, '--concurrency', '6', '--placement',
+                                          '%s,%s' % (host2['name'], host3['name']))
     assert record['state'] == 'complete', record['error']
     # host1 runs an RGW and no agent of the placement: it is given one that only samples.
     assert record['agents'] == {host1['name']: {'state': 'done', 'error': None},
@@ -359,13 +364,6 @@ def test_agents_on_two_hosts_run_one_job_and_merge_and_the_third_rgw_host_is_sam
 
 def test_by_default_a_load_and_a_run_put_an_agent_on_every_rgw_host(
         hosts3: HostsCluster) -> None:
-    s3 = hosts3.s3()
-    creds = json.dumps({'access_key': s3['access_key'], 'secret_key': s3['secret_key']})
-    proc = subprocess.run([CLUSTER, 'ceph', '--dir', hosts3.dir, '--', 'rgwbench',
-                           'credentials', 'set', '-i', '-'], input=creds,
-                          universal_newlines=True, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, timeout=60)
-    assert proc.returncode == 0, proc.stderr
     rgw_hosts = sorted({d['hostname'] for d in hosts3.ceph_json(
         'orch', 'ps', '--daemon_type', 'rgw')})
     assert len(rgw_hosts) == 3
@@ -374,18 +372,7 @@ def test_by_default_a_load_and_a_run_put_an_agent_on_every_rgw_host(
                               'started_by': 'orchestrator'}
     assert 'agents: one on each of %s (containers the orchestrator starts)' % ', '.join(
         rgw_hosts) in hosts3.ceph('rgwbench', 'plan', '--profile', 'quick').stdout
-    try:
-        load_id = hosts3.ceph('rgwbench', 'load', '--op', 'put', '--size', '8KiB',
-                              '--concurrency', '6', '--duration', '3', '--warmup', '1'
-                              ).stdout.strip()
-        deadline = time.monotonic() + 240
-        record = hosts3.ceph_json('rgwbench', 'load', 'show', load_id)
-        while record['state'] == 'running':
-            assert time.monotonic() < deadline, 'load still running'
-            time.sleep(1)
-            record = hosts3.ceph_json('rgwbench', 'load', 'show', load_id)
-    finally:
-        hosts3.ceph('rgwbench', 'credentials', 'rm')
+    record = load_with_stored_credentials(hosts3, '--concurrency', '6')
     assert record['state'] == 'complete', record['error']
     assert sorted(record['agents']) == rgw_hosts
     assert all(a['state'] == 'done' for a in record['agents'].values()), record['agents']
@@ -401,25 +388,7 @@ def test_an_agent_on_the_mgr_host_gets_samplers_on_the_other_rgw_hosts(
     assert plan['agents'] == {'hosts': [host1['name']],
                               'samplers': [host2['name'], host3['name']],
                               'started_by': 'mgr-process'}
-    s3 = hosts3.s3()
-    creds = json.dumps({'access_key': s3['access_key'], 'secret_key': s3['secret_key']})
-    proc = subprocess.run([CLUSTER, 'ceph', '--dir', hosts3.dir, '--', 'rgwbench',
-                           'credentials', 'set', '-i', '-'], input=creds,
-                          universal_newlines=True, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    try:
-        load_id = hosts3.ceph('rgwbench', 'load', '--op', 'put', '--size', '8KiB',
-                              '--concurrency', '4', '--duration', '3', '--warmup', '1',
-                              '--placement', 'mgr').stdout.strip()
-        deadline = time.monotonic() + 240
-        record = hosts3.ceph_json('rgwbench', 'load', 'show', load_id)
-        while record['state'] == 'running':
-            assert time.monotonic() < deadline, 'load still running'
-            time.sleep(1)
-            record = hosts3.ceph_json('rgwbench', 'load', 'show', load_id)
-    finally:
-        hosts3.ceph('rgwbench', 'credentials', 'rm')
+    record = load_with_stored_credentials(hosts3, '--concurrency', '4', '--placement', 'mgr')
     assert record['state'] == 'complete', record['error']
     assert record['agents'] == {h['name']: {'state': 'done', 'error': None}
                                 for h in (host1, host2, host3)}
