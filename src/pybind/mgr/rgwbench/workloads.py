@@ -135,15 +135,19 @@ class Leftovers:
         that stays is of buckets only (a mgr on another host can finish it).
         """
         problem = cleanup_problem(cleaned)
-        if self._current is None or problem is None:
+        if self._current is None or (problem is None and agents_removed):
             self.clear()
             return
         stored = self.store.get_store(self._current)
         if stored:
             left = json.loads(stored)
-            left.update(errors=[problem], ended=True)
+            # Agents whose removal failed (the orchestrator did not answer) stay
+            # written down with the record, whatever became of the buckets.
+            left.update(ended=True, errors=[problem or 'its agents were not removed'])
             if agents_removed:
                 left['agents'] = {}
+            if problem is None:
+                left['buckets_removed'] = True
             self.store.set_store(self._current, json.dumps(left))
         self._current = None
 
@@ -262,7 +266,7 @@ class AgentWorkloads:
         that were busy (Finding objects). `refused` in the summary: why the
         load was not started (the agents' clocks too far apart), if it was not.
         """
-        agents_removed = False
+        agent_run: Optional[AgentRun] = None
         try:
             agent_run = AgentRun(job, launcher, ca_bundle=ca_pem,
                                  server_daemons=self.server_daemons(),
@@ -281,7 +285,6 @@ class AgentWorkloads:
                 if pgs is not None:
                     during.enter_context(pgs)
                 summary: Dict[str, Any] = agent_run.run(self.make_channel())
-                agents_removed = True  # its own end removed them
             during_load = [] if pgs is None or summary.get('start_at') is None else \
                 pgs.findings(float(summary['start_at']) + float(job.get('warmup_s') or 0),
                              float(job.get('duration_s') or 0))
@@ -295,7 +298,8 @@ class AgentWorkloads:
             done = self.clean_up(job, ca_pem, aborted())
             if cleaned is not None:
                 cleaned.update(done)
-            leftovers.ended(done, agents_removed)
+            # Removed by the agents' run itself, or never launched: nothing of them is owed.
+            leftovers.ended(done, agents_removed=agent_run is None or not agent_run.agents_left())
         return summary
 
     def clean_up(self, job: Dict[str, Any], ca_pem: Optional[str],

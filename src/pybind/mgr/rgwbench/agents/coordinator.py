@@ -110,6 +110,8 @@ class AgentRun:
         self.clock_finding: Optional[Finding] = None
         # Why the load was not started (a refusing finding), if it was not.
         self.refused: Optional[str] = None
+        self.launch_tried = False
+        self.agents_removed = False
 
     def abort(self) -> None:
         """Stop waiting: agents that have not posted a result are failed and removed."""
@@ -271,6 +273,7 @@ class AgentRun:
         try:
             with self._cond:
                 codes = dict(self._codes)
+            self.launch_tried = True
             self.launcher.launch({'server': channel.url, 'fingerprint': channel.fingerprint,
                                   'codes': codes, 'deadman_s': self.deadman_s})
             self._wait(self._settled((READY, DONE, AGENT_FAILED)),
@@ -302,7 +305,12 @@ class AgentRun:
         finally:
             channel.close()
             self.launcher.remove()
+            self.agents_removed = True
         return self.summary()
+
+    def agents_left(self) -> bool:
+        """Whether agents may be left: launched (or tried) and not removed since."""
+        return self.launch_tried and not self.agents_removed
 
     def _judge_clocks(self, ready: List[str]) -> None:
         """The clocks of the agents that are ready, against the mgr's: a finding, and the

@@ -183,3 +183,37 @@ def test_a_record_kept_for_its_buckets_drops_the_agents_the_run_removed_itself(
     # a mgr on any host can finish the record.
     (pending,) = leftovers.pending()
     assert pending['agents'] == {} and 'connection refused' in pending['errors'][0]
+
+
+class UnremovableLauncher(VanishingLauncher):
+    """An agents' service the orchestrator fails to remove at the workload's end."""
+
+    def remove(self) -> None:
+        raise RuntimeError('remove_service failed: injected by a test')
+
+
+def test_agents_whose_removal_failed_stay_written_down_after_clean_buckets(
+        certificate: Tuple[str, str]) -> None:
+    store = MemoryStore()
+    leftovers = Leftovers(store, 'k')
+    with StubS3(access_key='AK', secret_key='SK') as stub:
+        job = make_job(Workload(name='w', buckets=1), creds=CREDS, endpoints=[stub.url],
+                       bucket_prefix='rgwbench-x', run_tag='x')
+        launcher = UnremovableLauncher()
+        leftovers.write({'id': 'x'}, launcher, job)
+        agents = AgentWorkloads(
+            make_channel=lambda: AgentChannel('127.0.0.1', 0, *certificate),
+            server_daemons=ServerDaemons, log=logging.getLogger('test'))
+        with pytest.raises(RuntimeError, match='remove_service failed'):
+            agents.run_once(job, launcher, ca_pem=None, leftovers=leftovers,
+                            watch=lambda run: None)
+        assert stub.buckets == {}  # the buckets went
+    # The service did not: the serve loop's next try removes it, and the buckets are not
+    # tried again.
+    (pending,) = leftovers.pending()
+    assert pending['agents'] == {'service': 'container.rgwbench-agent'}
+    assert pending['errors'] == ['its agents were not removed'] and pending['ended']
+    removed: List[str] = []
+    (found,) = leftovers.remove(removed.append, None, logging.getLogger('test'))
+    assert found.errors == [] and removed == ['container.rgwbench-agent']
+    assert leftovers.pending() == [] and store.get_store_prefix('k') == {}
