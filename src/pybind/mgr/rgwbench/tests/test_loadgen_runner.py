@@ -171,8 +171,9 @@ def test_open_loop_shows_a_stall_that_closed_loop_hides(stub: StubS3) -> None:
     stub.fault = stall_once(10)
     closed = api.run_job(job_for(stub, op="put", ops=100, concurrency=1))
     assert closed["latency_ms"]["max"] >= 990
-    # the closed loop waited with its requests: only the stalled one is slow
-    assert 1 <= count_above(closed["histogram"], 500 * MS) <= 2
+    # the closed loop waited with its requests: only the stalled one is slow (above
+    # 0.9 s: a starved machine gave three requests above 0.5 s once)
+    assert 1 <= count_above(closed["histogram"], 900 * MS) <= 2
 
 
 def test_open_loop_gives_each_target_its_share_even_when_one_is_slow(stub: StubS3) -> None:

@@ -178,7 +178,7 @@ def test_each_variant_loads_every_rgw_it_runs(
     run_id = s.engine.start(s.profile(variants=[
         {'name': 'one', 'settings': {}}, {'name': 'two', 'settings': {'rgw-per-host': 2}}],
         baseline='one', workloads=[{'op': 'put', 'size': '4KiB', 'concurrency': 4,
-                                    'duration': 1, 'warmup': 0}]))
+                                    'duration': 2, 'warmup': 0}]))
     s.engine.wait(60)
     record = s.results.load(run_id)
     assert record['state'] == 'complete', record['error']
@@ -353,7 +353,11 @@ def test_a_put_workload_the_capacity_guard_stops_keeps_its_figures_and_says_why(
                 run = s.engine._agent_run
                 self.asked_while_measured += run is not None and run.start_at is not None
                 return None
-            return 'osd.0 is 81.0 % full' if self.asked >= 2 else None
+            # Once the PUT measured a second (a starved machine once measured none).
+            run = s.engine._agent_run
+            measured = run is not None and run.start_at is not None and \
+                time.time() > run.start_at + 1.0
+            return 'osd.0 is 81.0 % full' if self.asked >= 2 and measured else None
     s.engine.agents.new_capacity_check = Check
     run_id = s.engine.start(s.profile(
         variants=[{'name': 'as-is', 'settings': {}}], repeats=2,
