@@ -7,7 +7,7 @@ import re
 import subprocess
 import threading
 import time
-from typing import Any, Dict, Iterator, List, Set
+from typing import AbstractSet, Any, Dict, Iterator, List, Set
 
 import pytest
 
@@ -235,9 +235,10 @@ class CpuQuota:
         os.rmdir(self.path)
 
 
-def pids_working_in(folders: List[str]) -> List[int]:
-    """Processes whose working folder is one of these, by the folder's inode: a
-    mgr in a release's chroot sees it under another path than this test does."""
+def pids_working_in(folders: List[str], parents: AbstractSet[int] = frozenset()) -> List[int]:
+    """Processes working in one of these folders or below it (by the folders' inodes: a
+    mgr in a release's chroot sees them under another path than this test does), and
+    the children of `parents` (engine processes forked before their agent was found)."""
     wanted = set()
     for folder in folders:
         try:
@@ -247,13 +248,23 @@ def pids_working_in(folders: List[str]) -> List[int]:
         wanted.add((st.st_dev, st.st_ino))
     found = []
     for entry in os.listdir('/proc'):
-        if entry.isdigit():
-            try:
-                st = os.stat('/proc/%s/cwd' % entry)
-            except OSError:
-                continue
-            if (st.st_dev, st.st_ino) in wanted:
+        if not entry.isdigit():
+            continue
+        try:
+            with open('/proc/%s/stat' % entry) as f:
+                ppid = int(f.read().rsplit(')', 1)[1].split()[1])
+            if ppid in parents:
                 found.append(int(entry))
+                continue
+            here = '/proc/%s/cwd' % entry
+            for _ in range(3):  # the folder itself, or a folder below it
+                st = os.stat(here)
+                if (st.st_dev, st.st_ino) in wanted:
+                    found.append(int(entry))
+                    break
+                here += '/..'
+        except (OSError, ValueError, IndexError):
+            continue
     return found
 
 
@@ -276,7 +287,7 @@ def test_an_agent_held_to_a_small_cpu_quota_is_found_client_bound(
         while not done.is_set():
             folders = [os.path.join(tmp, d) for tmp in tmps for d in os.listdir(tmp)
                        if d.startswith(('rgwbench-agent-', 'rgwbench-engine-'))]
-            for pid in pids_working_in(sorted(set(folders) - before)):
+            for pid in pids_working_in(sorted(set(folders) - before), set(moved)):
                 if pid not in moved:
                     quota.add(pid)
                     moved.add(pid)
