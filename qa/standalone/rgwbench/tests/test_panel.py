@@ -23,7 +23,7 @@ from test_settings_tls import ceph_input, make_pems, served_certificate
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
-from selenium.common.exceptions import WebDriverException
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -396,13 +396,24 @@ def test_an_operator_runs_quick_from_the_panel_and_reads_its_charts(
     assert snapshot(panel.cluster) == before and buckets(panel.cluster) == []
 
 
+def text_of(browser: WebDriver, element_id: str) -> str:
+    """An element's text, read again when the page replaced the element meanwhile."""
+    for _ in range(9):
+        try:
+            return str(browser.find_element(By.ID, element_id).text)
+        except StaleElementReferenceException:
+            time.sleep(0.2)
+    return str(browser.find_element(By.ID, element_id).text)
+
+
 def test_an_operator_aborts_a_run_from_the_panel(panel: Panel, browser: WebDriver) -> None:
     before = snapshot(panel.cluster)
     browser_login(browser, panel)
     # Long enough to abort while it runs, short enough for the capacity check to let it
     # start on this small cluster.
     run_id = start_from_panel(browser, 'quick', duration=60, warmup=1)
-    WebDriverWait(browser, 600).until(
+    # The live view redraws its message: one read may find the element just replaced.
+    WebDriverWait(browser, 600, ignored_exceptions=(StaleElementReferenceException,)).until(
         lambda d: 'workload' in d.find_element(By.ID, 'live-message').text)
     browser.find_element(By.ID, 'abort').click()
     confirm = browser.find_element(By.ID, 'abort-confirm')
@@ -410,7 +421,7 @@ def test_an_operator_aborts_a_run_from_the_panel(panel: Panel, browser: WebDrive
     confirm.click()
     record = wait_run(panel.cluster, run_id, timeout=600)
     assert record['state'] == 'aborted', record
-    assert browser.find_element(By.ID, 'abort-error').text == ''
+    assert text_of(browser, 'abort-error') == ''
     # The live view sees the end by itself and the page then lists the run aborted.
     WebDriverWait(browser, 120).until(
         lambda d: d.find_elements(By.CSS_SELECTOR,
