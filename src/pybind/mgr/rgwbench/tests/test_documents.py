@@ -52,12 +52,14 @@ GOOD: Dict[str, Any] = {'name': 'p', 'baseline': 'b',
     ('name: p\nworkloads: [{duration: .inf}]\n', 'the number inf is out of range'),
 ])
 def test_a_hostile_profile_is_refused_at_once_with_one_line(text: str, message: str) -> None:
-    began = time.monotonic()
+    # The CPU this process used, not the wall clock: a shared machine stretches the latter
+    # (CI13: 40 s for one document, on a machine loaded by the integration tests).
+    began = time.process_time()
     with pytest.raises(InvalidInput) as refused:
         parse_profile(text, all_settings())
     assert message in str(refused.value) and '\n' not in str(refused.value)
     assert str(refused.value).startswith('profile: ')
-    assert time.monotonic() - began < 30  # a billion laughs took 88 s (and 3 GiB)
+    assert time.process_time() - began < 30  # a billion laughs took 88 s (and 3 GiB)
 
 
 def test_hostile_credentials_are_refused_with_one_line() -> None:
