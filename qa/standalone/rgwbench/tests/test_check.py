@@ -112,6 +112,48 @@ def test_a_load_keeps_the_skew_it_ran_with(cluster: Cluster, stored_credentials:
     assert '[skews] debug-rgw-raised' in text, text
 
 
+# BlueStore caches of 128 MiB each (autotune off): a GET of 64 KiB objects that names no
+# --objects reads twice that, 4096 objects, more than the engine's default of 1000.
+SMALL_CACHES = {'bluestore_cache_autotune': 'false', 'bluestore_cache_size': str(128 << 20)}
+SIZED_OBJECTS = 4096
+
+
+def get_load(cluster: Cluster, prefill_time: str) -> Dict[str, Any]:
+    cluster.ceph('config', 'set', 'mgr', 'mgr/rgwbench/prefill_time', prefill_time)
+    load_id = cluster.ceph('rgwbench', 'load', '--op', 'get', '--size', '64KiB',
+                           '--concurrency', '4', '--duration', '2', '--warmup', '0'
+                           ).stdout.strip()
+    return wait_load(cluster, load_id, timeout=300)
+
+
+def test_a_get_load_reads_a_working_set_sized_from_the_caches_within_its_prefill_time(
+        cluster: Cluster, stored_credentials: None) -> None:
+    osds = len(cluster.ceph_json('osd', 'ls'))
+    for option, value in SMALL_CACHES.items():
+        cluster.ceph('config', 'set', 'osd', option, value)
+    try:
+        whole = get_load(cluster, '600')
+        cut = get_load(cluster, '1')
+    finally:
+        cluster.ceph('config', 'rm', 'mgr', 'mgr/rgwbench/prefill_time')
+        for option in SMALL_CACHES:
+            cluster.ceph('config', 'rm', 'osd', option)
+    for record in (whole, cut):
+        assert record['state'] == 'complete', record.get('error')
+    wanted = SIZED_OBJECTS * osds
+    assert whole['result']['objects'] == wanted, whole['result'].get('objects')
+    assert whole['result']['working_set_bytes'] == wanted * 65536
+    assert not {'working-set-in-cache', 'prefill-time-ran-out'} & {
+        f['id'] for f in whole['findings']}, whole['findings']
+    # A second's prefill writes fewer: the GETs read those, and the record says so.
+    written = cut['result']['objects']
+    assert 4 <= written < wanted, written
+    (told,) = [f for f in cut['findings'] if f['id'] == 'prefill-time-ran-out']
+    assert told['evidence'][0].startswith('%d of %d objects written in 1 s' % (written, wanted))
+    assert '[info] prefill-time-ran-out' in cluster.ceph(
+        'rgwbench', 'load', 'show', cut['load_id']).stdout
+
+
 def test_a_load_that_would_fill_the_cluster_is_refused_even_forced(
         cluster: Cluster, stored_credentials: None) -> None:
     before = buckets(cluster)

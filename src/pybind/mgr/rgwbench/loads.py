@@ -10,7 +10,7 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional
 
 from .agents.channel import AgentChannel
 from .agents.coordinator import DEADMAN_S, AgentRun, agents_failed
-from .agents.launchers import AgentLauncher
+from .agents.launchers import AgentLauncher, loading_agents
 from .capacity import CapacityCheck
 from .checks.finding import Finding, finding_lines, ordered
 from .checks.gate import RunChecks, load_profile
@@ -144,15 +144,22 @@ class LoadService:
         creds = self.credentials.require()
         targets = self._targets(request)
         load_id = new_id()
-        job = make_job(request.workload(), creds=creds, endpoints=targets,
-                       bucket_prefix='rgwbench-%s' % load_id, run_tag=load_id)
+        launcher = self.make_launcher(request.placement)
+        workload = request.workload()
+        prefill_s = 0.0
+        if self.checks is not None:
+            sized = self.checks.sized(workload, len(loading_agents(launcher)))
+            if sized.objects is not None:
+                workload, prefill_s = sized, self.checks.prefill_time()
+        job = make_job(workload, creds=creds, endpoints=targets,
+                       bucket_prefix='rgwbench-%s' % load_id, run_tag=load_id,
+                       prefill_s=prefill_s)
         with self._lock:
             if self._active is not None:
                 raise Busy('load %s is in progress; wait for it or try later'
                            % self._active['load_id'])
             found: List[Finding] = [] if self.checks is None else self.checks.before(
                 load_profile(request.workload(), request.placement), force=force, load=True)
-            launcher = self.make_launcher(request.placement)
             record = {'load_id': load_id, 'state': 'running', 'endpoint': targets[0],
                       'targets': targets,
                       'request': request._asdict(), 'started': time.time(),

@@ -17,7 +17,7 @@ from .agents.launchers import (AgentLauncher, LocalLauncher, LocalWithSamplers,
 from .capacity import DEFAULT_MARGIN, CapacityGuard
 from .certificates import Certificates, certificate_to_text
 from .checks import MgrClusterView, findings_to_text
-from .checks.gate import RunChecks
+from .checks.gate import DEFAULT_PREFILL_S, RunChecks
 from .cli import RGWBenchCLICommand, read_command, write_command
 from .credentials import CredentialStore, credentials_to_text
 from .errors import Busy, InvalidInput
@@ -82,6 +82,10 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
         Option('capacity_margin', type='float', default=DEFAULT_MARGIN, min=0.0, max=0.5,
                desc='a workload that writes stops once an OSD is this close to its nearfull '
                     'ratio (0.05: 5 percentage points below it)'),
+        Option('prefill_time', type='secs', default=DEFAULT_PREFILL_S, min=0, max=86400,
+               desc='a GET workload that names no `objects` reads a working set twice the '
+                    'caches in front of the disks, prefilled for at most this long (0: '
+                    'the engine\'s default working set, 1000 objects up to 1 GiB per agent)'),
         Option('keep_objects', type='bool', default=False,
                desc='keep the buckets and objects of a run\'s workloads (default: removed '
                     'after each workload)'),
@@ -123,7 +127,8 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
         capacity = CapacityGuard(
             self, lambda: float(self.get_module_option('capacity_margin') or 0.0))
         self.checks = RunChecks(view=MgrClusterView(self), keep_objects=self._keep_objects,
-                                log=self.log)
+                                log=self.log, prefill_time=lambda: float(
+                                    self.get_module_option('prefill_time') or 0))
         self.loads = LoadService(self, self.credentials, self._rgw_endpoints,
                                  self._server_daemons,
                                  self._agent_launcher, self._agent_channel, self.log,

@@ -37,11 +37,12 @@ def new_id() -> str:
 
 def make_job(workload: Workload, *, creds: Dict[str, str], endpoints: Sequence[str],
              bucket_prefix: str, run_tag: str,
-             sse: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
-    """The engine's job for a workload and its targets, checked by the engine's own rules."""
+             sse: Optional[Dict[str, Any]] = None, prefill_s: float = 0.0) -> Dict[str, Any]:
+    """The engine's job for a workload and its targets, checked by the engine's own rules;
+    its prefill takes at most `prefill_s` (0: no bound)."""
     job = Job(endpoints=list(endpoints), access_key=creds['access_key'],
               secret_key=creds['secret_key'], bucket_prefix=bucket_prefix,
-              key_prefix=KEY_PREFIX, run_tag=run_tag,
+              key_prefix=KEY_PREFIX, run_tag=run_tag, prefill_s=prefill_s,
               **dict(workload.job_fields(), **(sse or {})))
     try:
         job.validate()
@@ -289,7 +290,7 @@ class AgentWorkloads:
                 pgs.findings(float(summary['start_at']) + float(job.get('warmup_s') or 0),
                              float(job.get('duration_s') or 0))
             summary['findings'] = agent_run.findings() + during_load + \
-                measured_findings(agent_run.results)
+                measured_findings(agent_run.results, job)
             if summary.get('stopped'):
                 self.log.warning('workload %s stopped early: %s', job.get('run_tag') or
                                  job.get('bucket_prefix'), summary['stopped'])

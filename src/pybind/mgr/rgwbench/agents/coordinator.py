@@ -347,8 +347,10 @@ def prefill_allowance_s(job: Dict[str, Any]) -> float:
     found = Job.from_dict(job)
     if not (found.reads_prefilled and found.prefill):
         return 0.0
-    return found.object_count() / PREFILL_OBJECTS_S + \
+    allowance = found.object_count() / PREFILL_OBJECTS_S + \
         (found.working_set_bytes() or 0) / PREFILL_BYTES_S
+    # A prefill bounded in time ends then (the requests under way within the ready timeout).
+    return min(allowance, found.prefill_s) if found.prefill_s else allowance
 
 
 def agents_failed(summary: Dict[str, Any]) -> List[str]:

@@ -3,11 +3,12 @@
 `findings(view, profile)` is what a run or a load calls; the checks read the
 cluster only through a ClusterView (view.py), MgrClusterView in the mgr.
 """
+from dataclasses import replace
 from typing import List, Optional
 
 from ..placement import agent_count
 from ..profiles import MAX_CONCURRENCY, Profile, Workload
-from .cache_checks import cache_findings
+from .cache_checks import cache_findings, sized_to_caches
 from .capacity import capacity_findings
 from .config_checks import config_findings
 from .facts import read_facts
@@ -18,26 +19,37 @@ from .queue_checks import queue_findings
 from .view import ClusterView, MgrClusterView
 
 __all__ = ['ClusterView', 'Finding', 'Level', 'MgrClusterView', 'findings',
-           'findings_to_text', 'workload_findings']
+           'findings_to_text', 'sized_workload', 'workload_findings']
 
 
 def findings(view: ClusterView, profile: Optional[Profile] = None,
-             keep_objects: bool = False, load: bool = False) -> List[Finding]:
+             keep_objects: bool = False, load: bool = False,
+             size_working_sets: bool = False) -> List[Finding]:
     """Every finding for this cluster, and for a run of `profile` when given.
 
     keep_objects: the run keeps its objects (the module option), so nothing it
     writes is freed before it ends. load: `profile` is a load's one workload.
+    size_working_sets: GET workloads that name no `objects` read a working set
+    sized from the caches (`sized_to_caches`), as the run then sends them.
     """
     facts = read_facts(view)
     found = health_findings(facts) + config_findings(facts) + pg_findings(facts)
     if profile is not None:
+        agents = agent_count(profile.placement, [d.host for d in facts.rgws])
+        if size_working_sets:
+            profile = replace(profile, workloads=[
+                sized_to_caches(facts, w, agents) for w in profile.workloads])
         found += capacity_findings(facts, profile, keep_objects, load)
         # Each workload as the run sends it to the RGW daemons there are now.
         workloads = [w.for_rgws(len(facts.rgws), MAX_CONCURRENCY) for w in profile.workloads]
         found += queue_findings(facts, workloads, load) + cache_findings(
-            facts, workloads, agent_count(profile.placement, [d.host for d in facts.rgws]),
-            load)
+            facts, workloads, agents, load)
     return list(ordered(found))
+
+
+def sized_workload(view: ClusterView, workload: Workload, agents: int) -> Workload:
+    """`workload` with its working set sized from the caches now (`sized_to_caches`)."""
+    return sized_to_caches(read_facts(view), workload, agents)
 
 
 def workload_findings(view: ClusterView, workload: Workload, agents: int) -> List[Finding]:

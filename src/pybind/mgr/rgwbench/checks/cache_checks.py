@@ -17,18 +17,22 @@ cache (it reads from the OSDs over the network); BlueStore reads its data with
 O_DIRECT, so the OSD hosts' page cache holds none either.
 """
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from ..loadgen.errors import UsageError
 from ..loadgen.workload import Job, format_size, parse_range, parse_size
 from ..profiles import Workload
+from .capacity import data_pool, room_bytes
 from .facts import Daemon, Facts
 from .finding import Finding, Level
 
 TRUE = ('true', '1', 'yes', 'on')
 # The fix asks for a working set this many times the caches: comfortably out of them.
 HEADROOM = 2.0
+# A working set sized from the caches takes at most this share of the room the
+# capacity check finds in the data pool (the rest is for the run's PUTs).
+ROOM_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -112,6 +116,26 @@ def working_set(workload: Workload, agents: int) -> Optional[Tuple[int, int]]:
         start, end = parse_range(workload.range)
         each = min(each, end - start)
     return objects, each
+
+
+def sized_to_caches(facts: Facts, workload: Workload, agents: int) -> Workload:
+    """A GET workload that names no `objects`, with a working set of HEADROOM times
+    the caches in front of the disks (within ROOM_SHARE of the data pool's room);
+    as it is when the engine's default is larger, when no working set that fits
+    the room gets out of the caches (a small test cluster: the finding
+    `working-set-in-cache` says so), and for any other workload."""
+    found = working_set(workload, agents)
+    if workload.objects is not None or found is None:
+        return workload
+    objects, each = found
+    cached = caches(facts).bytes
+    pool, _, raw_factor = data_pool(facts)
+    mean = Job(size=workload.size).sizes.mean_size
+    room = int(ROOM_SHARE * room_bytes(facts, raw_factor, pool) / max(1.0, mean))
+    wanted = min(math.ceil(HEADROOM * cached / max(1, each)), room)
+    if wanted <= objects or wanted * each <= cached:
+        return workload
+    return replace(workload, objects=wanted)
 
 
 def working_set_in_cache(facts: Facts, workload: Workload, agents: int,

@@ -103,7 +103,7 @@ def _written(workload: Workload, variant: str, agents: int, osd_rate: float,
                    prefill_bytes=prefill, staying_bytes=(put + prefill) * staying)
 
 
-def _data_pool(facts: Facts) -> Tuple[str, bool, float]:
+def data_pool(facts: Facts) -> Tuple[str, bool, float]:
     """The pool the run's objects go to: its name, whether it exists, its raw factor."""
     pools: List[Pool] = [p for p in facts.pools if p.rgw_data]
     if pools:
@@ -133,7 +133,7 @@ def room_bytes(facts: Facts, raw_factor: float, pool: str) -> float:
 
 
 def estimate(facts: Facts, profile: Profile, keep_objects: bool = False) -> Estimate:
-    pool, exists, raw_factor = _data_pool(facts)
+    pool, exists, raw_factor = data_pool(facts)
     osds = len(facts.data_osds())
     osd_rate = osds * OSD_WRITE_BYTES_S / raw_factor
     head = _head_bytes(facts)

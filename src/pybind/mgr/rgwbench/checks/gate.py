@@ -16,11 +16,15 @@ from typing import Any, Callable, List, Optional, Sequence
 
 from ..errors import RGWBenchError
 from ..profiles import Profile, Variant, Workload
-from . import findings, workload_findings
+from . import findings, sized_workload, workload_findings
+from .cache_checks import cache_findings
 from .during import PgWatch
+from .facts import read_facts
 from .finding import Finding, Level
 from .view import ClusterView
 
+#: the most a working set sized from the caches takes to prefill (module option prefill_time)
+DEFAULT_PREFILL_S = 300.0
 #: refusals --force goes on past
 FORCEABLE = frozenset({'health-err'})
 #: the errno of a refusal, by finding; others are EBUSY (the cluster is not fit now)
@@ -61,16 +65,33 @@ class RunChecks:
 
     def __init__(self, *, view: ClusterView, keep_objects: Callable[[], bool] = lambda: False,
                  log: Optional[Any] = None,
-                 new_pg_watch: Optional[Callable[[], PgWatch]] = None) -> None:
+                 new_pg_watch: Optional[Callable[[], PgWatch]] = None,
+                 prefill_time: Callable[[], float] = lambda: 0.0) -> None:
         self.view = view
         self.keep_objects = keep_objects
+        # The most a sized working set's prefill may take (0: working sets are not sized).
+        self.prefill_time = prefill_time
         self.log = log
         self._new_pg_watch = new_pg_watch or (
             lambda: PgWatch(self.view.pg_summary, log=self.log))
 
     def now(self, profile: Optional[Profile], load: bool = False) -> List[Finding]:
         """What `check` would say: for a plan (read only, refuses nothing)."""
-        return findings(self.view, profile, keep_objects=self.keep_objects(), load=load)
+        return findings(self.view, profile, keep_objects=self.keep_objects(), load=load,
+                        size_working_sets=self.prefill_time() > 0)
+
+    def sized(self, workload: Workload, agents: int) -> Workload:
+        """`workload` as it runs: a GET workload that names no `objects` gets a working
+        set sized from the caches, when the prefill time allows sizing. The cluster
+        unreadable now: the workload as it is (logged)."""
+        if workload.objects is not None or self.prefill_time() <= 0:
+            return workload
+        try:
+            return sized_workload(self.view, workload, agents)
+        except Exception as e:
+            if self.log:
+                self.log.warning('the working set of %s was not sized: %s', workload.name, e)
+            return workload
 
     def before(self, profile: Profile, *, force: bool, load: bool = False) -> List[Finding]:
         """Every finding before a run (or a load) starts; Refused if it must not."""
@@ -109,6 +130,16 @@ class RunChecks:
             workload, variant), force)
         if refused is not None:
             raise refused
+
+    def working_set(self, workload: Workload, agents: int) -> List[Finding]:
+        """Whether `workload`'s working set (as its prefill wrote it) fits in the caches;
+        [] when the cluster cannot be read now (logged)."""
+        try:
+            return cache_findings(read_facts(self.view), [workload], agents)
+        except Exception as e:
+            if self.log:
+                self.log.warning('the working set of %s was not checked: %s', workload.name, e)
+            return []
 
     def pg_watch(self) -> PgWatch:
         """A watch of PG states for one workload (enter it while the workload runs)."""

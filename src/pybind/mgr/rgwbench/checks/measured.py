@@ -6,7 +6,7 @@ most of the measured window measured the client as much as RGW: more
 requests would not have been sent faster, so the figures say little about
 what RGW can do.
 """
-from typing import Any, List, Mapping
+from typing import Any, List, Mapping, Optional
 
 from .finding import Finding, Level
 
@@ -17,9 +17,30 @@ BUSY_SHARE = 0.8        # of each engine process's core over the measured window
 WAIT_SHARE = 0.5
 
 
-def measured_findings(results: Mapping[str, Mapping[str, Any]]) -> List[Finding]:
-    """Findings from each agent's result (agent name to its engine result)."""
-    return _errors(results) + _busy_agents(results)
+def measured_findings(results: Mapping[str, Mapping[str, Any]],
+                      job: Optional[Mapping[str, Any]] = None) -> List[Finding]:
+    """Findings from each agent's result (agent name to its engine result) of `job`."""
+    return _errors(results) + _busy_agents(results) + _prefill_cut_short(results, job or {})
+
+
+def _prefill_cut_short(results: Mapping[str, Mapping[str, Any]],
+                       job: Mapping[str, Any]) -> List[Finding]:
+    planned = int(job.get('objects') or 0)
+    if not job.get('prefill_s') or not planned:
+        return []
+    loading = [r for r in results.values() if not r.get('sample_only')]
+    written = sum(int(r.get('objects') or 0) for r in loading)
+    if not loading or written >= planned:
+        return []
+    held = sum(int(r.get('working_set_bytes') or 0) for r in loading)
+    return [Finding(
+        id='prefill-time-ran-out', level=Level.info,
+        summary='the prefill wrote fewer objects than the working set sized from the caches '
+                'in the time it had: the GETs read what it wrote',
+        evidence=('%d of %d objects written in %g s (%.1f MiB read by the GETs)' % (
+            written, planned, float(job['prefill_s']), held / float(1 << 20)),),
+        fix='ceph config set mgr mgr/rgwbench/prefill_time <seconds> (a longer prefill), '
+            'or `objects` in the workload')]
 
 
 def _errors(results: Mapping[str, Mapping[str, Any]]) -> List[Finding]:

@@ -272,7 +272,8 @@ def _run_job(channel: ModuleChannel, job: Job, job_doc: Dict[str, Any],
         prepare.preflight(job)
         prepare.ensure_buckets(job)
         if job.reads_prefilled:
-            prefill_watched(channel, job)
+            # A prefill cut short by its time: the load reads what it wrote.
+            job.objects = prefill_watched(channel, job)
     _expect(channel.call('POST', 'ready', {}), 'reporting ready')
     deadline = time.time() + float(job_doc.get('start_timeout_s', 300))
     while True:
@@ -297,12 +298,12 @@ def _run_job(channel: ModuleChannel, job: Job, job_doc: Dict[str, Any],
     return result
 
 
-def prefill_watched(channel: ModuleChannel, job: Job) -> None:
+def prefill_watched(channel: ModuleChannel, job: Job) -> int:
     """The prefill, telling the module how far it is: the module's answer may stop it (its
-    capacity guard), as it may stop the load."""
+    capacity guard), as it may stop the load. Returns the objects it wrote."""
     halt = threading.Event()
     with LivePoster(channel, stop=halt.set) as live:
-        prepare.prefill(job, stop=halt, tick=lambda done, count: live.update(
+        return prepare.prefill(job, stop=halt, tick=lambda done, count: live.update(
             {'phase': 'prefill', 'done': done, 'of': count}))
 
 

@@ -53,6 +53,9 @@ def run_job(job: Union[Job, Dict[str, Any]], progress: Optional[IO[str]] = None,
             if job.prefill:
                 count = prepare.prefill(job, progress)
                 prefill_info = {"objects": count, "seconds": round(time.time() - t0, 3)}
+                if count < job.object_count():  # its time ran out: read what it wrote
+                    prefill_info["of"] = job.object_count()
+                    job.objects = count
             else:
                 prepare.check_prefilled(job)
                 prefill_info = {"objects": job.object_count(), "seconds": 0.0,

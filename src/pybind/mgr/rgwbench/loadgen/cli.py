@@ -99,6 +99,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="write the objects get/head/list/delete read first (default)")
     pf.add_argument("--no-prefill", dest="prefill", action="store_false",
                     help="assume an earlier run wrote them")
+    w.add_argument("--prefill-time", dest="prefill_s", type=float, default=0.0,
+                   metavar="SECONDS",
+                   help="prefill for at most this long; the load then reads the objects "
+                        "written by then (default 0: write them all)")
     w.add_argument("--multipart-threshold", default="64MiB",
                    help="objects above this size are written with multipart upload "
                         "(default %(default)s)")
@@ -180,6 +184,7 @@ def job_from_args(args: argparse.Namespace) -> Job:
         objects=args.objects, multipart_threshold=args.multipart_threshold,
         part_size=args.part_size, verify=args.verify, sse_c_key=args.sse_c_key,
         sse_kms_key_id=args.sse_kms_key_id, sse_s3=args.sse_s3, prefill=args.prefill,
+        prefill_s=args.prefill_s,
         cleanup=args.cleanup, timeout_s=args.timeout, list_max_keys=args.list_max_keys,
         range=args.range,
         payload_signing=args.payload_signing, seed=args.seed, run_tag=args.run_tag,

@@ -25,6 +25,9 @@ T = TypeVar("T")
 _KEY_RE = re.compile(rb"<Key>([^<]*)</Key>")
 _TOKEN_RE = re.compile(rb"<NextContinuationToken>([^<]*)</NextContinuationToken>")
 _TRUNC_RE = re.compile(rb"<IsTruncated>\s*true\s*</IsTruncated>", re.I)
+# A prefill cut short by its time still writes this many objects (as a default key
+# space has at least).
+PREFILL_FLOOR = 4
 
 
 class Stopped(LoadgenError):
@@ -118,13 +121,16 @@ Tick = Callable[[int, int], None]
 
 def _parallel(job: Job, count: int, work: Callable[[S3Client, int], Optional[str]],
               progress: Optional[IO[str]], label: str,
-              stop: Optional[threading.Event] = None, tick: Optional[Tick] = None) -> None:
+              stop: Optional[threading.Event] = None, tick: Optional[Tick] = None,
+              until: Optional[float] = None, floor: int = 0) -> int:
     """Run ``work(client, index)`` for index in 0..count-1 on up to
     ``concurrency`` threads; the first error message, or ``stop`` set, stops
-    everything."""
+    everything. Past ``until`` (time.monotonic()) no index from ``floor`` on is
+    begun: those begun finish, so what was done is indexes 0..N-1; returns N."""
     counter = itertools.count()
     errors: List[str] = []
     done = [0]
+    closed: List[int] = []
     lock = threading.Lock()
     halted = stop or threading.Event()
 
@@ -132,9 +138,12 @@ def _parallel(job: Job, count: int, work: Callable[[S3Client, int], Optional[str
         client = make_client(job)
         try:
             while not errors and not halted.is_set():
-                index = next(counter)
-                if index >= count:
-                    return
+                with lock:  # indexes are begun in order: none after the first refused
+                    index = next(counter)
+                    if index >= count or closed or (
+                            until is not None and index >= floor and time.monotonic() > until):
+                        closed.append(index)
+                        return
                 try:
                     err = work(client, index)
                 except LoadgenError as exc:
@@ -172,11 +181,14 @@ def _parallel(job: Job, count: int, work: Callable[[S3Client, int], Optional[str
         raise EndpointError("%s failed: %s" % (label, errors[0]))
     if halted.is_set() and done[0] < count:
         raise Stopped("%s stopped after %d of %d" % (label, done[0], count))
+    return done[0]
 
 
 def prefill(job: Job, progress: Optional[IO[str]] = None,
             stop: Optional[threading.Event] = None, tick: Optional[Tick] = None) -> int:
-    """PUT the key space that get/head/list/delete read; returns its size.
+    """PUT the key space that get/head/list/delete read; returns how many objects
+    it wrote (objects 0..N-1): all of them, or those written within the job's
+    ``prefill_s`` (at least PREFILL_FLOOR).
 
     ``stop`` set ends it early (``Stopped``); ``tick`` is told how far it is.
     """
@@ -195,8 +207,9 @@ def prefill(job: Job, progress: Optional[IO[str]] = None,
             return "PUT %s/%s: %s" % (bucket, key, describe_error(resp))
         return None
 
-    _parallel(job, count, work, progress, "prefill", stop, tick)
-    return count
+    until = time.monotonic() + job.prefill_s if job.prefill_s else None
+    return _parallel(job, count, work, progress, "prefill", stop, tick, until,
+                     min(count, PREFILL_FLOOR))
 
 
 def check_prefilled(job: Job) -> None:

@@ -235,6 +235,9 @@ class Job:
     sse_kms_key_id: Optional[str] = None
     sse_s3: bool = False
     prefill: bool = True
+    # At most this many seconds of prefill (0: no bound): the load then reads the
+    # objects written by then, at least PREFILL_FLOOR of them.
+    prefill_s: float = 0.0
     cleanup: bool = False
     timeout_s: float = 30.0
     list_max_keys: int = 100
@@ -422,6 +425,8 @@ class Job:
                              "digits and . _ ~ / -")
         if self.objects < 0:
             raise UsageError("--objects must be >= 0")
+        if not 0 <= self.prefill_s < 1e7:
+            raise UsageError("--prefill-time must be >= 0 seconds")
         threshold = self.multipart_threshold_bytes
         part = self.part_size_bytes
         if part < 5 << 20:

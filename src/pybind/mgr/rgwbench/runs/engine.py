@@ -93,6 +93,8 @@ class RunEngine:
         self._abort = threading.Event()
         self._agent_run: Optional[AgentRun] = None
         self._thread: Optional[threading.Thread] = None
+        # The run's sized working sets, by workload: the objects its first prefill wrote.
+        self._objects_read: Dict[str, int] = {}
 
     # -- planning -------------------------------------------------------------------
     def plan(self, profile: Profile) -> Dict[str, Any]:
@@ -176,12 +178,13 @@ class RunEngine:
                                      else Target(kind=RGW), ClientSide())
             run_id = new_id()
             for workload in profile.workloads:  # and every workload makes a valid job
-                self._job(workload, creds or PLACEHOLDER_KEYS, client, run_id, 0)
+                self._job(workload, creds or PLACEHOLDER_KEYS, client, run_id, 0, 0.0)
             record = Run(run_id=run_id, profile=profile.name, state=RUNNING,
                          ceph_version=self.ceph_version(), started=self.clock(),
                          baseline=profile.baseline, definition=profile.to_dict(),
                          progress='starting', fraction=0.0, findings=found)
             self._record = record
+            self._objects_read = {}
             self._abort.clear()
             self.results.save(record)
         self._thread = threading.Thread(target=self._run,
@@ -289,21 +292,30 @@ class RunEngine:
                     variant.name, workload.name), done_s, total_s, changed)
                 # Placed now: a variant may have added RGW hosts (and so agents).
                 launcher = self.make_launcher(profile.placement or None)
+                agents = len(loading_agents(launcher))
+                workload, prefill_s = self._working_set(workload, agents)
                 if self.checks is not None and record.findings is not None:
                     self.checks.between(record.findings, variant=variant.name,
                                         workload=workload.name, force=force,
-                                        planned=workload,
-                                        agents=len(loading_agents(launcher)))
+                                        planned=workload, agents=agents)
                 during: List[Finding] = []
                 try:
                     measured = self._workload(run_id, index, workload, profile, creds, client,
                                               repeats,
                                               kept.setdefault((index, workload.name), []),
-                                              during, launcher)
+                                              during, launcher, prefill_s)
                 finally:  # also what a workload that was refused found
                     if record.findings is not None:
                         record.findings += [replace(f, variant=variant.name,
                                                     workload=workload.name) for f in during]
+                read = self._objects_read.get(workload.name)
+                if prefill_s and read is not None and read < (workload.objects or 0) and \
+                        self.checks is not None and record.findings is not None:
+                    # Its prefill's time ran out: are the objects it wrote out of the caches?
+                    record.findings += [
+                        replace(f, variant=variant.name, workload=workload.name)
+                        for f in self.checks.working_set(replace(workload, objects=read),
+                                                         agents)]
                 entry.workloads = [w for w in entry.workloads if w.name != workload.name]
                 entry.workloads.append(measured)
                 done_s += (workload.duration_s + workload.warmup_s) * repeats
@@ -356,20 +368,35 @@ class RunEngine:
         return dict(keys.credentials(), temporary_user=keys.uid)
 
     def _job(self, workload: Workload, creds: Dict[str, str], client: ClientSide, run_id: str,
-             variant: int) -> Dict[str, Any]:
+             variant: int, prefill_s: float) -> Dict[str, Any]:
         return make_job(workload, creds=creds, endpoints=client.targets,
                         bucket_prefix='rgwbench-%s-%d' % (run_id, variant),
-                        run_tag='%s-%d' % (run_id, variant), sse=client.sse)
+                        run_tag='%s-%d' % (run_id, variant), sse=client.sse,
+                        prefill_s=prefill_s)
+
+    def _working_set(self, workload: Workload, agents: int) -> Tuple[Workload, float]:
+        """The workload as it runs on `agents` agents, and how long its prefill may take
+        (0: no bound). A GET workload that names no `objects` reads a working set sized
+        from the caches, its prefill bounded in time; once measured, every later repeat
+        and variant reads as many objects as that prefill wrote, so that they compare
+        like with like."""
+        if workload.objects is not None or self.checks is None:
+            return workload, 0.0
+        read = self._objects_read.get(workload.name)
+        if read is not None:
+            return replace(workload, objects=read), 0.0
+        sized = self.checks.sized(workload, agents)
+        return sized, self.checks.prefill_time() if sized.objects is not None else 0.0
 
     def _workload(self, run_id: str, variant: int, workload: Workload, profile: Profile,
                   creds: Dict[str, str], client: ClientSide, count: int,
                   repeats: List[WorkloadResult], during: List[Finding],
-                  first: AgentLauncher) -> WorkloadResult:
+                  first: AgentLauncher, prefill_s: float = 0.0) -> WorkloadResult:
         """``count`` more repeats of a workload, added to ``repeats`` (those of earlier
         rounds of an interleaved run); the workload's entry from all of them. What its
         repeats saw while they ran goes to ``during``. `first` launches the first repeat's
         agents; each further repeat has launchers of its own."""
-        job = self._job(workload, creds, client, run_id, variant)
+        job = self._job(workload, creds, client, run_id, variant, prefill_s)
         ca_pem = client.ca_bundle or creds.get('ca_bundle')
         problems: List[str] = []
         stopped: Optional[str] = None
@@ -390,6 +417,10 @@ class RunEngine:
                 raise Refused(summary['refused'], errno.EBUSY)
             if summary['result'] is not None:
                 repeats.append(WorkloadResult.from_result(summary['result']))
+                written = repeats[-1].objects
+                if prefill_s and written:  # what its time allowed: the working set from now on
+                    self._objects_read[workload.name] = written
+                    job = dict(job, objects=written, prefill_s=0.0)
             if summary.get('stopped'):
                 stopped = summary['stopped']
                 break  # another repeat would write again what the guard stopped

@@ -135,6 +135,6 @@ def agents_never_look_client_bound(monkeypatch: Any) -> None:
     from rgwbench import workloads
     from rgwbench.checks.measured import measured_findings
 
-    def without_client_bound(results: Any) -> Any:
-        return [f for f in measured_findings(results) if f.id != 'client-bound-agent']
+    def without_client_bound(results: Any, job: Any = None) -> Any:
+        return [f for f in measured_findings(results, job) if f.id != 'client-bound-agent']
     monkeypatch.setattr(workloads, 'measured_findings', without_client_bound)

@@ -57,3 +57,17 @@ def test_an_agent_that_waited_for_a_core_is_named_though_it_used_little() -> Non
                              'agent h3: 0.04 cores for 1 engine process over 8 s, and 5.5 s '
                              'waiting for a core')
     assert 'CPU quota' in busy.fix
+
+
+def test_a_prefill_whose_time_ran_out_is_told_with_what_it_wrote() -> None:
+    job = {'objects': 1000, 'prefill_s': 30.0}
+    wrote = {'h1': result(objects=300, working_set_bytes=300 << 20),
+             'h2': result(objects=200, working_set_bytes=200 << 20),
+             'h3': result(sample_only=True)}
+    (found,) = measured_findings(wrote, job)
+    assert found.id == 'prefill-time-ran-out' and found.level == Level.info
+    assert found.evidence == ('500 of 1000 objects written in 30 s (500.0 MiB read by the '
+                              'GETs)',)
+    # every object written, or no time bound: nothing to tell
+    assert measured_findings(wrote, dict(job, objects=500)) == []
+    assert measured_findings(wrote, dict(job, prefill_s=0.0)) == []

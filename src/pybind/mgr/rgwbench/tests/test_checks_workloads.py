@@ -207,3 +207,43 @@ def test_before_each_workload_what_the_variant_changed_is_found_once() -> None:
     checks.between(kept, variant='v', workload='put', force=False, planned=w)
     (new,) = kept[2:]
     assert (new.id, new.variant, new.workload) == ('rgw-queue-throttled', 'v', 'put')
+
+
+# -- working sets sized from the caches ------------------------------------------------------
+
+def sized_checks(view: FakeView, seconds: float = 300.0) -> RunChecks:
+    return RunChecks(view=view, prefill_time=lambda: seconds)
+
+
+def test_a_get_that_names_no_objects_reads_twice_the_caches_where_the_pool_has_room() -> None:
+    view = roomy(FakeView())
+    sized = sized_checks(view).sized(get('4MiB'), agents=2)
+    # 3 OSDs of 4 GiB targets: 24 GiB in objects of 4 MiB, over both agents
+    assert sized.objects == 6144
+    # and the checks count that working set: out of the caches, in the estimate
+    found = {f.id: f for f in sized_checks(view).now(profile(get('4MiB')))}
+    assert 'working-set-in-cache' not in found
+    assert '24.0 GiB' in ' '.join(found['capacity-estimate'].evidence)
+    # without sizing, the engine's default (256 objects of 4 MiB per agent) fits in them
+    assert 'working-set-in-cache' in by_id(view, profile(get('4MiB')))
+
+
+def test_a_sized_working_set_takes_at_most_half_the_room_and_none_if_it_stays_cached() -> None:
+    view = roomy(FakeView())
+    for stats in view.stats:  # 40 GiB OSDs, 2 GiB used: room for less than twice the caches
+        stats.update(kb=40 * GIB_KB, kb_used=2 * GIB_KB, kb_avail=38 * GIB_KB)
+    sized = sized_checks(view).sized(get('4MiB'), agents=1)
+    assert sized.objects is not None and 12 * GiB < sized.objects * (4 << 20) < 24 * GiB
+    for stats in view.stats:  # 10 GiB OSDs: whatever fits stays in the caches
+        stats.update(kb=10 * GIB_KB, kb_used=1 * GIB_KB, kb_avail=9 * GIB_KB)
+    assert sized_checks(view).sized(get('4MiB'), agents=1).objects is None
+
+
+def test_named_objects_other_ops_and_a_prefill_time_of_0_are_left_as_they_are() -> None:
+    view = roomy(FakeView())
+    assert sized_checks(view).sized(get('4MiB', objects=10), agents=1).objects == 10
+    put = Workload(name='put', op='put', size='4MiB', duration_s=1, warmup_s=0)
+    assert sized_checks(view).sized(put, agents=1) == put
+    assert sized_checks(view, 0.0).sized(get('4MiB'), agents=1).objects is None
+    assert 'working-set-in-cache' in {f.id for f in sized_checks(view, 0.0).now(
+        profile(get('4MiB')))}

@@ -1,5 +1,6 @@
 """Set-up checks of the load engine: what --no-prefill says when objects are unreadable."""
-from typing import Any, List
+import time
+from typing import Any, List, Tuple
 
 import pytest
 
@@ -60,3 +61,52 @@ def test_other_statuses_carry_no_sse_hint(monkeypatch: Any) -> None:
     with pytest.raises(EndpointError) as info:
         prepare.check_prefilled(_job())
     assert str(info.value).endswith("HTTP 503 Service Unavailable")
+
+
+class _SlowUploads:
+    """A client whose uploads each take `pause` seconds; it keeps the keys written."""
+
+    def __init__(self, written: List[str], pause: float) -> None:
+        self.written = written
+        self.pause = pause
+
+    def upload(self, bucket: str, key: str, body: bytes, threshold: int,
+               part: int) -> Response:
+        time.sleep(self.pause)
+        self.written.append(key)
+        return Response(200, "OK", {}, b"", 0, 0)
+
+    def close(self) -> None:
+        pass
+
+
+def _prefill(monkeypatch: Any, pause: float, **extra: Any) -> Tuple[int, List[str], Job]:
+    written: List[str] = []
+    monkeypatch.setattr(prepare, "make_client", lambda job: _SlowUploads(written, pause))
+    job = Job(endpoint="http://127.0.0.1:1", access_key="AK", secret_key="SK", op="get",
+              concurrency=8, **extra).validate()
+    return prepare.prefill(job), written, job
+
+
+def test_a_prefill_past_its_time_wrote_the_first_objects_in_key_order(
+        monkeypatch: Any) -> None:
+    count, written, job = _prefill(monkeypatch, 0.01, objects=100000, prefill_s=0.3)
+    assert prepare.PREFILL_FLOOR < count < 100000
+    # Exactly objects 0..count-1: what the load then reads is all there.
+    assert sorted(written) == sorted(job.prefill_key(i)[1] for i in range(count))
+
+
+def test_a_prefill_writes_its_floor_however_short_its_time(monkeypatch: Any) -> None:
+    count, written, _ = _prefill(monkeypatch, 0.05, objects=1000, prefill_s=0.001)
+    assert count == len(written) >= prepare.PREFILL_FLOOR
+
+
+def test_a_prefill_without_a_time_writes_every_object(monkeypatch: Any) -> None:
+    count, written, _ = _prefill(monkeypatch, 0.0, objects=300)
+    assert count == len(set(written)) == 300
+
+
+def test_a_negative_prefill_time_is_refused() -> None:
+    with pytest.raises(UsageError, match="--prefill-time"):
+        Job(endpoint="http://127.0.0.1:1", access_key="AK", secret_key="SK", op="get",
+            prefill_s=-1).validate()

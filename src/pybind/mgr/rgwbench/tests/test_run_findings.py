@@ -7,6 +7,7 @@ import pytest
 from fixtures import MemoryStore
 from test_agents import ThreadLauncher
 from test_checks_gate import filled, health_err
+from test_checks_workloads import roomy
 from test_loads import BlockingLauncher, Log
 from test_runs import Events, Setup
 
@@ -205,3 +206,27 @@ def test_a_load_keeps_what_it_was_checked_with_and_what_it_ran_beside(
     assert 'findings (`ceph rgwbench check` describes each):' in text
     assert '  [skews] debug-rgw-raised: debug_rgw is above its default (1/5)' in text
     assert '    when: seconds 0 of the measured window' in text
+
+
+def test_a_sized_working_set_cut_short_by_its_time_is_read_alike_by_every_variant(
+        stub: StubS3, certificate: Tuple[str, str]) -> None:
+    # 3 OSDs of 4 GiB targets: a 4 KiB GET sized to 24 GiB, more than a second's prefill
+    # writes; each variant then reads the objects the first one's prefill wrote.
+    view = roomy(FakeView())
+    s = Setup(stub, certificate, checks=RunChecks(view=view, prefill_time=lambda: 1.0))
+    run_id = s.engine.start(s.profile(workloads=[
+        {'op': 'get', 'size': '4KiB', 'concurrency': 2, 'duration': 1, 'warmup': 0}]))
+    s.engine.wait(120)
+    record = s.results.load(run_id)
+    assert record['state'] == 'complete', record['error']
+    read = [v['workloads'][0]['objects'] for v in record['variants']]
+    assert read[0] == read[1] and 4 <= read[0] < 6291456, read
+    assert read[0] * 4096 == record['variants'][0]['workloads'][0]['working_set_bytes']
+    found = [(f['id'], f.get('variant')) for f in record['findings']]
+    assert ('prefill-time-ran-out', 'as-is') in found and \
+        ('prefill-time-ran-out', 'threads') not in found, found
+    # what it wrote is in the caches: said for the variant that found it, and the next
+    assert ('working-set-in-cache', 'as-is') in found and \
+        ('working-set-in-cache', 'threads') in found, found
+    cut = next(f for f in record['findings'] if f['id'] == 'prefill-time-ran-out')
+    assert cut['evidence'][0].startswith('%d of 6291456 objects written in 1 s' % read[0])
