@@ -108,12 +108,17 @@ class RunEngine:
                              'settings': variant.settings,
                              'changes': [p.to_dict() for p in plans]})
         agents = self._agents_planned(profile)
+        # As the run sends them: GET working sets sized from the caches now.
+        workloads = [self.checks.sized(w, max(1, len(agents['hosts'])))
+                     if self.checks is not None else w for w in profile.workloads]
         return {'profile': profile.name, 'baseline': profile.baseline,
                 'estimated_s': estimate_seconds(profile), 'repeats': profile.repeats,
                 'placement': profile.placement or [],
                 'agents': agents,
                 'target': profile.target.to_value() or AUTO,
-                'workloads': [w.to_dict() for w in profile.workloads],
+                'workloads': [dict(w.to_dict(), prefill_time_s=self.checks.prefill_time())
+                              if self.checks is not None and w.objects is not None and
+                              w not in profile.workloads else w.to_dict() for w in workloads],
                 'variants': variants, 's3_user': user_plan(stored).to_dict(),
                 'problems': applier.precheck() + self._user_problems(stored) + (
                     [agents['error']] if agents.get('error') else []),

@@ -230,3 +230,17 @@ def test_a_sized_working_set_cut_short_by_its_time_is_read_alike_by_every_varian
         ('working-set-in-cache', 'threads') in found, found
     cut = next(f for f in record['findings'] if f['id'] == 'prefill-time-ran-out')
     assert cut['evidence'][0].startswith('%d of 6291456 objects written in 1 s' % read[0])
+
+
+def test_the_plan_shows_a_sized_working_set_and_its_prefill_time(
+        stub: StubS3, certificate: Tuple[str, str]) -> None:
+    s = Setup(stub, certificate,
+              checks=RunChecks(view=roomy(FakeView()), prefill_time=lambda: 300.0))
+    plan = s.engine.plan(s.profile(workloads=[
+        {'op': 'get', 'size': '4MiB', 'concurrency': 2, 'duration': 1, 'warmup': 0},
+        {'op': 'put', 'size': '4KiB', 'concurrency': 2, 'duration': 1, 'warmup': 0}]))
+    get, put = plan['workloads']
+    assert (get['objects'], get['prefill_time_s']) == (6144, 300.0)
+    assert 'objects' not in put and 'prefill_time_s' not in put
+    assert '  get-4MiB reads 6144 objects (twice the caches in front of the disks), ' \
+        'prefilled for at most 300 s' in run_plan_to_text(plan).splitlines()
