@@ -32,8 +32,8 @@ def run_plan_to_text(plan: Dict[str, Any]) -> str:
     for w in plan['workloads']:
         if w.get('prefill_time_s'):
             lines.append('  %s reads %d objects (twice the caches in front of the disks), '
-                         'prefilled for at most %g s' % (w['name'], w['objects'],
-                                                          w['prefill_time_s']))
+                         'prefilled for at most %g s'
+                         % (w['name'], w['objects'], w['prefill_time_s']))
     if 's3_user' in plan:
         lines.append(user_plan_to_text(plan['s3_user']))
     for variant in plan['variants']:
