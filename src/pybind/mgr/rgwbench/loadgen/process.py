@@ -18,11 +18,55 @@ from .schedule import FAR_FUTURE, NS, Schedule, share
 from .workload import Job
 
 
+def cpu_wait_s() -> float:
+    """Seconds this process waited for CPU so far: runnable while the cores were taken,
+    and held back by its cgroup's CPU quota (a container's CPU limit)."""
+    return runqueue_wait_s() + cgroup_throttled_s()
+
+
+def cgroup_throttled_s(cgroup_file: str = '/proc/self/cgroup',
+                       root: str = '/sys/fs/cgroup') -> float:
+    """Seconds the CPU controller held this process's cgroup back, so far; 0 where none.
+
+    A throttled group's threads are not runnable to the scheduler, so their wait
+    is not in schedstat: the group's own count (cgroup v1 `throttled_time`, in
+    ns; v2 `throttled_usec`) says it. A process with sibling engine processes
+    in its group counts the group's time; the findings divide by processes.
+    """
+    try:
+        with open(cgroup_file) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return 0.0
+    found = []
+    for line in lines:
+        parts = line.split(':', 2)
+        if len(parts) != 3:
+            continue
+        _, controllers, path = parts
+        if 'cpu' in controllers.split(','):
+            found += [(os.path.join(root, mount, path.lstrip('/'), 'cpu.stat'),
+                       'throttled_time', 1e-9) for mount in ('cpu,cpuacct', 'cpu')]
+        elif controllers == '':
+            found.append((os.path.join(root, path.lstrip('/'), 'cpu.stat'),
+                          'throttled_usec', 1e-6))
+    for stat, key, unit in found:
+        try:
+            with open(stat) as f:
+                for line in f:
+                    name, _, value = line.partition(' ')
+                    if name == key:
+                        return int(value) * unit
+        except (OSError, ValueError):
+            continue
+    return 0.0
+
+
 def runqueue_wait_s() -> float:
     """Seconds this process's threads have waited for a CPU while runnable, so far.
 
-    Linux's per-thread schedstat (its second field); a CPU quota's throttling
-    counts too. 0 where there is none. Read at the window's start and end only.
+    Linux's per-thread schedstat (its second field). 0 where there is none.
+    Read at the window's start and end only.
     """
     try:
         tasks = os.listdir('/proc/self/task')
@@ -115,7 +159,7 @@ class ProcessRun:
         while alive() and clock() < sched.measure_ns:
             self._tick()
             Schedule.sleep_until(min(sched.measure_ns, clock() + NS // 2))
-        cpu0, wait0 = time.process_time(), runqueue_wait_s()
+        cpu0, wait0 = time.process_time(), cpu_wait_s()
         measured_from = clock()
         self._tick()
         next_tick = sched.measure_ns
@@ -128,7 +172,7 @@ class ProcessRun:
                         t.join(max(0.0, min((deadline - clock()) / NS, 0.2)))
                         break
             self._tick()
-        cpu1, wait1 = time.process_time(), runqueue_wait_s()
+        cpu1, wait1 = time.process_time(), cpu_wait_s()
         window_end = min(clock(), sched.end_ns)
         # requests in flight at the end finish (outside the window)
         for t in threads:

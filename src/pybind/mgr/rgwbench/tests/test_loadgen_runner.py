@@ -389,3 +389,22 @@ def test_progress_ticks_on_the_seconds_of_the_window() -> None:
     assert schedule.next_tick(m) == m + NS
     assert schedule.next_tick(m + 3 * NS + 7) == end
     assert schedule.next_tick(end) == m + 4 * NS
+
+
+def test_a_cpu_quota_holding_the_process_back_counts_as_waiting(tmp_path: Any) -> None:
+    from rgwbench.loadgen.process import cgroup_throttled_s
+    # cgroup v1 (the cpu controller's own hierarchy), as on hosts with hybrid cgroups
+    own = tmp_path / 'cgroup'
+    own.write_text('12:memory:/x\n4:cpu,cpuacct:/rgwbench-held\n0::/user.slice\n')
+    group = tmp_path / 'fs' / 'cpu,cpuacct' / 'rgwbench-held'
+    group.mkdir(parents=True)
+    (group / 'cpu.stat').write_text('nr_periods 80\nnr_throttled 79\nthrottled_time 7500000000\n')
+    assert cgroup_throttled_s(str(own), str(tmp_path / 'fs')) == pytest.approx(7.5)
+    # cgroup v2, as in a container with a CPU limit
+    own.write_text('0::/\n')
+    (tmp_path / 'fs' / 'cpu.stat').write_text('usage_usec 100\nthrottled_usec 2500000\n')
+    assert cgroup_throttled_s(str(own), str(tmp_path / 'fs')) == pytest.approx(2.5)
+    # no cgroup file, or no throttling figure: nothing
+    assert cgroup_throttled_s(str(tmp_path / 'none'), str(tmp_path / 'fs')) == 0.0
+    (tmp_path / 'fs' / 'cpu.stat').write_text('usage_usec 100\n')
+    assert cgroup_throttled_s(str(own), str(tmp_path / 'fs')) == 0.0
