@@ -16,7 +16,9 @@ Logger = Callable[[str], None]
 
 READY_MARK = '.rgwbench-ready'
 # Mounted for every cluster that runs in the chroot; removed with the last one.
+# The host's cgroups too, as a host shows them: an agent reads its CPU quota's count.
 SYSTEM_MOUNTS = (('proc', 'proc', '/proc'), ('sysfs', 'sysfs', '/sys'),
+                 ('rbind', '/sys/fs/cgroup', '/sys/fs/cgroup'),
                  ('bind', '/dev', '/dev'), ('tmpfs', 'tmpfs', '/dev/shm'))
 # Where `ip netns` keeps named network namespaces (/var/run is a link to /run).
 NETNS_DIR = '/run/netns'
@@ -155,6 +157,10 @@ def _mount_system(root: str) -> None:
         os.makedirs(where, exist_ok=True)
         if fstype == 'bind':
             _run(['mount', '--bind', source, where], 'mount')
+        elif fstype == 'rbind':
+            # A slave: an unmount in the root never reaches the host's own mounts.
+            _run(['mount', '--rbind', source, where], 'mount')
+            _run(['mount', '--make-rslave', where], 'mount')
         else:
             _run(['mount', '-t', fstype, source, where], 'mount')
 
