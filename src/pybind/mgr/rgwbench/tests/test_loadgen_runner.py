@@ -408,3 +408,13 @@ def test_a_cpu_quota_holding_the_process_back_counts_as_waiting(tmp_path: Any) -
     assert cgroup_throttled_s(str(tmp_path / 'none'), str(tmp_path / 'fs')) == 0.0
     (tmp_path / 'fs' / 'cpu.stat').write_text('usage_usec 100\n')
     assert cgroup_throttled_s(str(own), str(tmp_path / 'fs')) == 0.0
+
+
+def test_the_wait_for_a_cpu_is_the_larger_of_run_delay_and_throttling() -> None:
+    from rgwbench.loadgen.process import cpu_wait_s
+    # a busy thread under a quota: its run delay holds the throttling already
+    assert cpu_wait_s(runqueue=5.9, throttled=7.1, wall=3.0) == 5.9
+    # an event-driven one: throttled on its way back to user space, no run delay
+    assert cpu_wait_s(runqueue=0.04, throttled=4.9, wall=3.0) == 3.0
+    assert cpu_wait_s(runqueue=0.5, throttled=0.0, wall=8.0) == 0.5
+    assert cpu_wait_s(runqueue=-0.1, throttled=0.0, wall=8.0) == 0.0
