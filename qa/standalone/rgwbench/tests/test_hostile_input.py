@@ -381,6 +381,10 @@ def test_the_panel_refuses_bad_methods_lengths_cookies_csrf_and_encodings(
                                                 headers={'Cookie': cookie})
             except UnicodeEncodeError:
                 continue  # the client cannot send it; nor can a browser
+            except http.client.RemoteDisconnected:
+                # A header of 60 KiB may be closed on unanswered (Tentacle's server does).
+                misses.check(len(cookie) > 8192, (cookie[:40], 'closed without an answer'))
+                continue
             misses.check(status in (400, 401, 413, 431), (cookie[:40], status))
             misses.check(not TRACEBACK.search(body), body[:2000])
         # CSRF tokens: missing, wrong, huge, of another encoding.
