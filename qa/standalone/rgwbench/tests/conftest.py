@@ -232,6 +232,8 @@ def cluster(request: Any) -> Iterator[Cluster]:
     c = Cluster(request.param, directory)
     try:
         c.start()
+        # RGW answers S3 a moment before the mgr lists it: a first test needs it listed.
+        c.wait_rgw_registered()
         yield c
     finally:
         if os.environ.get('RGWBENCH_KEEP_CLUSTERS') != '1':
@@ -250,6 +252,7 @@ def two_osds(request: Any) -> Iterator[Cluster]:
     c = Cluster(request.param, directory)
     try:
         c.start('--osds', '2', '--mgrs', '2')
+        c.wait_rgw_registered()
         yield c
     finally:
         if os.environ.get('RGWBENCH_KEEP_CLUSTERS') != '1':
