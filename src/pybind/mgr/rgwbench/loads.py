@@ -144,22 +144,16 @@ class LoadService:
         creds = self.credentials.require()
         targets = self._targets(request)
         load_id = new_id()
-        launcher = self.make_launcher(request.placement)
-        workload = request.workload()
-        prefill_s = 0.0
-        if self.checks is not None:
-            sized = self.checks.sized(workload, len(loading_agents(launcher)))
-            if sized.objects is not None:
-                workload, prefill_s = sized, self.checks.prefill_time()
-        job = make_job(workload, creds=creds, endpoints=targets,
-                       bucket_prefix='rgwbench-%s' % load_id, run_tag=load_id,
-                       prefill_s=prefill_s)
+        job = make_job(request.workload(), creds=creds, endpoints=targets,
+                       bucket_prefix='rgwbench-%s' % load_id, run_tag=load_id)
         with self._lock:
             if self._active is not None:
                 raise Busy('load %s is in progress; wait for it or try later'
                            % self._active['load_id'])
             found: List[Finding] = [] if self.checks is None else self.checks.before(
                 load_profile(request.workload(), request.placement), force=force, load=True)
+            launcher = self.make_launcher(request.placement)
+            job = self._sized(job, request, launcher)
             record = {'load_id': load_id, 'state': 'running', 'endpoint': targets[0],
                       'targets': targets,
                       'request': request._asdict(), 'started': time.time(),
@@ -174,6 +168,16 @@ class LoadService:
                                   name='rgwbench-load', daemon=True)
         thread.start()
         return load_id
+
+    def _sized(self, job: Dict[str, Any], request: LoadRequest,
+               launcher: AgentLauncher) -> Dict[str, Any]:
+        """The job with a GET working set sized from the caches, when it names none."""
+        if self.checks is None:
+            return job
+        sized = self.checks.sized(request.workload(), len(loading_agents(launcher)))
+        if sized.objects is None:
+            return job
+        return dict(job, objects=sized.objects, prefill_s=self.checks.prefill_time())
 
     def _run(self, record: Dict[str, Any], job: Dict[str, Any], launcher: AgentLauncher,
              creds: Dict[str, str]) -> None:

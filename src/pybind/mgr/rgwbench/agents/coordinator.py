@@ -110,8 +110,8 @@ class AgentRun:
         self.clock_finding: Optional[Finding] = None
         # Why the load was not started (a refusing finding), if it was not.
         self.refused: Optional[str] = None
-        self.launch_tried = False
-        self.agents_removed = False
+        # Launched (or tried) and not removed since: agents may be left behind.
+        self._out = False
 
     def abort(self) -> None:
         """Stop waiting: agents that have not posted a result are failed and removed."""
@@ -146,10 +146,7 @@ class AgentRun:
         # may not be the agent, so it is revoked and the workload does not go on.
         self._tokens.pop(agent, None)
         why = 'the one-time code of agent %s was used twice; its token is revoked' % agent
-        state = self.agents[agent]
-        if state['state'] not in (DONE, AGENT_FAILED):
-            state['error'] = why
-            state['state'] = AGENT_FAILED
+        self._fail(agent, why)
         if self.start_at is None:
             self.refused = self.refused or why
         elif self.stopped is None:
@@ -209,8 +206,7 @@ class AgentRun:
                 self.results[agent] = body['result']
                 self._set(agent, DONE)
             else:
-                self.agents[agent]['error'] = str(body.get('error') or 'agent failed')
-                self._set(agent, AGENT_FAILED)
+                self._fail(agent, str(body.get('error') or 'agent failed'))
 
     def progress(self, agent: str, body: Dict[str, Any]) -> Dict[str, Any]:
         """Keeps an agent's live figures; the answer asks it to stop when it must."""
@@ -235,6 +231,14 @@ class AgentRun:
                 'ops_per_s': round(sum(float(f['ops_per_s'] or 0) for f in recent), 1),
                 'mib_per_s': round(sum(float(f['mib_per_s'] or 0) for f in recent), 3),
                 'errors': sum(int(f['errors'] or 0) for f in recent)}
+
+    def _fail(self, agent: str, why: str) -> None:
+        """Agent failed for `why`, unless it had ended already (its first end stands)."""
+        state = self.agents[agent]
+        if state['state'] not in (DONE, AGENT_FAILED):
+            state['error'] = why
+            state['state'] = AGENT_FAILED
+        self._cond.notify_all()
 
     def _set(self, agent: str, state: str) -> None:
         if self.agents[agent]['state'] not in (DONE, AGENT_FAILED):
@@ -261,9 +265,7 @@ class AgentRun:
             except Exception:  # the orchestrator may not answer now; ask again later
                 continue
             if problem:
-                state['error'] = 'died while %s (%s)' % (state['state'], problem)
-                state['state'] = AGENT_FAILED
-                self._cond.notify_all()
+                self._fail(agent, 'died while %s (%s)' % (state['state'], problem))
 
     def _settled(self, states: Tuple[str, ...]) -> Callable[[], bool]:
         return lambda: all(a['state'] in states for a in self.agents.values())
@@ -273,7 +275,7 @@ class AgentRun:
         try:
             with self._cond:
                 codes = dict(self._codes)
-            self.launch_tried = True
+            self._out = True
             self.launcher.launch({'server': channel.url, 'fingerprint': channel.fingerprint,
                                   'codes': codes, 'deadman_s': self.deadman_s})
             self._wait(self._settled((READY, DONE, AGENT_FAILED)),
@@ -286,11 +288,10 @@ class AgentRun:
                 for agent, state in self.agents.items():
                     if state['state'] in (WAITING, FETCHED) or (
                             (self._aborted or self.refused) and state['state'] == READY):
-                        state['error'] = 'aborted' if self._aborted else (
+                        self._fail(agent, 'aborted' if self._aborted else (
                             'not started: %s' % self.refused if self.refused else
                             ('never fetched its job' if state['state'] == WAITING
-                             else 'not ready in time') + self._problem(agent))
-                        state['state'] = AGENT_FAILED
+                             else 'not ready in time') + self._problem(agent)))
             if self.start_at is not None:
                 length = float(self.job.get('warmup_s') or 0) + float(
                     self.job.get('duration_s') or 0)
@@ -299,18 +300,17 @@ class AgentRun:
             with self._cond:
                 for agent, state in self.agents.items():
                     if state['state'] not in (DONE, AGENT_FAILED):
-                        state['state'] = AGENT_FAILED
-                        state['error'] = 'aborted' if self._aborted else \
-                            'no result' + self._problem(agent)
+                        self._fail(agent, 'aborted' if self._aborted else
+                                   'no result' + self._problem(agent))
         finally:
             channel.close()
             self.launcher.remove()
-            self.agents_removed = True
+            self._out = False
         return self.summary()
 
     def agents_left(self) -> bool:
         """Whether agents may be left: launched (or tried) and not removed since."""
-        return self.launch_tried and not self.agents_removed
+        return self._out
 
     def _judge_clocks(self, ready: List[str]) -> None:
         """The clocks of the agents that are ready, against the mgr's: a finding, and the

@@ -43,7 +43,7 @@ class FakeBaseMgrModule:
     def _ceph_get_release_name(self) -> str:
         return self._fake_release
 
-    def _ceph_get_module_option(self, key: str, *args: Any) -> Any:
+    def _ceph_get_module_option(self, module: str, key: str, *args: Any) -> Any:
         return self._fake_options.get(key)
 
     def _ceph_get_option(self, key: str) -> Any:

@@ -76,7 +76,14 @@ def test_check_text_of_a_healthy_cluster() -> None:
 def test_check_with_a_builtin_profile_estimates_its_writes() -> None:
     res = call(CheckedModule(FakeView()), profile='quick', format='json')
     assert res.retval == 0, res.stderr
-    # its GETs of 4 KiB objects read a working set the OSDs' caches hold
+    # its GETs of 4 KiB objects read twice the OSDs' caches (12 GiB) in each of 2 variants
+    found = json.loads(res.stdout)
+    assert [f['id'] for f in found] == ['capacity-estimate']
+    assert 'prefills: 48.0 GiB in all' in ' '.join(found[0]['evidence']), found[0]['evidence']
+    # not sized: the engine's default working set, which the caches hold
+    unsized = CheckedModule(FakeView())
+    unsized._fake_options['prefill_time'] = 0
+    res = call(unsized, profile='quick', format='json')
     assert [f['id'] for f in json.loads(res.stdout)] == ['working-set-in-cache',
                                                          'capacity-estimate']
 
