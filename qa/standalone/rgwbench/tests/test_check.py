@@ -135,6 +135,9 @@ def test_a_get_load_reads_a_working_set_sized_from_the_caches_within_its_prefill
         whole = get_load(cluster, '600')
         cut = get_load(cluster, '1')
     finally:
+        # The default first: a mgr that keeps a removed option's last value (1 s here)
+        # would cut every later sized prefill in this cluster.
+        cluster.ceph('config', 'set', 'mgr', 'mgr/rgwbench/prefill_time', '300')
         cluster.ceph('config', 'rm', 'mgr', 'mgr/rgwbench/prefill_time')
         for option in SMALL_CACHES:
             cluster.ceph('config', 'rm', 'osd', option)

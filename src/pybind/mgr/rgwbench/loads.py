@@ -174,10 +174,10 @@ class LoadService:
         """The job with a GET working set sized from the caches, when it names none."""
         if self.checks is None:
             return job
-        sized = self.checks.sized(request.workload(), len(loading_agents(launcher)))
-        if sized.objects is None:
+        sized, prefill_s = self.checks.as_run(request.workload(), len(loading_agents(launcher)))
+        if not prefill_s:   # the load names its working set, or it is not sized
             return job
-        return dict(job, objects=sized.objects, prefill_s=self.checks.prefill_time())
+        return dict(job, objects=sized.objects, prefill_s=prefill_s)
 
     def _run(self, record: Dict[str, Any], job: Dict[str, Any], launcher: AgentLauncher,
              creds: Dict[str, str]) -> None:

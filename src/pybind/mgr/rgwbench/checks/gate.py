@@ -12,7 +12,7 @@ scrub or recover, second by second (during.py).
 """
 import errno
 from dataclasses import replace
-from typing import Any, Callable, List, Optional, Sequence
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 from ..errors import RGWBenchError
 from ..profiles import Profile, Variant, Workload
@@ -92,6 +92,15 @@ class RunChecks:
             if self.log:
                 self.log.warning('the working set of %s was not sized: %s', workload.name, e)
             return workload
+
+    def as_run(self, workload: Workload, agents: int) -> Tuple[Workload, float]:
+        """`workload` as it runs (see `sized`) and how long its prefill may take: the
+        prefill time for a working set sized here, 0 (no bound) for one the workload
+        names itself or one not sized."""
+        sized = self.sized(workload, agents)
+        if workload.objects is not None or sized.objects is None:
+            return sized, 0.0
+        return sized, self.prefill_time()
 
     def before(self, profile: Profile, *, force: bool, load: bool = False) -> List[Finding]:
         """Every finding before a run (or a load) starts; Refused if it must not."""

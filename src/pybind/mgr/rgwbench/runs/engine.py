@@ -390,8 +390,7 @@ class RunEngine:
         read = self._objects_read.get(workload.name)
         if read is not None:
             return replace(workload, objects=read), 0.0
-        sized = self.checks.sized(workload, agents)
-        return sized, self.checks.prefill_time() if sized.objects is not None else 0.0
+        return self.checks.as_run(workload, agents)
 
     def _workload(self, run_id: str, variant: int, workload: Workload, profile: Profile,
                   creds: Dict[str, str], client: ClientSide, count: int,

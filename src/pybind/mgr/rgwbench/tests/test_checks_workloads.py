@@ -245,5 +245,12 @@ def test_named_objects_other_ops_and_a_prefill_time_of_0_are_left_as_they_are() 
     put = Workload(name='put', op='put', size='4MiB', duration_s=1, warmup_s=0)
     assert sized_checks(view).sized(put, agents=1) == put
     assert sized_checks(view, 0.0).sized(get('4MiB'), agents=1).objects is None
+    # Only a working set sized here has its prefill bounded in time: one named is
+    # written whole (a load with --objects 200 after the option was set to 1 s wrote 119).
+    assert sized_checks(view, 1.0).as_run(get('4MiB', objects=200), agents=1) == (
+        get('4MiB', objects=200), 0.0)
+    assert sized_checks(view, 1.0).as_run(put, agents=1) == (put, 0.0)
+    sized, prefill_s = sized_checks(view, 1.0).as_run(get('4MiB'), agents=1)
+    assert sized.objects and prefill_s == 1.0
     assert 'working-set-in-cache' in {f.id for f in sized_checks(view, 0.0).now(
         profile(get('4MiB')))}
