@@ -43,6 +43,16 @@ RUNNING, COMPLETE, RUN_FAILED, ABORTED = 'running', 'complete', 'failed', 'abort
 PLACEHOLDER_KEYS = {'access_key': 'placeholder', 'secret_key': 'placeholder'}
 
 
+def run_failures(record: Run) -> List[str]:
+    """Why a run failed: a variant that could not run, or a workload that measured
+    nothing (every repeat's agents failed). A workload with figures from some of its
+    repeats is kept as measured, with its error."""
+    return ['variant %s: %s' % (v.name, v.error) for v in record.variants if v.error] + [
+        'variant %s, workload %s: %s' % (v.name, w.name, w.error)
+        for v in record.variants if not v.error for w in v.workloads
+        if w.error and w.figures.ops is None]
+
+
 class RunEvents(Protocol):
     """What the cluster is told while a run goes (progress in `ceph -s`, a health check)."""
 
@@ -240,15 +250,14 @@ class RunEngine:
                         continue  # it could not be applied or measured: not again
                     done_s = self._variant(record, index, round_number, profile, stored, kept,
                                            done_s, total_s, force)
+            failures = run_failures(record)
             record.state = ABORTED if self._abort.is_set() else (
-                RUN_FAILED if any(v.error for v in record.variants) else COMPLETE)
+                RUN_FAILED if failures else COMPLETE)
             if record.state == RUN_FAILED:
-                record.error = '; '.join('variant %s: %s' % (v.name, v.error)
-                                         for v in record.variants if v.error)
+                record.error = '; '.join(failures)
         except Refused:
             record.state = RUN_FAILED
-            record.error = '; '.join('variant %s: %s' % (v.name, v.error)
-                                     for v in record.variants if v.error)
+            record.error = '; '.join(run_failures(record))
         except Exception as e:
             self.log.exception('run %s failed', run_id)
             record.state, record.error = RUN_FAILED, '%s: %s' % (type(e).__name__, e)

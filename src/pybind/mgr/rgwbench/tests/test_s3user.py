@@ -136,7 +136,11 @@ def test_the_user_is_removed_after_a_failed_workload_and_after_an_abort(
     s.cluster.user_keys = (ACCESS, 'a-wrong-secret')   # every request is refused
     run_id = s.engine.start(s.profile(variants=[{'name': 'as-is', 'settings': {}}]))
     s.engine.wait(60)
-    assert s.results.load(run_id)['variants'][0]['workloads'][0]['error']
+    record = s.results.load(run_id)
+    assert record['variants'][0]['workloads'][0]['error']
+    # A run whose workloads measured nothing failed, and says which (it once said complete).
+    assert record['state'] == 'failed', record['state']
+    assert record['error'].startswith('variant as-is, workload put-4KiB: '), record['error']
     assert s.cluster.users == {} and 'user rm rgwbench-%s-v0' % run_id in s.cluster.calls
 
     s = without_stored_credentials(stub, certificate)
