@@ -77,7 +77,8 @@ def _busy_agents(results: Mapping[str, Mapping[str, Any]]) -> List[Finding]:
                             wait / elapsed / processes > WAIT_SHARE):
             busy.append('agent %s: %.2f cores for %d engine process%s over %.0f s%s' % (
                 agent, cpu / elapsed, processes, '' if processes == 1 else 'es', elapsed,
-                ', and %.1f s waiting for a core' % wait if wait >= 0.05 * elapsed else ''))
+                ', and its threads %.1f s waiting for a core' % wait
+                if wait >= 0.05 * elapsed else ''))
     if not busy:
         return []
     return [Finding(

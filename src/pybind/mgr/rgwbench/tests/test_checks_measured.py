@@ -52,10 +52,10 @@ def test_an_agent_that_waited_for_a_core_is_named_though_it_used_little() -> Non
         # waiting on RGW most of the time, and for a core 0.68 of it (a 5 % quota)
         'h3': result(cpu=0.3, elapsed=8.0, client_wait_s=5.5)})
     assert busy.id == 'client-bound-agent'
-    assert busy.evidence == ('agent h1: 0.05 cores for 1 engine process over 10 s, and 8.0 s '
-                             'waiting for a core',
-                             'agent h3: 0.04 cores for 1 engine process over 8 s, and 5.5 s '
-                             'waiting for a core')
+    assert busy.evidence == ('agent h1: 0.05 cores for 1 engine process over 10 s, and its threads '
+                             '8.0 s waiting for a core',
+                             'agent h3: 0.04 cores for 1 engine process over 8 s, and its threads '
+                             '5.5 s waiting for a core')
     assert 'CPU quota' in busy.fix
 
 
