@@ -318,13 +318,15 @@ def test_an_agent_held_to_a_small_cpu_quota_is_found_client_bound(
     # The agent's processes, moved into the group as soon as they show (the engine
     # processes it forks later are born in it): they wait for the CPU they are denied.
     before = set(agent_folders(cluster))
-    # 1 % of a core (the least a cgroup grants) for 32 requests in flight: the agent
-    # wants more even when a busy machine's RGW answers slowly (at 3 % and 8 in
-    # flight, CI saw the agent keep up with a slow RGW, and rightly no finding).
-    quota = CpuQuota('rgwbench-test-starved-%d' % os.getpid(), 0.01)
+    # 2 % of a core, and a busy loop in the same group once the agent is in it: the
+    # group's quota is spent all the time, so each answer waits for the next period
+    # whatever RGW's pace. Without it, CI's busy machine slowed RGW below what an
+    # agent at 1 % could send, and rightly no finding (CI18: waiting 3 s of 8).
+    quota = CpuQuota('rgwbench-test-starved-%d' % os.getpid(), 0.02)
     moved: Set[int] = set()
     done = threading.Event()
     tmps = list(json.loads(cluster.tool('info').stdout)['mgr_tmp'].values())
+    spinners: List[subprocess.Popen] = []
 
     def move_agents() -> None:
         # In a thread of its own: a `ceph` command on a busy machine takes seconds,
@@ -336,6 +338,9 @@ def test_an_agent_held_to_a_small_cpu_quota_is_found_client_bound(
                 if pid not in moved:
                     quota.add(pid)
                     moved.add(pid)
+            if moved and not spinners:
+                spinners.append(subprocess.Popen(['sh', '-c', 'while :; do :; done']))
+                quota.add(spinners[0].pid)
             done.wait(0.05)
 
     mover = threading.Thread(target=move_agents, daemon=True)
@@ -352,6 +357,9 @@ def test_an_agent_held_to_a_small_cpu_quota_is_found_client_bound(
     finally:
         done.set()
         mover.join(10)
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
         quota.remove()
     assert record['state'] == 'complete', record.get('error')
     assert moved, 'no process of the agent was seen'

@@ -1,12 +1,14 @@
 """The worker threads of one process, from start to their merged figures.
 
 Client CPU seconds of the measured window are taken in every process with
-``time.process_time()`` when the window starts and ends.
+``time.process_time()`` when the window starts and ends, with the seconds the
+process waited for a CPU.
 """
 
 import os
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .measure import Pace, ThreadStats, Worker
@@ -88,6 +90,48 @@ def runqueue_wait_s() -> float:
     return total / NS
 
 
+# A window's first sample this late means the sampling thread itself was held back.
+LATE_NS = NS // 10
+
+
+@dataclass(frozen=True)
+class CpuSample:
+    """This process's CPU, runqueue wait and cgroup throttling at one instant."""
+    at_ns: int
+    cpu_s: float
+    runqueue_s: float
+    throttled_s: float
+
+    @classmethod
+    def now(cls) -> "CpuSample":
+        return cls(time.perf_counter_ns(), time.process_time(), runqueue_wait_s(),
+                   cgroup_throttled_s())
+
+
+def window_start(before: Optional[CpuSample], opened: CpuSample,
+                 measure_ns: int) -> CpuSample:
+    """The sample a window's figures start from: the one taken as it opened or,
+    when the sampling thread ran late, the last one taken before it, under the
+    warmup's same load (a process starved of CPU missed its whole 8 s window,
+    and showed no CPU and no wait at all)."""
+    if before is not None and opened.at_ns - measure_ns > LATE_NS:
+        return before
+    return opened
+
+
+def window_figures(start: CpuSample, end: CpuSample, window_s: float) -> Tuple[float, float]:
+    """CPU and wait seconds over a window of `window_s` seconds, from the samples
+    around it: their growth scaled by the window over the span between them
+    (1 when both are on time)."""
+    span_s = (end.at_ns - start.at_ns) / NS
+    if span_s <= 0 or window_s <= 0:
+        return 0.0, 0.0
+    scale = window_s / span_s
+    wait = cpu_wait_s(end.runqueue_s - start.runqueue_s, end.throttled_s - start.throttled_s,
+                      span_s)
+    return max(0.0, end.cpu_s - start.cpu_s) * scale, wait * scale
+
+
 class ProcessRun:
     """The threads of one process and their merged figures.
 
@@ -162,11 +206,12 @@ class ProcessRun:
                                                                   for t in threads))
 
         # wait for the measured window, sample CPU at its start
+        before: Optional[CpuSample] = None
         while alive() and clock() < sched.measure_ns:
             self._tick()
+            before = CpuSample.now()
             Schedule.sleep_until(min(sched.measure_ns, clock() + NS // 2))
-        cpu0, wait0, held0 = time.process_time(), runqueue_wait_s(), cgroup_throttled_s()
-        measured_from = clock()
+        start = window_start(before, CpuSample.now(), sched.measure_ns)
         self._tick()
         next_tick = sched.measure_ns
         while alive() and clock() < sched.end_ns:
@@ -178,16 +223,15 @@ class ProcessRun:
                         t.join(max(0.0, min((deadline - clock()) / NS, 0.2)))
                         break
             self._tick()
-        cpu1, wait1, held1 = time.process_time(), runqueue_wait_s(), cgroup_throttled_s()
-        window_end = min(clock(), sched.end_ns)
+        end = CpuSample.now()
+        window_end = min(end.at_ns, sched.end_ns)
         # requests in flight at the end finish (outside the window)
         for t in threads:
             t.join(self.job.timeout_s + 5.0 if not self.stop.is_set() else 2.0)
         self.halt()
         self._tick()
-        self.cpu_window_s = cpu1 - cpu0 if measured_from < window_end else 0.0
-        self.wait_window_s = cpu_wait_s(wait1 - wait0, held1 - held0, (
-            window_end - measured_from) / NS) if measured_from < window_end else 0.0
+        self.cpu_window_s, self.wait_window_s = window_figures(
+            start, end, max(0, window_end - sched.measure_ns) / NS)
         return self.raw_result(window_end)
 
     def _tick(self) -> None:

@@ -421,3 +421,44 @@ def test_the_wait_for_a_cpu_is_the_larger_of_run_delay_and_throttling() -> None:
     assert cpu_wait_s(runqueue=0.04, throttled=4.9, wall=3.0) == 3.0
     assert cpu_wait_s(runqueue=0.5, throttled=0.0, wall=8.0) == 0.5
     assert cpu_wait_s(runqueue=-0.1, throttled=0.0, wall=8.0) == 0.0
+
+
+def test_a_window_its_sampling_thread_missed_still_has_its_cpu(
+        stub: StubS3, monkeypatch: Any) -> None:
+    # The thread that samples the window's CPU held back past the window's end, as a
+    # CPU quota held an agent's: the figures come from the sample taken before it,
+    # under the warmup's same load, where they read no CPU and no wait at all.
+    real_sleep = Schedule.sleep_until
+    main = threading.current_thread()
+
+    def oversleep(deadline_ns: int, stop: Optional[threading.Event] = None) -> None:
+        late = 2 * NS if threading.current_thread() is main else 0
+        real_sleep(deadline_ns + late, stop)
+
+    monkeypatch.setattr(Schedule, 'sleep_until', staticmethod(oversleep))
+    res = api.run_job(job_for(stub, op="put", size="4KiB", payload_signing="signed",
+                              warmup_s=0.6, duration_s=1.0))
+    assert res["ops"] > 0 and res["elapsed_s"] == pytest.approx(1.0)
+    assert res["client_cpu_s"] > 0, res
+
+
+def test_the_window_figures_scale_what_was_sampled_to_the_window() -> None:
+    from rgwbench.loadgen.process import CpuSample, window_figures, window_start
+    measure = 100 * NS
+    before = CpuSample(measure - NS // 2, cpu_s=1.0, runqueue_s=0.0, throttled_s=0.0)
+    on_time = CpuSample(measure + NS // 100, cpu_s=1.2, runqueue_s=0.1, throttled_s=0.0)
+    late = CpuSample(measure + 3 * NS, cpu_s=1.6, runqueue_s=2.0, throttled_s=0.0)
+    assert window_start(before, on_time, measure) is on_time
+    assert window_start(before, late, measure) is before
+    assert window_start(None, late, measure) is late
+    end = CpuSample(measure + 8 * NS, cpu_s=2.8, runqueue_s=4.0, throttled_s=0.0)
+    # on time: the growth itself
+    cpu, wait = window_figures(on_time, end, 8.0 - 0.01)
+    assert cpu == pytest.approx(1.6) and wait == pytest.approx(3.9)
+    # sampled over 8.5 s for a window of 8: the share over what was sampled
+    cpu, wait = window_figures(before, end, 8.0)
+    assert cpu == pytest.approx(1.8 * 8 / 8.5) and wait == pytest.approx(4.0 * 8 / 8.5)
+    # throttled more than the span: at most the span, scaled the same
+    held = CpuSample(end.at_ns, cpu_s=1.1, runqueue_s=0.0, throttled_s=20.0)
+    assert window_figures(before, held, 8.0)[1] == pytest.approx(8.0)
+    assert window_figures(end, end, 8.0) == (0.0, 0.0)
