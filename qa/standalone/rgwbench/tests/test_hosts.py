@@ -453,3 +453,66 @@ def test_an_ingress_without_options_has_a_vip_on_every_rgw_host(hosts3: HostsClu
     assert [s for s in hosts3.ceph_json('orch', 'ls', '--export')
             if s['service_type'] == 'ingress'] == []
     assert hosts3.ceph_json('orch', 'ps', '--daemon_type', 'haproxy') == []
+
+
+ENROL_FROM_ELSEWHERE = '''
+import json, ssl, sys, urllib.request
+config, agent = json.loads(sys.argv[1]), sys.argv[2]
+request = urllib.request.Request(config['server'] + '/agent/v1/enrol', data=b'{}',
+                                 method='POST', headers={
+                                     'Authorization': 'Bearer ' + config['codes'][agent],
+                                     'X-Agent-Id': agent, 'Content-Type': 'application/json'})
+context = ssl.create_default_context()
+context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+try:
+    with urllib.request.urlopen(request, context=context, timeout=30) as answer:
+        print(answer.status, answer.read().decode())
+except urllib.error.HTTPError as e:
+    print(e.code, e.read().decode())
+'''
+
+
+def test_an_agents_code_read_from_its_spec_is_refused_from_another_host(
+        hosts3: HostsCluster) -> None:
+    """`ceph orch ls --export` shows the agents' spec with their one-time codes: from a
+    host other than the agent's, a code is worth nothing, and the load goes on."""
+    host1, host2, host3 = hosts3.hosts()
+    s3 = hosts3.s3()
+    creds = json.dumps({'access_key': s3['access_key'], 'secret_key': s3['secret_key']})
+    proc = subprocess.run([CLUSTER, 'ceph', '--dir', hosts3.dir, '--', 'rgwbench',
+                           'credentials', 'set', '-i', '-'], input=creds,
+                          universal_newlines=True, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    try:
+        load_id = hosts3.ceph('rgwbench', 'load', '--op', 'put', '--size', '8KiB',
+                              '--duration', '5', '--warmup', '1', '--placement',
+                              host2['name']).stdout.strip()
+        deadline = time.monotonic() + 120
+        config = None
+        while config is None:
+            assert time.monotonic() < deadline, 'no agents spec seen'
+            for spec in hosts3.ceph_json('orch', 'ls', '--export'):
+                files = (spec.get('spec') or {}).get('files') or spec.get('files') or {}
+                if spec['service_type'] == 'container' and 'agent/agent.json' in files:
+                    text = files['agent/agent.json']
+                    config = json.loads('\n'.join(text) if isinstance(text, list) else text)
+            time.sleep(0.2)
+        # What a read-only user on host 3 does with it.
+        answer = in_netns(host3['netns'], 'python3', '-c', ENROL_FROM_ELSEWHERE,
+                          json.dumps(config), host2['name'])
+        assert answer.returncode == 0, answer.stderr
+        code, body = answer.stdout.split(None, 1)
+        assert code == '401', answer.stdout
+        assert set(json.loads(body)) == {'error'}, body   # no token in the answer
+        record: Dict[str, Any] = hosts3.ceph_json('rgwbench', 'load', 'show', load_id)
+        while record['state'] == 'running':
+            assert time.monotonic() < deadline + 240, 'load still running'
+            time.sleep(1)
+            record = hosts3.ceph_json('rgwbench', 'load', 'show', load_id)
+    finally:
+        hosts3.ceph('rgwbench', 'credentials', 'rm')
+    # The agent enrolled from its own host, whenever the other try came.
+    assert record['state'] == 'complete', record['error']
+    assert record['agents'][host2['name']] == {'state': 'done', 'error': None}
+    assert record['result']['ops'] > 0 and record['result']['errors'] == 0

@@ -6,7 +6,7 @@ which are removed at its end. The result is kept in the module's store.
 import json
 import threading
 import time
-from typing import Any, Callable, Dict, List, NamedTuple, Optional
+from typing import Any, Callable, Dict, FrozenSet, List, Mapping, NamedTuple, Optional
 
 from .agents.channel import AgentChannel
 from .agents.coordinator import DEADMAN_S, AgentRun, agents_failed
@@ -102,7 +102,9 @@ class LoadService:
                  new_capacity_check: Callable[[], Optional[CapacityCheck]] = lambda: None,
                  deadman_s: Callable[[], float] = lambda: DEADMAN_S,
                  checks: Optional[RunChecks] = None,
-                 processes_max: Callable[[], int] = lambda: 0) -> None:
+                 processes_max: Callable[[], int] = lambda: 0,
+                 agent_sources: Callable[[List[str]], Optional[Mapping[str, FrozenSet[str]]]]
+                 = lambda agents: None) -> None:
         self.store = store
         self.credentials = credentials
         self.endpoints = endpoints
@@ -113,7 +115,7 @@ class LoadService:
         self.agents = AgentWorkloads(
             make_channel=make_channel, server_daemons=server_daemons, log=log,
             new_capacity_check=new_capacity_check, deadman_s=deadman_s,
-            processes_max=processes_max,
+            processes_max=processes_max, agent_sources=agent_sources,
             new_pg_watch=(lambda: None) if checks is None else checks.pg_watch)
         self._lock = threading.Lock()
         self._active: Optional[Dict[str, Any]] = None

@@ -2,7 +2,7 @@
 import json
 import socket
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 import orchestrator
 from ceph.deployment.service_spec import ServiceSpec
@@ -14,6 +14,7 @@ from .agents.channel import AgentChannel
 from .agents.coordinator import DEADMAN_S
 from .agents.launchers import (AgentLauncher, LocalLauncher, LocalWithSamplers,
                                OrchestratorLauncher)
+from .agents.sources import mgr_host_addresses
 from .capacity import DEFAULT_MARGIN, CapacityGuard
 from .certificates import Certificates, certificate_to_text
 from .checks import MgrClusterView, findings_to_text
@@ -69,6 +70,10 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
         Option('agent_deadman_timeout', type='secs', default=DEADMAN_S, min=10, max=3600,
                desc='an agent stops its load and exits once the agent endpoint has not '
                     'answered it for this long (the mgr died or failed over)'),
+        Option('agent_source_check', type='bool', default=True,
+               desc='an agent enrols only from an address the cluster knows for its host '
+                    '(its code is in the agents\' spec, which `ceph orch ls --export` '
+                    'shows); off for agent hosts reached from other addresses'),
         Option('agent_image', type='str', default='',
                desc='container image of placed agents (default: the cluster\'s '
                     'container_image); it needs python3'),
@@ -134,7 +139,8 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
                                  self._agent_launcher, self._agent_channel, self.log,
                                  new_capacity_check=capacity.new_check,
                                  deadman_s=self._deadman_s, checks=self.checks,
-                                 processes_max=self._processes_max)
+                                 processes_max=self._processes_max,
+                                 agent_sources=self._agent_sources)
         self.settings = SettingsSession(self, self._settings_applier, self.log)
         self.profiles = ProfileStore(self, all_settings())
         self.results = ResultStore(self, lambda: int(self.get_module_option('keep_results')
@@ -151,6 +157,7 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
                 log=self.log,
                 keep_objects=self._keep_objects, new_capacity_check=capacity.new_check,
                 deadman_s=self._deadman_s, processes_max=self._processes_max,
+                agent_sources=self._agent_sources,
                 new_pg_watch=self.checks.pg_watch),
             make_launcher=self._agent_launcher, events=ClusterRunEvents(self, self.log),
             log=self.log)
@@ -219,6 +226,19 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
 
     def _processes_max(self) -> int:
         return int(self.get_module_option('agent_processes_max') or 0)
+
+    def _agent_sources(self, agents: List[str]) -> Optional[Mapping[str, FrozenSet[str]]]:
+        if not self.get_module_option('agent_source_check'):
+            return None
+        try:
+            return mgr_host_addresses(self, self._orch_host_addresses).of(agents)
+        except Exception as e:   # the maps unreadable now: the codes alone guard the agents
+            self.log.warning('agents enrol from any address: %s', e)
+            return None
+
+    def _orch_host_addresses(self) -> Dict[str, str]:
+        return {h.hostname: str(h.addr or h.hostname)
+                for h in orchestrator.raise_if_exception(self.get_hosts())}
 
     def _panel_server(self, app: 'PanelApp') -> 'PanelServer':
         # CherryPy is loaded only where the panel runs: in the mgr, not in unit tests.

@@ -11,7 +11,7 @@ import json
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
 from .agents.coordinator import DEADMAN_S, AgentRun
 from .agents.launchers import AgentLauncher, remove_leftovers
@@ -236,7 +236,9 @@ class AgentWorkloads:
                  processes_max: Callable[[], int] = lambda: 0,
                  new_pg_watch: Callable[[], Optional[PgWatch]] = lambda: None,
                  settle_after_abort_s: float = 3.0,
-                 deadman_s: Callable[[], float] = lambda: DEADMAN_S) -> None:
+                 deadman_s: Callable[[], float] = lambda: DEADMAN_S,
+                 agent_sources: Callable[[List[str]], Optional[Mapping[str, FrozenSet[str]]]]
+                 = lambda agents: None) -> None:
         self.make_channel = make_channel
         # The most engine processes an agent runs when a job leaves it to its cores.
         self.processes_max = processes_max
@@ -250,6 +252,8 @@ class AgentWorkloads:
         self.settle_after_abort_s = settle_after_abort_s
         # How long agents go on without an answer from the mgr (their dead-man switch).
         self.deadman_s = deadman_s
+        # Where each agent may enrol from (agents/sources.py; None: anywhere).
+        self.agent_sources = agent_sources
 
     def run_once(self, job: Dict[str, Any], launcher: AgentLauncher, *,
                  ca_pem: Optional[str], leftovers: Leftovers,
@@ -272,7 +276,8 @@ class AgentWorkloads:
             agent_run = AgentRun(job, launcher, ca_bundle=ca_pem,
                                  server_daemons=self.server_daemons(),
                                  processes_max=self.processes_max(),
-                                 deadman_s=self.deadman_s())
+                                 deadman_s=self.deadman_s(),
+                                 sources=self.agent_sources(launcher.agent_ids()))
             watch(agent_run)
             check = self.new_capacity_check() if writes(job) else None
             pgs = self.new_pg_watch()

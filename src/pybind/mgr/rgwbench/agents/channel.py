@@ -39,7 +39,7 @@ TIMEOUT_S = 30
 class AgentSession(Protocol):
     """What the channel asks of the run in progress."""
 
-    def enrol(self, agent: str, code: str) -> Optional[str]: ...
+    def enrol(self, agent: str, code: str, source: Optional[str] = None) -> Optional[str]: ...
 
     def authorized(self, agent: str, token: str) -> bool: ...
 
@@ -95,7 +95,8 @@ class _Handler(BaseHTTPRequestHandler):
         agent = self.headers.get('X-Agent-Id', '')
         address = str(self.client_address[0])
         if self.command == 'POST' and self.path == PREFIX + 'enrol':
-            given = session.enrol(agent, token) if session and kind == 'Bearer' else None
+            given = session.enrol(agent, token, address) \
+                if session and kind == 'Bearer' else None
             if given is None:
                 self._refuse(address)
             else:

@@ -8,7 +8,7 @@ import hmac
 import secrets
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 from ..checks.clock_skew import clock_skew
 from ..checks.finding import Finding, Level
@@ -20,6 +20,7 @@ from ..server_daemons import ServerDaemons
 from .channel import AgentChannel
 from .clock import AgentClocks, ClockSample
 from .launchers import AgentLauncher
+from .sources import bare_ip
 
 # An agent stops its load and exits once the module's endpoint has not answered it
 # for this long (its dead-man switch, see loadgen/agent.py): a dead mgr leaves no
@@ -70,8 +71,14 @@ class AgentRun:
                  start_delay_s: float = 2.0, result_grace_s: float = 60.0,
                  check_every_s: float = 3.0, processes_max: int = 0,
                  deadman_s: float = DEADMAN_S,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 sources: Optional[Mapping[str, FrozenSet[str]]] = None) -> None:
         self.job = job
+        # Where each agent may enrol from (agents/sources.py); None: from anywhere.
+        self.sources = sources
+        # An enrolment with an agent's right code from elsewhere: refused, and said
+        # if the agent never comes.
+        self._foreign: Dict[str, str] = {}
         # With a job's processes 0, an agent runs one per core, at most this many (0: no cap).
         self.processes_max = processes_max
         self.ca_bundle = ca_bundle
@@ -126,15 +133,28 @@ class AgentRun:
                 self.stopped = reason
 
     # -- the channel's session ----------------------------------------------
-    def enrol(self, agent: str, code: str) -> Optional[str]:
-        """The agent's own token, once, for its launch code (None: wrong or spent code)."""
+    def enrol(self, agent: str, code: str, source: Optional[str] = None) -> Optional[str]:
+        """The agent's own token, once, for its launch code (None: wrong or spent code,
+        or a source that is not an address of the agent's host: the code stays unspent)."""
         with self._cond:
             spent = self._spent.get(agent)
-            if spent is not None and hmac.compare_digest(code.encode(), spent.encode()):
+            used = spent is not None and hmac.compare_digest(code.encode(), spent.encode())
+            expected = self._codes.get(agent)
+            right = expected is not None and hmac.compare_digest(code.encode(),
+                                                                 expected.encode())
+            allowed = None if self.sources is None else self.sources.get(agent, frozenset())
+            seen = bare_ip(source or '')
+            if allowed is not None and seen not in allowed:
+                # From elsewhere, a code read from the spec is worth nothing: neither
+                # spent nor, spent already, a reason to revoke the agent's token.
+                if right or used:
+                    self._foreign[agent] = '%s (the host\'s: %s)' % (
+                        seen or source, ', '.join(sorted(allowed)) or 'none known')
+                return None
+            if used:
                 self._code_used_twice(agent)
                 return None
-            expected = self._codes.get(agent)
-            if expected is None or not hmac.compare_digest(code.encode(), expected.encode()):
+            if not right:
                 return None
             self._spent[agent] = self._codes.pop(agent)
             token = self._tokens[agent] = secrets.token_urlsafe(32)
@@ -330,6 +350,11 @@ class AgentRun:
             problem = self.launcher.problem(agent)
         except Exception as e:  # a report, not a reason to fail the run
             problem = str(e)
+        if agent in self._foreign:
+            problem = '; '.join(filter(None, [
+                problem, 'its code came from %s, not an address of its host; an agent '
+                'host reached from other addresses: ceph config set mgr '
+                'mgr/rgwbench/agent_source_check false' % self._foreign[agent]]))
         return ' (%s)' % problem if problem else ''
 
     def summary(self) -> Dict[str, Any]:
