@@ -1,9 +1,11 @@
 """The fault loop: short runs cut by one fault each, and the cluster always put back.
 
-Each round starts a short run of a profile whose one variant touches the three
+Each round starts a short run of a profile whose first variant touches the three
 kinds of setting (a config option, the RGW spec: TLS at RGW, and msgr2 secure
-mode, which restarts the OSDs), injects one fault at a random moment of it,
-and waits until the module says it is idle. The faults:
+mode, which restarts the OSDs), whose second changes nothing, and whose one
+workload reads a prefill (the run holds its buckets until the variant ends),
+injects one fault at a random moment of it, and waits until the module says it
+is idle. The faults:
 
 * ``mgr``: `kill -9` the active mgr (the standby takes over; the killed one is
   started again, as systemd would);
@@ -42,22 +44,25 @@ from test_settings import wait_clean, wait_settled
 ROUNDS = int(os.environ.get('RGWBENCH_FAULT_ROUNDS') or 4)
 PROFILE_NAME = 'fault-loop'
 THREADS = 96
-# One variant, the baseline itself: the shortest run that still applies and
-# puts back a config option, an RGW spec and msgr2 secure mode.
+# The baseline: the shortest variant that still applies and puts back a config
+# option, an RGW spec and msgr2 secure mode; then one that changes nothing, so a
+# fault may also cut the run between two variants (the run's one journal, and its
+# user and buckets, carried from the one to the other).
 PROFILE: Dict[str, Any] = {
     'name': PROFILE_NAME, 'baseline': 'three-kinds',
     'variants': [{'name': 'three-kinds', 'settings': {
         'config': {'client.rgw/rgw_thread_pool_size': THREADS},
-        'tls@rgw': 'on', 'msgr2-secure': 'on'}}],
-    'workloads': [{'name': 'put-4KiB', 'op': 'put', 'size': '4KiB', 'duration': 3,
-                   'warmup': 1, 'concurrency': 4}]}
+        'tls@rgw': 'on', 'msgr2-secure': 'on'}},
+        {'name': 'as-is', 'settings': {}}],
+    'workloads': [{'name': 'get-4KiB', 'op': 'get', 'size': '4KiB', 'duration': 3,
+                   'warmup': 1, 'concurrency': 4, 'objects': 200}]}
 FAULTS = ('mgr', 'radosgw', 'agent', 'orchestrator')
 # The options the variant changes, as the daemons that run with them report them.
 TOUCHED = ('osd/ms_cluster_mode', 'osd/ms_service_mode', 'rgw/ms_client_mode',
            'rgw/rgw_thread_pool_size', 'rgw/rgw_frontends')
-# A run lasts 75 to 100 s on this machine class: a fault is
+# A run lasts 90 to 120 s on this machine class: a fault is
 # injected within that (later ones land after the end, which is allowed).
-HORIZON_S = 70
+HORIZON_S = 90
 # The test backend fails its next call while this file is in the cluster folder.
 FAIL_NEXT_CALL = os.path.join('orch', 'fail-next-call')
 # What the module keeps in the config-key store on purpose after a run, left

@@ -256,6 +256,10 @@ def test_sse_runs_with_tls_msgr2_and_encryption_and_puts_it_all_back(runs: Clust
                    for w in variant['workloads']), [
             {k: w.get(k) for k in ('name', 'ops', 'errors', 'error', 'stopped', 'refused')}
             for w in variant['workloads']]
+    # What the GETs read: SSE variants prefill their own (SSE changes what is stored).
+    reads = {v['name']: [w['prefilled_by'] for w in v['workloads'] if w['op'] == 'get']
+             for v in record['variants']}
+    assert reads == {v: [v] * len(r) for v, r in reads.items()} and all(reads.values()), reads
     runs.wait_rgw_registered()
     assert snapshot(runs) == before and buckets(runs) == []
 

@@ -102,6 +102,8 @@ def test_tls_loads_every_rgw_and_every_hosts_ingress_and_puts_all_back(
                 assert all(d['cpu_cores'] and d['cpu_cores'] > 0 for d in per_haproxy), (
                     where, per_haproxy)
             seen[where] = {'ops': ops, 'rgw_cpu': [d['cpu_cores'] for d in per_rgw]}
+            if w['op'] == 'get':   # TLS leaves how objects are stored: one prefill for all
+                assert w['prefilled_by'] == 'no-tls', (where, w.get('prefilled_by'))
     assert {v['name'] for v in record['variants']} == {'no-tls', 'tls-rgw', 'tls-ingress'}
     print('per target ops and RGW CPU by workload: %s' % seen)
     c.wait_rgw_registered()

@@ -166,7 +166,7 @@ class Journal:
 
     def undo(self, undoers: Dict[str, Undoer],
              log: Optional[Callable[[str], None]] = None,
-             last: Sequence[str] = ()) -> List[Step]:
+             last: Sequence[str] = (), keep: Sequence[str] = ()) -> List[Step]:
         """Set every changed target back to its oldest recorded state; returns the steps.
 
         Each target (kind and name) is put back once, to the `before` of its
@@ -177,11 +177,14 @@ class Journal:
         see the settings already put back). A target whose undo fails keeps
         its steps failed and the others still run; the journal stays open (and
         is tried again at the next start) while any step is not undone.
+        Targets of the kinds in `keep` stay as they are (a run's own S3 user
+        outlives each variant's settings; the run's last undo puts it back too).
         """
         steps = self.steps()
         groups: Dict[Tuple[str, str], List[Step]] = {}
         for step in reversed(steps):
-            groups.setdefault((step.kind, step.target), []).append(step)
+            if step.kind not in keep:
+                groups.setdefault((step.kind, step.target), []).append(step)
         ordered = ([g for key, g in groups.items() if key[0] not in last] +
                    [g for key, g in groups.items() if key[0] in last])
         for group in ordered:

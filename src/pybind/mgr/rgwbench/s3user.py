@@ -1,11 +1,12 @@
 """A run's own S3 user, when no credentials are stored.
 
-Each variant of such a run makes a user of its own in the variant's
-journal, written down before it is made; the journal's undo removes it
-with its buckets and objects (`radosgw-admin user rm --purge-data`) at the
-variant's end, after a failure or an abort, and, after a mgr failover, when
-the module starts again and puts the unfinished journal back. Its keys stay
-in memory while the variant runs: never in the journal, the store or a log.
+Such a run makes one user for itself in the run's journal, written down
+before it is made; the journal's last undo removes it with its buckets and
+objects (`radosgw-admin user rm --purge-data`) at the run's end, after a
+failure or an abort, and, after a mgr failover, when the module starts again
+and puts the unfinished journal back. Each variant's own undo leaves it.
+Its keys stay in memory while the run goes: never in the journal, the store
+or a log.
 """
 from dataclasses import dataclass
 from typing import Any, Dict, Optional
@@ -31,18 +32,18 @@ class UserPlan:
 def user_plan(stored: Optional[Dict[str, str]]) -> UserPlan:
     if stored is not None:
         return UserPlan(temporary=False, uid=None)
-    return UserPlan(temporary=True, uid=user_id('<run id>-v<n>'))
+    return UserPlan(temporary=True, uid=user_id('<run id>'))
 
 
 def user_plan_to_text(plan: Dict[str, Any]) -> str:
     if not plan['temporary']:
         return 'S3 user: the stored credentials'
-    return ('S3 user: none stored; each variant creates a temporary one, %s, and removes '
+    return ('S3 user: none stored; the run creates a temporary one, %s, and removes '
             'it with its data at its end' % plan['uid'])
 
 
 def user_id(journal_id: str) -> str:
-    """The user of a variant's journal (`<run id>-v<n>`): it says what made it."""
+    """The user of a run's journal (`rgwbench-<run id>`): it says what made it."""
     return UID_PREFIX + journal_id
 
 

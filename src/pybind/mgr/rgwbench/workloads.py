@@ -11,7 +11,7 @@ import json
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple
 
 from .agents.coordinator import DEADMAN_S, AgentRun
 from .agents.launchers import AgentLauncher, remove_leftovers
@@ -110,6 +110,9 @@ class Leftovers:
         self.clock = clock
         # This module's own workload in progress, never removed from under it.
         self._current: Optional[str] = None
+        # Buckets a run keeps for its later variants (`ended(held=True)`), until
+        # `release`: a new mgr has none held, and removes them.
+        self._held: Set[str] = set()
 
     def write(self, record: Dict[str, Any], launcher: AgentLauncher,
               job: Dict[str, Any], ca_pem: Optional[str] = None) -> None:
@@ -127,14 +130,26 @@ class Leftovers:
             self.store.set_store(self._current, None)
             self._current = None
 
-    def ended(self, cleaned: Dict[str, Any], agents_removed: bool = False) -> None:
+    def ended(self, cleaned: Dict[str, Any], agents_removed: bool = False,
+              held: bool = False) -> None:
         """The workload ended: its record goes, or stays for `remove` if buckets were left.
 
         A clean-up that could not reach any RGW (one was just killed) or found a
         bucket still filling is tried again by the serve loop, never forgotten.
         `agents_removed`: the agents' run removed its agents itself, so the record
         that stays is of buckets only (a mgr on another host can finish it).
+        `held`: its buckets were kept for later workloads of the run: the record
+        stays, and `remove` leaves it until `release`.
         """
+        if held and self._current is not None:
+            self._held.add(self._current)
+            if agents_removed:
+                stored = self.store.get_store(self._current)
+                if stored:
+                    self.store.set_store(self._current, json.dumps(
+                        dict(json.loads(stored), agents={})))
+            self._current = None
+            return
         problem = cleanup_problem(cleaned)
         if self._current is None or (problem is None and agents_removed):
             self.clear()
@@ -152,12 +167,26 @@ class Leftovers:
             self.store.set_store(self._current, json.dumps(left))
         self._current = None
 
+    def release(self, bucket_prefix: str, cleaned: Dict[str, Any]) -> None:
+        """The run is done with held buckets: their record goes once `cleaned` (their
+        clean-up) left nothing, else it stays for `remove` with the reason."""
+        key = '%s/%s' % (self.key, bucket_prefix)
+        self._held.discard(key)
+        problem = cleanup_problem(cleaned)
+        stored = self.store.get_store(key)
+        if problem is None or not stored:
+            self.store.set_store(key, None)
+            return
+        left = json.loads(stored)
+        left.update(ended=True, errors=[problem])
+        self.store.set_store(key, json.dumps(left))
+
     def _found(self) -> List[Tuple[str, Dict[str, Any]]]:
         stored = self.store.get_store_prefix(self.key)
         current = self._current
         return [(key, json.loads(value)) for key, value in sorted(stored.items())
-                if value and key != current and (key == self.key or
-                                                 key.startswith(self.key + '/'))]
+                if value and key != current and key not in self._held and
+                (key == self.key or key.startswith(self.key + '/'))]
 
     def pending(self) -> List[Dict[str, Any]]:
         """What is written down and not yet removed, other than a workload in progress."""
@@ -259,8 +288,10 @@ class AgentWorkloads:
                  ca_pem: Optional[str], leftovers: Leftovers,
                  watch: Callable[[Optional[AgentRun]], None],
                  aborted: Callable[[], bool] = lambda: False,
-                 cleaned: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
-        """The agents' summary; leftovers are written down already, and cleared here.
+                 cleaned: Optional[Dict[str, Any]] = None,
+                 keep_buckets: bool = False) -> Dict[str, Any]:
+        """The agents' summary; leftovers are written down already, and cleared here
+        (`keep_buckets`: the job's buckets stay for later workloads, held in leftovers).
 
         `watch` is told the agents' run while it goes (for live figures and an
         abort), and None once it is over. What the clean-up did goes into
@@ -301,11 +332,13 @@ class AgentWorkloads:
                                  job.get('bucket_prefix'), summary['stopped'])
         finally:
             watch(None)
-            done = self.clean_up(job, ca_pem, aborted())
+            done = {'kept': 'for the run'} if keep_buckets else \
+                self.clean_up(job, ca_pem, aborted())
             if cleaned is not None:
                 cleaned.update(done)
             # Removed by the agents' run itself, or never launched: nothing of them is owed.
-            leftovers.ended(done, agents_removed=agent_run is None or not agent_run.agents_left())
+            leftovers.ended(done, agents_removed=agent_run is None or not agent_run.agents_left(),
+                            held=keep_buckets)
         return summary
 
     def clean_up(self, job: Dict[str, Any], ca_pem: Optional[str],

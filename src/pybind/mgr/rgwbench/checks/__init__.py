@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import List, Optional
 
 from ..placement import agent_count
+from ..prefills import held_at_once
 from ..profiles import MAX_CONCURRENCY, Profile, Workload
 from .cache_checks import cache_findings, sized_to_caches
 from .capacity import capacity_findings
@@ -37,8 +38,9 @@ def findings(view: ClusterView, profile: Optional[Profile] = None,
     if profile is not None:
         agents = agent_count(profile.placement, [d.host for d in facts.rgws])
         if size_working_sets:
+            held = held_at_once(profile)
             profile = replace(profile, workloads=[
-                sized_to_caches(facts, w, agents) for w in profile.workloads])
+                sized_to_caches(facts, w, agents, held) for w in profile.workloads])
         found += capacity_findings(facts, profile, keep_objects, load)
         # Each workload as the run sends it to the RGW daemons there are now.
         workloads = [w.for_rgws(len(facts.rgws), MAX_CONCURRENCY) for w in profile.workloads]
@@ -47,9 +49,10 @@ def findings(view: ClusterView, profile: Optional[Profile] = None,
     return list(ordered(found))
 
 
-def sized_workload(view: ClusterView, workload: Workload, agents: int) -> Workload:
+def sized_workload(view: ClusterView, workload: Workload, agents: int,
+                   held: int = 1) -> Workload:
     """`workload` with its working set sized from the caches now (`sized_to_caches`)."""
-    return sized_to_caches(read_facts(view), workload, agents)
+    return sized_to_caches(read_facts(view), workload, agents, held)
 
 
 def workload_findings(view: ClusterView, workload: Workload, agents: int) -> List[Finding]:

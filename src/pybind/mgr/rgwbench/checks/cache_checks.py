@@ -118,9 +118,11 @@ def working_set(workload: Workload, agents: int) -> Optional[Tuple[int, int]]:
     return objects, each
 
 
-def sized_to_caches(facts: Facts, workload: Workload, agents: int) -> Workload:
+def sized_to_caches(facts: Facts, workload: Workload, agents: int,
+                    held: int = 1) -> Workload:
     """A GET workload that names no `objects`, with a working set of HEADROOM times
-    the caches in front of the disks (within ROOM_SHARE of the data pool's room);
+    the caches in front of the disks (within ROOM_SHARE of the data pool's room,
+    shared by the `held` prefills the run keeps at once);
     as it is when the engine's default is larger, when no working set that fits
     the room gets out of the caches (a small test cluster: the finding
     `working-set-in-cache` says so), and for any other workload."""
@@ -131,7 +133,8 @@ def sized_to_caches(facts: Facts, workload: Workload, agents: int) -> Workload:
     cached = caches(facts).bytes
     pool, _, raw_factor = data_pool(facts)
     mean = Job(size=workload.size).sizes.mean_size
-    room = int(ROOM_SHARE * room_bytes(facts, raw_factor, pool) / max(1.0, mean))
+    room = int(ROOM_SHARE * room_bytes(facts, raw_factor, pool) / max(1, held) /
+               max(1.0, mean))
     wanted = min(math.ceil(HEADROOM * cached / max(1, each)), room)
     if wanted <= objects or wanted * each <= cached:
         return workload

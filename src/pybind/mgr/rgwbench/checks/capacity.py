@@ -9,10 +9,13 @@ warm-up and duration, at the lower of two bounds:
   REQUEST_FLOOR_S plus its object at STREAM_BYTES_S.
 
 Workloads that read (GET, HEAD, LIST) or delete first prefill their key space
-on every agent. The run removes a workload's objects at its end, but RGW frees
-the tails of large objects (beyond the head, rgw_max_chunk_size; every part of
-a multipart upload) only when its garbage collection runs, hours later
-(rgw_gc_obj_min_wait): those bytes are counted as staying for the whole run.
+on every agent. A workload that only reads prefills once per run for the
+variants that store objects alike (see prefills.py): those objects stay until
+the last variant that reads them ends. The run removes a workload's objects at
+its end, but RGW frees the tails of large objects (beyond the head,
+rgw_max_chunk_size; every part of a multipart upload) only when its garbage
+collection runs, hours later (rgw_gc_obj_min_wait): those bytes are counted as
+staying for the whole run.
 With keep_objects, everything stays.
 
 The room is what the data pool can take before its fullest OSD reaches the
@@ -20,11 +23,12 @@ nearfull ratio minus MARGIN, data spreading over the OSDs by their size and
 reweight; never more than `ceph df`'s max_avail.
 """
 from dataclasses import dataclass, replace
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from ..loadgen.errors import UsageError
 from ..loadgen.workload import Job, parse_size
 from ..placement import agent_count
+from ..prefills import read_later, reads_only, storage_of
 from ..profiles import MAX_CONCURRENCY, Profile, Workload
 from .facts import Daemon, Facts, Pool
 from .finding import Finding, Level
@@ -139,15 +143,29 @@ def estimate(facts: Facts, profile: Profile, keep_objects: bool = False) -> Esti
     head = _head_bytes(facts)
     agents = agent_count(profile.placement, [d.host for d in facts.rgws])
     written, staying, peak, peak_at = [], 0.0, 0.0, None
-    for _ in range(profile.repeats):
-        for variant in profile.variants:
-            for workload in profile.workloads:
-                w = _written(workload.for_rgws(len(facts.rgws), MAX_CONCURRENCY),
-                             variant.name, agents, osd_rate, head, keep_objects)
-                written.append(w)
-                if staying + w.total > peak:
-                    peak, peak_at = staying + w.total, w
-                staying += w.staying_bytes
+    # Prefills of reading workloads, while a later variant may read them: what their
+    # removal frees (their tails stay, for RGW's garbage collection).
+    held: Dict[Tuple[Optional[str], str], float] = {}
+    interleaved = profile.interleaved()
+    for _ in range(profile.repeats if interleaved else 1):
+        for index, variant in enumerate(profile.variants):
+            for _ in range(1 if interleaved else profile.repeats):
+                for workload in profile.workloads:
+                    w = _written(workload.for_rgws(len(facts.rgws), MAX_CONCURRENCY),
+                                 variant.name, agents, osd_rate, head, keep_objects)
+                    key = (workload.name, storage_of(variant, index))
+                    if reads_only(workload) and key in held:   # read again, unwritten
+                        w = replace(w, prefill_bytes=0.0, staying_bytes=0.0)
+                    written.append(w)
+                    if staying + w.total > peak:
+                        peak, peak_at = staying + w.total, w
+                    if reads_only(workload) and key not in held:
+                        held[key] = w.prefill_bytes - w.staying_bytes
+                        staying += w.prefill_bytes
+                    else:
+                        staying += w.staying_bytes
+            for unread in [k for k in held if not read_later(k[1], index, profile)]:
+                staying -= held.pop(unread)
     return Estimate(pool=pool, pool_exists=exists, raw_factor=raw_factor, osds=osds,
                     peak_bytes=peak, peak_at=peak_at,
                     room_bytes=room_bytes(facts, raw_factor, pool), written=tuple(written))

@@ -80,24 +80,26 @@ class RunChecks:
         return findings(self.view, profile, keep_objects=self.keep_objects(), load=load,
                         size_working_sets=self.prefill_time() > 0)
 
-    def sized(self, workload: Workload, agents: int) -> Workload:
+    def sized(self, workload: Workload, agents: int, held: int = 1) -> Workload:
         """`workload` as it runs: a GET workload that names no `objects` gets a working
-        set sized from the caches, when the prefill time allows sizing. The cluster
-        unreadable now: the workload as it is (logged)."""
+        set sized from the caches (within its share of the room with the `held`
+        prefills its run keeps at once), when the prefill time allows sizing. The
+        cluster unreadable now: the workload as it is (logged)."""
         if workload.objects is not None or self.prefill_time() <= 0:
             return workload
         try:
-            return sized_workload(self.view, workload, agents)
+            return sized_workload(self.view, workload, agents, held)
         except Exception as e:
             if self.log:
                 self.log.warning('the working set of %s was not sized: %s', workload.name, e)
             return workload
 
-    def as_run(self, workload: Workload, agents: int) -> Tuple[Workload, float]:
+    def as_run(self, workload: Workload, agents: int,
+               held: int = 1) -> Tuple[Workload, float]:
         """`workload` as it runs (see `sized`) and how long its prefill may take: the
         prefill time for a working set sized here, 0 (no bound) for one the workload
         names itself or one not sized."""
-        sized = self.sized(workload, agents)
+        sized = self.sized(workload, agents, held)
         if workload.objects is not None or sized.objects is None:
             return sized, 0.0
         return sized, self.prefill_time()

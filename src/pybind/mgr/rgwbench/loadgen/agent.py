@@ -271,9 +271,11 @@ def _run_job(channel: ModuleChannel, job: Job, job_doc: Dict[str, Any],
     if not job.sample_only:
         prepare.preflight(job)
         prepare.ensure_buckets(job)
-        if job.reads_prefilled:
+        if job.reads_prefilled and job.prefill:
             # A prefill cut short by its time: the load reads what it wrote.
             job.objects = prefill_watched(channel, job)
+        elif job.reads_prefilled:
+            prepare.check_prefilled(job)   # an earlier workload's, reused
     _expect(channel.call('POST', 'ready', {}), 'reporting ready')
     deadline = time.time() + float(job_doc.get('start_timeout_s', 300))
     while True:

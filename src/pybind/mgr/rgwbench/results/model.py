@@ -315,6 +315,8 @@ class WorkloadResult:
     working_set_bytes: Optional[int] = None
     #: a ranged GET's START-END
     range: Optional[str] = None
+    #: the variant whose prefill a reading workload of a run read (its own when it wrote it)
+    prefilled_by: Optional[str] = None
     figures: Figures = field(default_factory=Figures)
     histogram: Optional[HistogramDoc] = None
     ttfb_histogram: Optional[HistogramDoc] = None
@@ -340,7 +342,7 @@ class WorkloadResult:
     KEYS: ClassVar[Tuple[str, ...]] = (
         'name', 'op', 'object_size', 'concurrency', 'duration_s') + SHAPE + (
         'histogram', 'ttfb_histogram', 'per_second', 'error_samples', 'by_op', 'server',
-        'hosts', 'spread', 'repeats', 'error', 'stopped', 'targets')
+        'hosts', 'spread', 'repeats', 'error', 'stopped', 'targets', 'prefilled_by')
     #: what a run keeps of a load generator's result, for each repeat
     KEPT: ClassVar[Tuple[str, ...]] = (
         'ops', 'bytes', 'errors', 'throughput_mib_s', 'ops_per_s', 'latency_ms', 'rgw',
@@ -361,7 +363,8 @@ class WorkloadResult:
                    else [r.to_dict() for r in self.repeats]),
                   ('error', self.error), ('stopped', self.stopped),
                   ('targets', None if self.targets is None
-                   else [t.to_dict() for t in self.targets])]
+                   else [t.to_dict() for t in self.targets]),
+                  ('prefilled_by', self.prefilled_by)]
         return _write(items, self.nulls | self.figures.nulls, self.extra)
 
     @classmethod
@@ -369,7 +372,7 @@ class WorkloadResult:
         values: Dict[str, Any] = {k: data[k] for k in (
             'name', 'op', 'object_size', 'concurrency', 'duration_s') + cls.SHAPE + (
             'histogram', 'ttfb_histogram', 'error_samples', 'by_op', 'server', 'hosts',
-            'error', 'stopped') if k in data}
+            'error', 'stopped', 'prefilled_by') if k in data}
         if isinstance(data.get('per_second'), list):
             values['per_second'] = [Second.from_dict(s) for s in _dicts(data['per_second'])]
         if isinstance(data.get('spread'), Mapping):
@@ -392,12 +395,13 @@ class WorkloadResult:
     @classmethod
     def measured(cls, name: str, op: str, object_size: str, concurrency: int,
                  duration_s: float, merged: Optional['WorkloadResult'],
-                 error: Optional[str], stopped: Optional[str] = None) -> 'WorkloadResult':
+                 error: Optional[str], stopped: Optional[str] = None,
+                 prefilled_by: Optional[str] = None) -> 'WorkloadResult':
         """A run's entry for a workload: what it is, what its repeats gave, its error (or null)."""
         base = merged if merged is not None else cls()
         return replace(base, name=name, op=op, object_size=object_size,
                        concurrency=concurrency, duration_s=duration_s, error=error,
-                       stopped=stopped, nulls=base.nulls | {'error'})
+                       stopped=stopped, prefilled_by=prefilled_by, nulls=base.nulls | {'error'})
 
     @property
     def open_loop(self) -> bool:
@@ -652,6 +656,8 @@ class Run:
     findings: Optional[List[Finding]] = None
     #: what a calibrate run found: the smallest change per figure (results.calibration)
     calibration: Optional[Doc] = None
+    #: the run's own changes, put back at its end (its temporary S3 user); None before
+    changes: Optional[List[Change]] = None
     extra: Doc = field(default_factory=dict)
     nulls: FrozenSet[str] = field(default=frozenset({'finished', 'error', 'current'}),
                                   repr=False, compare=False)
@@ -661,7 +667,7 @@ class Run:
         'run_id', 'profile', 'state', 'ceph_version', 'started', 'finished', 'baseline', 'error',
         'definition', 'progress', 'fraction', 'calibration')
     KEYS: ClassVar[Tuple[str, ...]] = SCALARS + ('variants', 'comparison', 'current',
-                                                 'findings')
+                                                 'findings', 'changes')
 
     def to_dict(self) -> Doc:
         items: List[Tuple[str, Any]] = [(k, getattr(self, k)) for k in self.SCALARS]
@@ -670,6 +676,8 @@ class Run:
                   ('current', None if self.current is None else self.current.to_dict()),
                   ('findings', None if self.findings is None
                    else [f.to_dict() for f in self.findings])]
+        if self.changes is not None:
+            items.append(('changes', [c.to_dict() for c in self.changes]))
         return _write(items, self.nulls, self.extra)
 
     @classmethod
@@ -679,6 +687,8 @@ class Run:
             values['current'] = Position.from_dict(data['current'])
         if isinstance(data.get('findings'), list):
             values['findings'] = [Finding.from_dict(f) for f in _dicts(data['findings'])]
+        if isinstance(data.get('changes'), list):
+            values['changes'] = [Change.from_dict(c) for c in _dicts(data['changes'])]
         return cls(**values,
                    variants=[VariantResult.from_dict(v) for v in _dicts(data.get('variants'))],
                    comparison=[Comparison.from_dict(c) for c in _dicts(data.get('comparison'))],

@@ -24,7 +24,7 @@ from ..checks.finding import Finding
 from ..checks.gate import Refused, RunChecks
 from ..credentials import CredentialStore
 from ..errors import Busy, InvalidInput, NotFound
-from ..journal import Journal, Store
+from ..journal import UNDONE, Journal, Store
 from ..profiles import MAX_CONCURRENCY, Profile, Workload, estimate_seconds
 from ..results.calibration import CALIBRATE, CalibrationStore, calibrate
 from ..results.compare import comparison, merge_repeats
@@ -32,10 +32,12 @@ from ..results.model import Change, Position, Run, VariantResult, WorkloadResult
 from ..results.store import ResultStore
 from ..s3user import create_user, user_plan
 from ..settings.applier import SettingsApplier, open_journal
+from ..settings.changes import USER
 from ..settings.base import ClientSide
 from ..settings.session import steps_to_dicts
 from ..targets import AUTO, RGW, URLS, Target
 from ..workloads import AgentWorkloads, Leftovers, make_job, new_id
+from ..prefills import RunPrefills, held_at_once, read_later, reads_only, storage_of
 
 LEFTOVERS_KEY = 'running/leftovers'
 RUNNING, COMPLETE, RUN_FAILED, ABORTED = 'running', 'complete', 'failed', 'aborted'
@@ -105,6 +107,7 @@ class RunEngine:
         self._thread: Optional[threading.Thread] = None
         # The run's sized working sets, by workload: the objects its first prefill wrote.
         self._objects_read: Dict[str, int] = {}
+        self._prefills = RunPrefills('')
 
     # -- planning -------------------------------------------------------------------
     def plan(self, profile: Profile) -> Dict[str, Any]:
@@ -119,7 +122,7 @@ class RunEngine:
                              'changes': [p.to_dict() for p in plans]})
         agents = self._agents_planned(profile)
         # As the run sends them: GET working sets sized from the caches now.
-        workloads = [self.checks.sized(w, max(1, len(agents['hosts'])))
+        workloads = [self.checks.sized(w, max(1, len(agents['hosts'])), held_at_once(profile))
                      if self.checks is not None else w for w in profile.workloads]
         return {'profile': profile.name, 'baseline': profile.baseline,
                 'estimated_s': estimate_seconds(profile), 'repeats': profile.repeats,
@@ -200,6 +203,7 @@ class RunEngine:
                          progress='starting', fraction=0.0, findings=found)
             self._record = record
             self._objects_read = {}
+            self._prefills = RunPrefills(run_id)
             self._abort.clear()
             self.results.save(record)
         self._thread = threading.Thread(target=self._run,
@@ -232,7 +236,14 @@ class RunEngine:
         run_id = str(record.run_id)
         total_s, done_s = estimate_seconds(profile), 0.0
         self.events.started(run_id, profile.name)
+        journal: Optional[Journal] = None
+        creds: Dict[str, str] = {}
         try:
+            # The run's one journal: each variant's settings, put back at the variant's
+            # end, and the run's own S3 user (when none is stored), removed with its data
+            # at the run's end.
+            journal = open_journal(self.store, run_id, {'what': 'run', 'run_id': run_id})
+            creds = stored or self._own_user(journal, self.make_applier(), run_id)
             # Interleaved: a round per repeat, each variant applied anew in each (A B A B).
             rounds = profile.repeats if profile.interleaved() else 1
             kept: Dict[Tuple[int, str], List[WorkloadResult]] = {}
@@ -248,7 +259,7 @@ class RunEngine:
                     entry = record.variants[index]
                     if entry.error:
                         continue  # it could not be applied or measured: not again
-                    done_s = self._variant(record, index, round_number, profile, stored, kept,
+                    done_s = self._variant(record, index, profile, journal, creds, kept,
                                            done_s, total_s, force)
             failures = run_failures(record)
             record.state = ABORTED if self._abort.is_set() else (
@@ -263,6 +274,8 @@ class RunEngine:
             record.state, record.error = RUN_FAILED, '%s: %s' % (type(e).__name__, e)
         finally:
             try:
+                self._release_prefills(creds)
+                self._put_back_run(record, journal)
                 self._finish(record)
             finally:
                 # Whatever finishing the record did, the engine is free again.
@@ -270,19 +283,17 @@ class RunEngine:
                     self._record = None
                     self._agent_run = None
 
-    def _variant(self, record: Run, index: int, round_number: int, profile: Profile,
-                 stored: Optional[Dict[str, str]],
-                 kept: Dict[Tuple[int, str], List[WorkloadResult]],
+    def _variant(self, record: Run, index: int, profile: Profile, journal: Journal,
+                 creds: Dict[str, str], kept: Dict[Tuple[int, str], List[WorkloadResult]],
                  done_s: float, total_s: float, force: bool = False) -> float:
-        """One application of a variant: its settings put in place, its workloads measured
-        (every repeat, or one in a round of an interleaved run), its settings put back."""
+        """One application of a variant: its settings put in place (in the run's
+        journal), its workloads measured (every repeat, or one in a round of an
+        interleaved run), its settings put back."""
         run_id = str(record.run_id)
         variant, entry = profile.variants[index], record.variants[index]
         repeats = 1 if profile.interleaved() else profile.repeats
         applier = self.make_applier()
-        journal_id = '%s-v%d' % (run_id, index) + ('-%d' % round_number if round_number else '')
-        journal = open_journal(self.store, journal_id, {
-            'what': 'run', 'run_id': run_id, 'variant': variant.name})
+        first_step = len(journal.steps())   # the steps from here on are this variant's
         changed: List[str] = []
         try:
             record.current = Position(variant=variant.name)
@@ -294,7 +305,6 @@ class RunEngine:
                 journal, plans, progress=lambda line: None,
                 given_up=self._abort.is_set))
             entry.client = client.to_dict()
-            creds = stored or self._own_user(journal, applier, run_id)
             rgw_daemons = self.rgw_daemons() if any(
                 w.concurrency_per_rgw for w in profile.workloads) else 1
             for workload in profile.workloads:
@@ -307,7 +317,8 @@ class RunEngine:
                 # Placed now: a variant may have added RGW hosts (and so agents).
                 launcher = self.make_launcher(profile.placement or None)
                 agents = len(loading_agents(launcher))
-                workload, prefill_s = self._working_set(workload, agents)
+                workload, prefill_s = self._working_set(workload, agents,
+                                                        held_at_once(profile))
                 if self.checks is not None and record.findings is not None:
                     self.checks.between(record.findings, variant=variant.name,
                                         workload=workload.name, force=force,
@@ -317,7 +328,8 @@ class RunEngine:
                     measured = self._workload(run_id, index, workload, profile, creds, client,
                                               repeats,
                                               kept.setdefault((index, workload.name), []),
-                                              during, launcher, prefill_s)
+                                              during, launcher, prefill_s,
+                                              storage_of(variant, index))
                 finally:  # also what a workload that was refused found
                     if record.findings is not None:
                         record.findings += [replace(f, variant=variant.name,
@@ -345,15 +357,60 @@ class RunEngine:
         finally:
             self._progress(record, 'variant %s: putting its settings back'
                            % variant.name, done_s, total_s, changed)
-            steps = applier.revert(journal)
+            steps = [s for s in applier.revert(journal, keep=(USER,), close=False)
+                     if s.number >= first_step]
             entry.changes = (entry.changes or []) + [Change.from_dict(c)
                                                      for c in steps_to_dicts(steps)]
             self.results.save(record)
+            storage = storage_of(variant, index)
+            if not read_later(storage, index, profile):
+                self._release_prefills(creds, storage)
             if any(s.error for s in steps):
                 raise RuntimeError('the settings of variant %s could not all be put '
                                    'back; the module tries again when it starts'
                                    % variant.name)
         return done_s
+
+    def _release_prefills(self, creds: Dict[str, str], storage: Optional[str] = None) -> None:
+        """The buckets of the prefills of `storage` (None: all, at the run's end), removed
+        through the RGW daemons there are now (the ingress or the TLS of the variant that
+        wrote them is gone). With a temporary user, what could not be goes with the user
+        (the journal's last undo)."""
+        for job in self._prefills.done_with(storage):
+            cleaned: Dict[str, Any] = {}
+            if creds:
+                try:
+                    now = self.make_applier().targets(Target(kind=RGW), ClientSide())
+                    cleaned = self.agents.clean_up(
+                        dict(job, endpoints=now.targets, endpoint=now.targets[0],
+                             ca_bundle=None), now.ca_bundle or creds.get('ca_bundle'),
+                        aborted=False)
+                except Exception as e:
+                    self.log.exception('removing buckets %s failed', job['bucket_prefix'])
+                    cleaned = {'error': '%s: %s' % (type(e).__name__, e)}
+            self.leftovers.release(job['bucket_prefix'],
+                                   {} if creds.get('temporary_user') else cleaned)
+
+    def _put_back_run(self, record: Run, journal: Optional[Journal]) -> None:
+        """At the run's end, what its journal still holds (its own S3 user, with its
+        buckets; a variant's settings it could not put back) is put back and the journal
+        closed; what cannot be is tried again when the module starts."""
+        if journal is None:
+            return
+        try:
+            steps = self.make_applier().revert(journal)
+            record.changes = [Change.from_dict(c) for c in steps_to_dicts(
+                [s for s in steps if s.kind == USER])]
+            left = ['%s %s: %s' % (s.kind, s.target, s.error) for s in steps
+                    if s.state != UNDONE]
+        except Exception as e:
+            self.log.exception('run %s: putting its changes back failed', record.run_id)
+            left = ['%s: %s' % (type(e).__name__, e)]
+        if left:
+            record.state = RUN_FAILED
+            record.error = '; '.join(filter(None, [
+                record.error, 'not put back (the module tries again when it starts): %s'
+                % '; '.join(left)]))
 
     def _finish(self, record: Run) -> None:
         try:
@@ -377,7 +434,7 @@ class RunEngine:
 
     @staticmethod
     def _own_user(journal: Journal, applier: SettingsApplier, run_id: str) -> Dict[str, str]:
-        """A temporary S3 user's keys, in the variant's journal (its undo removes the user)."""
+        """A temporary S3 user's keys, in the run's journal (its undo removes the user)."""
         keys = create_user(journal, applier.ctx.cluster, run_id)
         return dict(keys.credentials(), temporary_user=keys.uid)
 
@@ -388,7 +445,8 @@ class RunEngine:
                         run_tag='%s-%d' % (run_id, variant), sse=client.sse,
                         prefill_s=prefill_s)
 
-    def _working_set(self, workload: Workload, agents: int) -> Tuple[Workload, float]:
+    def _working_set(self, workload: Workload, agents: int,
+                     held: int = 1) -> Tuple[Workload, float]:
         """The workload as it runs on `agents` agents, and how long its prefill may take
         (0: no bound). A GET workload that names no `objects` reads a working set sized
         from the caches, its prefill bounded in time; once measured, every later repeat
@@ -399,29 +457,42 @@ class RunEngine:
         read = self._objects_read.get(workload.name)
         if read is not None:
             return replace(workload, objects=read), 0.0
-        return self.checks.as_run(workload, agents)
+        return self.checks.as_run(workload, agents, held)
 
     def _workload(self, run_id: str, variant: int, workload: Workload, profile: Profile,
                   creds: Dict[str, str], client: ClientSide, count: int,
                   repeats: List[WorkloadResult], during: List[Finding],
-                  first: AgentLauncher, prefill_s: float = 0.0) -> WorkloadResult:
+                  first: AgentLauncher, prefill_s: float = 0.0,
+                  storage: str = '') -> WorkloadResult:
         """``count`` more repeats of a workload, added to ``repeats`` (those of earlier
         rounds of an interleaved run); the workload's entry from all of them. What its
         repeats saw while they ran goes to ``during``. `first` launches the first repeat's
-        agents; each further repeat has launchers of its own."""
+        agents; each further repeat has launchers of its own. A workload that only reads
+        reads the run's prefill for its `storage` (see prefills.py), written once."""
         job = self._job(workload, creds, client, run_id, variant, prefill_s)
+        reuse = self._prefills.key(workload, storage, loading_agents(first)) \
+            if storage and reads_only(workload) else None
+        if reuse is not None:
+            job['bucket_prefix'] = self._prefills.bucket_prefix(reuse)
+            found = self._prefills.get(reuse)
+            if found is not None:
+                job = dict(job, objects=found.objects, prefill=False, prefill_s=0.0)
         ca_pem = client.ca_bundle or creds.get('ca_bundle')
         problems: List[str] = []
         stopped: Optional[str] = None
+        prefilled_by: Optional[str] = None
         for repeat in range(count):
             if self._abort.is_set():
                 break
             launcher = first if repeat == 0 else self.make_launcher(profile.placement or None)
             self.leftovers.write({'run_id': run_id, 'temporary_user': creds.get(
                 'temporary_user')}, launcher, job, ca_pem)
+            if reuse is not None:
+                prefilled_by = self._prefills.made(reuse, job, profile.variants[variant].name)
             summary = self.agents.run_once(job, launcher, ca_pem=ca_pem,
                                            leftovers=self.leftovers, watch=self._watch,
-                                           aborted=self._abort.is_set)
+                                           aborted=self._abort.is_set,
+                                           keep_buckets=reuse is not None)
             problems += agents_failed(summary)
             during += [replace(f, evidence=('repeat %d of %d' % (repeat + 1, count),)
                                + f.evidence) if count > 1 else f
@@ -434,6 +505,9 @@ class RunEngine:
                 if prefill_s and written:  # what its time allowed: the working set from now on
                     self._objects_read[workload.name] = written
                     job = dict(job, objects=written, prefill_s=0.0)
+                if reuse is not None and written and self._prefills.get(reuse) is None:
+                    self._prefills.read(reuse, written)   # read from now on, unwritten
+                    job = dict(job, objects=written, prefill=False, prefill_s=0.0)
             if summary.get('stopped'):
                 stopped = summary['stopped']
                 break  # another repeat would write again what the guard stopped
@@ -442,7 +516,8 @@ class RunEngine:
             concurrency=workload.concurrency,   # the total, split over the agents
             duration_s=workload.duration_s,
             merged=merge_repeats(repeats) if repeats else None,
-            error='; '.join(problems) or (None if repeats else 'no result'), stopped=stopped)
+            error='; '.join(problems) or (None if repeats else 'no result'), stopped=stopped,
+            prefilled_by=prefilled_by)
 
     def _watch(self, agent_run: Optional[AgentRun]) -> None:
         with self._lock:

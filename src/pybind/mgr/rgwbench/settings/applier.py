@@ -1,5 +1,5 @@
 """Plan, apply, verify and revert settings, every change journaled before it is made."""
-from typing import Any, Callable, Dict, List, NamedTuple, Optional
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence
 
 from ..errors import Busy, InvalidInput, RGWBenchError
 from ..fencing import Fenced
@@ -112,8 +112,11 @@ class SettingsApplier:
         """`client` with where a load goes under it, from the cluster as it is now."""
         return client_targets(self.ctx, target, client)
 
-    def revert(self, journal: Journal) -> List[Step]:
-        """Put back everything the journal recorded; closes it when all is undone."""
+    def revert(self, journal: Journal, keep: Sequence[str] = (),
+               close: bool = True) -> List[Step]:
+        """Put back everything the journal recorded but the targets of the kinds in
+        `keep`; closes the journal when all is undone (unless `close` is False: a
+        run's journal stays open for its next variant)."""
         def undo(step: Step) -> None:
             self.log('putting back %s %s' % (step.kind, step.target))
             try:
@@ -127,8 +130,9 @@ class SettingsApplier:
                          % (step.kind, step.target, e))
                 put_state(self.ctx.cluster, step.kind, step.target, step.before)
         kinds = {step.kind for step in journal.steps()}
-        steps = journal.undo({kind: undo for kind in kinds}, log=self.log, last=UNDO_LAST)
-        if all(s.state == UNDONE for s in steps):
+        steps = journal.undo({kind: undo for kind in kinds}, log=self.log, last=UNDO_LAST,
+                             keep=keep)
+        if close and all(s.state == UNDONE for s in steps):
             journal.close()
         return steps
 

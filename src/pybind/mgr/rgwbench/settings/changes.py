@@ -44,7 +44,7 @@ def user_change(uid: str, display_name: str) -> Change:
     """A run's own S3 user (no keys here: radosgw-admin makes them, see s3user.py)."""
     return Change(USER, uid, {'display_name': display_name},
                   'radosgw-admin user create --uid %s (temporary: removed with its data '
-                  'when the variant ends)' % uid)
+                  'when the run ends)' % uid)
 
 
 def restart_change(daemons: str, summary: str) -> Change:

@@ -321,7 +321,10 @@ def test_the_fullest_osd_limits_the_room() -> None:
 
 def test_prefill_and_tails_left_to_gc_add_up() -> None:
     view = small_cluster(FakeView(), gib=100, used_gib=0)
-    gets = profile(Workload('get', op='get', size='64MiB', concurrency=1), variants=3)
+    # variants whose config may change how objects are stored: each prefills its own
+    gets = replace(profile(Workload('get', op='get', size='64MiB', concurrency=1)), variants=[
+        Variant('v%d' % i, {'config': {'client.rgw/rgw_max_chunk_size': 1 << 22}})
+        for i in range(3)])
     f = by_id(view, gets)['capacity-estimate']
     # each prefill: 16 objects x 64 MiB = 1 GiB; the tails (60 of each 64 MiB) stay
     assert f.evidence[1] == 'PUT workloads: 0.0 GiB in all; prefills: 3.0 GiB in all'
@@ -329,6 +332,29 @@ def test_prefill_and_tails_left_to_gc_add_up() -> None:
                                     'get of variant v2')
     kept = by_id(view, gets, keep_objects=True)['capacity-estimate']
     assert kept.evidence[2].startswith('at most 3.0 GiB')
+
+
+def test_variants_that_store_alike_count_one_prefill_held_while_a_later_one_reads_it() -> None:
+    view = small_cluster(FakeView(), gib=100, used_gib=0)
+    gets = profile(Workload('get', op='get', size='64MiB', concurrency=1), variants=3,
+                   repeats=2)
+    f = by_id(view, gets)['capacity-estimate']
+    # 1 GiB written once for six repeats over three variants
+    assert f.evidence[1] == 'PUT workloads: 0.0 GiB in all; prefills: 1.0 GiB in all'
+    assert f.evidence[2].startswith('at most 1.0 GiB in the pool at once')
+    sse = Variant('sse', {'sse': 'kms-testing'})
+    # the shared prefill removed after its last reader (its tails, 60 of each 64 MiB,
+    # left to RGW's garbage collection) before SSE prefills its own ...
+    after = replace(gets, variants=[Variant('v0'), Variant('v1', {'tls@rgw': 'on'}), sse])
+    f = by_id(view, after)['capacity-estimate']
+    assert f.evidence[1] == 'PUT workloads: 0.0 GiB in all; prefills: 2.0 GiB in all'
+    assert f.evidence[2].startswith('at most 1.9 GiB in the pool at once, during workload '
+                                    'get of variant sse'), f.evidence
+    # ... and held beside it while a later variant still reads it
+    between = replace(gets, variants=[Variant('v0'), sse, Variant('v1', {'tls@rgw': 'on'})])
+    f = by_id(view, between)['capacity-estimate']
+    assert f.evidence[2].startswith('at most 2.0 GiB in the pool at once, during workload '
+                                    'get of variant sse'), f.evidence
 
 
 def test_a_larger_working_set_is_counted_and_can_refuse_the_run() -> None:

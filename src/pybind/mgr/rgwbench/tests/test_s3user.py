@@ -98,20 +98,22 @@ def test_a_user_whose_creation_failed_is_removed_only_if_it_was_made() -> None:
 
 
 # -- runs -----------------------------------------------------------------------------
-def test_a_run_without_stored_credentials_makes_and_removes_a_user_per_variant(
+def test_a_run_without_stored_credentials_makes_one_user_and_removes_it_at_its_end(
         stub: StubS3, certificate: Tuple[str, str]) -> None:
     s = without_stored_credentials(stub, certificate)
     run_id = s.engine.start(s.profile())
     s.engine.wait(60)
     record = s.results.load(run_id)
     assert record['state'] == 'complete', record['error']
-    for index, variant in enumerate(record['variants']):
+    uid = 'rgwbench-%s' % run_id
+    for variant in record['variants']:
         assert variant['workloads'][0]['ops'] > 0 and variant['workloads'][0]['errors'] == 0
-        uid = 'rgwbench-%s-v%d' % (run_id, index)
-        assert {'kind': 'user', 'target': uid, 'state': 'undone', 'error': None} \
-            in variant['changes']
-        assert 'user create %s' % uid in s.cluster.calls
-        assert 'user rm %s' % uid in s.cluster.calls
+        assert all(c['kind'] != 'user' for c in variant['changes']), variant['changes']
+    # One user for the whole run: made before the first variant, removed after the last.
+    assert record['changes'] == [{'kind': 'user', 'target': uid, 'state': 'undone',
+                                  'error': None}]
+    users = [c for c in s.cluster.calls if c.startswith('user ')]
+    assert users == ['user create %s' % uid, 'user rm %s' % uid], users
     assert s.cluster.users == {} and Journal.unfinished(s.store) is None
     assert SECRET not in json.dumps(s.store.data)   # never stored
 
@@ -141,7 +143,7 @@ def test_the_user_is_removed_after_a_failed_workload_and_after_an_abort(
     # A run whose workloads measured nothing failed, and says which (it once said complete).
     assert record['state'] == 'failed', record['state']
     assert record['error'].startswith('variant as-is, workload put-4KiB: '), record['error']
-    assert s.cluster.users == {} and 'user rm rgwbench-%s-v0' % run_id in s.cluster.calls
+    assert s.cluster.users == {} and 'user rm rgwbench-%s' % run_id in s.cluster.calls
 
     s = without_stored_credentials(stub, certificate)
     run_id = s.engine.start(s.profile(workloads=[{'op': 'put', 'size': '4KiB',

@@ -217,3 +217,34 @@ def test_agents_whose_removal_failed_stay_written_down_after_clean_buckets(
     (found,) = leftovers.remove(removed.append, None, logging.getLogger('test'))
     assert found.errors == [] and removed == ['container.rgwbench-agent']
     assert leftovers.pending() == [] and store.get_store_prefix('k') == {}
+
+
+def test_buckets_held_for_the_run_stay_until_released_or_a_new_mgr_removes_them() -> None:
+    store = MemoryStore()
+    log = logging.getLogger('test')
+    with StubS3(access_key='AK', secret_key='SK') as stub:
+        job = make_job(Workload(name='w', op='get', buckets=1, objects=4), creds=CREDS,
+                       endpoints=[stub.url], bucket_prefix='rgwbench-r-p0', run_tag='x')
+        stub.buckets['rgwbench-r-p0-0'] = {}
+        leftovers = Leftovers(store, 'k')
+        leftovers.write({'id': 'r'}, FailingLauncher(), job)  # type: ignore[arg-type]
+        leftovers.ended({'kept': 'for the run'}, agents_removed=True, held=True)
+        # The serve loop leaves what the run holds for its later variants.
+        assert leftovers.pending() == [] and leftovers.remove(lambda name: None, CREDS,
+                                                              log) == []
+        assert store.get_store_prefix('k') and 'rgwbench-r-p0-0' in stub.buckets
+        # A mgr that took over after a failover holds nothing: it removes them.
+        (found,) = Leftovers(store, 'k').remove(lambda name: None, CREDS, log)
+        assert found.errors == [] and stub.buckets == {}
+        assert store.get_store_prefix('k') == {}
+        # The run releases what it held once it removed the buckets itself.
+        leftovers.write({'id': 'r'}, FailingLauncher(), job)  # type: ignore[arg-type]
+        leftovers.ended({'kept': 'for the run'}, agents_removed=True, held=True)
+        leftovers.release('rgwbench-r-p0', {'buckets_removed': ['rgwbench-r-p0-0']})
+        assert store.get_store_prefix('k') == {}
+        # ... or keeps the record, with why, for the serve loop when it could not.
+        leftovers.write({'id': 'r'}, FailingLauncher(), job)  # type: ignore[arg-type]
+        leftovers.ended({'kept': 'for the run'}, agents_removed=True, held=True)
+        leftovers.release('rgwbench-r-p0', {'error': 'no RGW answered'})
+        (pending,) = leftovers.pending()
+        assert pending['errors'] == ['no RGW answered'] and pending['ended']

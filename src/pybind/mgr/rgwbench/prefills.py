@@ -1,0 +1,115 @@
+"""A run's prefills, written once and read by every variant that stores objects alike.
+
+A reading workload (GET, HEAD, LIST: nothing it does changes an object) prefills
+its key space in the first variant that runs it; the later variants whose
+settings leave how RGW stores objects as it is (TLS, an ingress, msgr2 secure
+mode, RGW daemons per host) read the same objects, with nothing written again.
+A variant whose settings may change how objects are stored (SSE; a `config`
+option, say `rgw_max_chunk_size`) prefills its own, once for all its repeats
+(and, in an interleaved run, its rounds). Each agent reads its own share under
+its own key prefix, so a prefill is reused only by the same set of agents.
+
+The buckets of a prefill stay until the last variant that reads them ends (in
+an interleaved run, until the run ends), and are then removed: a run holds as
+little as it can at once (a shared prefill held to the run's end left an SSE
+variant's own too little room on a small cluster).
+"""
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from .loadgen.workload import Job
+from .profiles import Profile, Variant, Workload
+
+# Settings under which objects are written and read as without them.
+STORE_ALIKE = frozenset({'tls@rgw', 'tls@ingress', 'msgr2-secure', 'rgw-per-host'})
+SHARED = 'shared'
+READING_OPS = frozenset({'get', 'head', 'list'})
+
+PrefillKey = Tuple[str, str, Tuple[str, ...]]
+
+
+def storage_of(variant: Variant, index: int) -> str:
+    """Which prefills a variant may read: those of every variant that stores alike
+    (`shared`), or its own."""
+    return SHARED if set(variant.settings) <= STORE_ALIKE else 'v%d' % index
+
+
+def reads_only(workload: Workload) -> bool:
+    """Whether a workload reads a prefilled key space and changes nothing in it."""
+    job = Job(op=workload.op, mix=dict(workload.mix), size=workload.size)
+    return job.reads_prefilled and workload.op != 'delete' and \
+        set(job.weights) <= READING_OPS
+
+
+def read_later(storage: str, index: int, profile: Profile) -> bool:
+    """Whether a prefill of `storage` is read after variant `index` ends: by a later
+    variant that stores alike, or in a later round of an interleaved run."""
+    later = [storage_of(v, i) for i, v in enumerate(profile.variants) if i > index]
+    return profile.interleaved() or storage in later
+
+
+def held_at_once(profile: Profile) -> int:
+    """How many prefills of reading workloads a run of `profile` holds at most at once
+    (working sets sized from the caches share the room between them)."""
+    reading = sum(1 for w in profile.workloads if reads_only(w))
+    storages = [storage_of(v, i) for i, v in enumerate(profile.variants)]
+    shared = [i for i, s in enumerate(storages) if s == SHARED]
+    if profile.interleaved():
+        held = len(set(storages))
+    else:   # a variant's own, while the shared one waits for a later variant
+        held = 1 + any(s != SHARED and shared and shared[0] < i < shared[-1]
+                       for i, s in enumerate(storages))
+    return max(1, reading * held)
+
+
+@dataclass
+class Prefill:
+    """One prefill of a run: its buckets and the objects it wrote (over all agents)."""
+    bucket_prefix: str
+    job: Dict[str, Any]
+    written_by: str                 # the variant whose repeat wrote it
+    objects: Optional[int] = None   # None until a repeat read them
+
+
+class RunPrefills:
+    """The prefills of one run, by workload, storage and agents."""
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        self._found: Dict[PrefillKey, Prefill] = {}
+        self._made = 0   # prefills so far, removed ones too: each has buckets of its own
+
+    @staticmethod
+    def key(workload: Workload, storage: str, agents: Sequence[str]) -> PrefillKey:
+        return workload.name or '', storage, tuple(sorted(agents))
+
+    def get(self, key: PrefillKey) -> Optional[Prefill]:
+        """The prefill of `key` that a repeat has read already (None: none yet)."""
+        found = self._found.get(key)
+        return found if found is not None and found.objects is not None else None
+
+    def bucket_prefix(self, key: PrefillKey) -> str:
+        """The buckets of `key`'s prefill (short: a bucket name has 63 characters)."""
+        found = self._found.get(key)
+        if found is not None:
+            return found.bucket_prefix
+        return 'rgwbench-%s-p%d' % (self.run_id, self._made)
+
+    def made(self, key: PrefillKey, job: Dict[str, Any], variant: str) -> str:
+        """`job` of `variant` was started on `key`'s buckets: they stay until
+        `done_with` them. The variant that wrote what it reads."""
+        if key not in self._found:
+            self._made += 1
+            self._found[key] = Prefill(bucket_prefix=job['bucket_prefix'], job=job,
+                                       written_by=variant)
+        return self._found[key].written_by
+
+    def read(self, key: PrefillKey, objects: int) -> None:
+        """A repeat of `key` read `objects` objects: later ones read them, unwritten."""
+        self._found[key].objects = objects
+
+    def done_with(self, storage: Optional[str] = None) -> List[Dict[str, Any]]:
+        """The jobs of the prefills of `storage` (None: all), forgotten here: the run
+        removes their buckets."""
+        keys = [k for k in self._found if storage is None or k[1] == storage]
+        return [self._found.pop(k).job for k in keys]
