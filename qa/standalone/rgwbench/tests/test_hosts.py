@@ -313,8 +313,8 @@ def test_stop_removes_the_network_and_start_makes_it_again(hosts3: HostsCluster)
         get_ok(url)
 
 
-def load_with_stored_credentials(hosts3: HostsCluster, *args: str) -> Dict[str, Any]:
-    """A short 8 KiB PUT load with the test user's keys stored for it; its record once over."""
+def store_credentials(hosts3: HostsCluster) -> None:
+    """The test user's keys, stored for the module (`credentials rm` takes them away)."""
     s3 = hosts3.s3()
     creds = json.dumps({'access_key': s3['access_key'], 'secret_key': s3['secret_key']})
     proc = subprocess.run([CLUSTER, 'ceph', '--dir', hosts3.dir, '--', 'rgwbench',
@@ -322,6 +322,11 @@ def load_with_stored_credentials(hosts3: HostsCluster, *args: str) -> Dict[str, 
                           universal_newlines=True, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, timeout=60)
     assert proc.returncode == 0, proc.stderr
+
+
+def load_with_stored_credentials(hosts3: HostsCluster, *args: str) -> Dict[str, Any]:
+    """A short 8 KiB PUT load with the test user's keys stored for it; its record once over."""
+    store_credentials(hosts3)
     try:
         load_id = hosts3.ceph('rgwbench', 'load', '--op', 'put', '--size', '8KiB',
                               '--duration', '3', '--warmup', '1', *args).stdout.strip()
@@ -477,13 +482,7 @@ def test_an_agents_code_read_from_its_spec_is_refused_from_another_host(
     """`ceph orch ls --export` shows the agents' spec with their one-time codes: from a
     host other than the agent's, a code is worth nothing, and the load goes on."""
     host1, host2, host3 = hosts3.hosts()
-    s3 = hosts3.s3()
-    creds = json.dumps({'access_key': s3['access_key'], 'secret_key': s3['secret_key']})
-    proc = subprocess.run([CLUSTER, 'ceph', '--dir', hosts3.dir, '--', 'rgwbench',
-                           'credentials', 'set', '-i', '-'], input=creds,
-                          universal_newlines=True, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, timeout=60)
-    assert proc.returncode == 0, proc.stderr
+    store_credentials(hosts3)
     try:
         load_id = hosts3.ceph('rgwbench', 'load', '--op', 'put', '--size', '8KiB',
                               '--duration', '5', '--warmup', '1', '--placement',
