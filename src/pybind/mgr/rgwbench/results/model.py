@@ -388,9 +388,14 @@ class WorkloadResult:
     @classmethod
     def from_result(cls, result: Mapping[str, Any]) -> 'WorkloadResult':
         """One repeat, from the load generator's result: the parts a run keeps (what the
-        workload was only where it says something: no null rate for a closed loop)."""
-        return cls.from_dict({k: result[k] for k in cls.KEPT if k in result and (
+        workload was only where it says something: no null rate for a closed loop). A
+        repeat in whose window no request ended measured nothing: it has an error, so
+        that its throughput of 0 and its missing latency enter no mean and no floor."""
+        kept = cls.from_dict({k: result[k] for k in cls.KEPT if k in result and (
             result[k] is not None or k not in cls.SHAPE)})
+        if not result.get('ops') and not result.get('errors'):
+            kept.error = 'no request ended in its measured window'
+        return kept
 
     @classmethod
     def measured(cls, name: str, op: str, object_size: str, concurrency: int,

@@ -222,3 +222,21 @@ def test_comparison_rows_keep_their_json() -> None:
     parsed = Comparison.from_dict(row)
     assert parsed.to_dict() == row and parsed.noise.significant
     assert parsed.change(COLUMNS[0]) == -1.5 and parsed.change(FIGURES[0]) is None
+
+
+def test_a_repeat_in_whose_window_no_request_ended_enters_no_mean() -> None:
+    # A unit test's one-second repeat on a starved machine ended no request: its
+    # throughput of 0 halved the mean, and its missing latency left a calibration
+    # without latency floors.
+    def repeat(ops: int) -> WorkloadResult:
+        return WorkloadResult.from_result({'ops': ops, 'errors': 0, 'by_op': {},
+                                           'throughput_mib_s': ops / 256.0,
+                                           'ops_per_s': float(ops)})
+    empty = repeat(0)
+    assert empty.error == 'no request ended in its measured window'
+    assert repeat(512).error is None
+    merged = merge_repeats([repeat(512), empty, repeat(256)])
+    assert merged.figures.ops_per_s == 384.0 and merged.error is None
+    assert [r.error for r in merged.repeats or []] == [
+        None, 'no request ended in its measured window', None]
+    assert merge_repeats([empty]).error == 'no request ended in its measured window'

@@ -528,7 +528,9 @@ def test_a_calibrate_run_stores_the_floor_later_runs_use(
     same = {'config': {'client.rgw/rgw_thread_pool_size': 512}}
     run_id = s.engine.start(s.profile(
         name='calibrate', baseline='a', repeats=2, order='interleaved',
-        variants=[{'name': 'a', 'settings': same}, {'name': 'a-again', 'settings': same}]))
+        variants=[{'name': 'a', 'settings': same}, {'name': 'a-again', 'settings': same}],
+        # two seconds: a one-second window once ended no request on a starved machine
+        workloads=[dict(PROFILE['workloads'][0], duration=2)]))
     s.engine.wait(60)
     record = s.results.load(run_id)
     assert record['state'] == 'complete', record['error']
