@@ -530,7 +530,8 @@ def test_a_calibrate_run_stores_the_floor_later_runs_use(
         name='calibrate', baseline='a', repeats=2, order='interleaved',
         variants=[{'name': 'a', 'settings': same}, {'name': 'a-again', 'settings': same}],
         # two seconds: a one-second window once ended no request on a starved machine
-        workloads=[dict(PROFILE['workloads'][0], duration=2)]))
+        workloads=[{'op': 'put', 'size': '4KiB', 'concurrency': 2, 'duration': 2,
+                    'warmup': 0}]))
     s.engine.wait(60)
     record = s.results.load(run_id)
     assert record['state'] == 'complete', record['error']
