@@ -10,7 +10,8 @@ from ..results.compare import comparison
 from ..results.findings import MARK, marked
 from ..results.model import (CHARTED, Comparison, Figure, Run, RunLike, RunSummary,
                              WorkloadResult, as_run, as_summary, columns)
-from ..results.report import cell_values, changed_settings, noise_text, table_rows, when
+from ..results.report import (cell_values, changed_settings, level_text, noise_text, table_rows,
+                              when)
 from .charts import bar_chart, line_chart
 
 LOGIN_STYLE = (
@@ -194,11 +195,13 @@ def comparison_table(run: Run) -> str:
     return ('<div class="scroll"><table id="comparison"><thead><tr><th>Workload</th>'
             '<th>Variant</th>%s<th>Noise</th></tr></thead><tbody>%s</tbody></table></div>'
             '<p class="legend">Baseline rows: absolute figures. Other rows: %% change vs %s '
-            'and ± half its 95 %% interval (the larger of the noise measured in the workloads '
-            'and the floor, the noise between two applications of the same settings); in '
+            'and ± half its %s interval (the larger of the noise measured in the workloads '
+            'and the floor, the noise between two applications of the same settings; the '
+            'level is that of all the figures of the table taken together); in '
             'bold, a change whose interval leaves out 0. Noise: that of the throughput (of '
             'the latency for an open-loop workload).</p>'
-            % (head, ''.join(body), escaped(run.baseline)))
+            % (head, ''.join(body), escaped(run.baseline),
+               escaped(level_text([i.row for i in table_rows(run) if i.row is not None]))))
 
 
 def findings_section(run: Run) -> str:

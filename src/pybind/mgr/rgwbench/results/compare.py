@@ -13,9 +13,10 @@ Every compared figure has its own interval (``intervals``, by change name):
   the repeats when both sides ran at least two (``method`` ``repeats``), else
   from the per-second series by batch means (throughput, ops/s, mean latency:
   ``per-second``) or from the latency histogram (p50, p99: ``histogram``);
-  RGW and HAProxy CPU and memory have one value per measurement and no
-  noise of their own without repeats: the floor alone speaks for them
-  (``method`` ``floor``);
+  RGW and HAProxy CPU have one value per measurement, and the CPU spent
+  follows the requests served: the noise of the ops/s (``per-second``);
+  RGW and HAProxy memory have no noise of their own without repeats: the
+  floor alone speaks for them (``method`` ``floor``);
 * a floor (``floor_pct``, results.calibration): the smallest change this
   cluster can show between two applications of the same settings, calibrated
   or the default. It applies unless both sides have at least two repeats that
@@ -24,15 +25,19 @@ Every compared figure has its own interval (``intervals``, by change name):
   single measurement, know nothing of the noise between applications.
 
 The interval is the change plus or minus the larger of the two, and the
-change is ``significant`` when it leaves out 0. Where the noise inside the
-workloads should have been measured and could not be (no per-second series
-or histogram, as in a record of a single second) there is no interval
-(``method`` None) and nothing is called significant. The row's ``significant``,
-``noise_pct``, ``method`` and ``tested`` are those of the headline figure:
-the throughput in operations per second, or for an open-loop workload (its
-rate is fixed) the mean latency.
+change is ``significant`` when it leaves out 0. A run's figures are judged
+together: each has a p-value, and every interval is at the level Benjamini
+and Hochberg's rule leaves (results.significance.discovery_level). Where the
+noise inside the workloads should have been measured and could not be (no
+per-second series or histogram, as in a record of a single second) there is
+no interval (``method`` None) and nothing is called significant. The row's
+``significant``, ``noise_pct``, ``method`` and ``tested`` are those of the
+headline figure: the throughput in operations per second, or for an
+open-loop workload (its rate is fixed) the mean latency.
 """
 import math
+from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..loadgen.histogram import Histogram
@@ -40,8 +45,9 @@ from .calibration import Floors
 from .model import (COMPARED, LATENCY_TEST, OPS_TEST, Comparison, Figure, Figures, Interval,
                     LatencyFigures, Noise, Run, RunLike, Second, TargetFigures, VariantResult,
                     WorkloadResult, as_run)
-from .significance import (UNBOUNDED_DF, Estimate, difference_half_width, from_values,
-                           inflation, percentile_se, relative_batch_se)
+from .significance import (LEVEL, UNBOUNDED_DF, Z, Estimate, difference, difference_half_width,
+                           discovery_level, from_values, inflation, percentile_se,
+                           relative_batch_se, t_quantile, two_sided_p)
 
 #: the figure whose interval is the row's own verdict, by test
 HEADLINE = {OPS_TEST: 'ops_pct', LATENCY_TEST: 'latency_mean_pct'}
@@ -133,6 +139,10 @@ _PER_SECOND: Dict[str, Callable[[_Measured], Optional[Tuple[float, float]]]] = {
     'throughput_pct': lambda m: m.counted('bytes'), 'ops_pct': lambda m: m.counted('ops'),
     'latency_mean_pct': lambda m: m.mean_latency()}
 _PERCENTILES = {'latency_p50_pct': 50.0, 'latency_p99_pct': 99.0}
+#: one value per measurement, but the CPU a server spends follows the requests it served:
+#: its change is no less noisy than that of the ops/s (an A/A run on a busy machine saw
+#: RGW CPU +76 % beside ops/s +70 %, the same 0.7 ms per request)
+_FOLLOWS_OPS = frozenset({'rgw_cpu_pct', 'haproxy_cpu_pct'})
 
 
 def _within(measured: _Measured, figure: Figure) -> Tuple[Optional[Estimate], Optional[str]]:
@@ -141,8 +151,9 @@ def _within(measured: _Measured, figure: Figure) -> Tuple[Optional[Estimate], Op
     change = str(figure.change)
     if not value:
         return None, None
-    if change in _PER_SECOND:
-        found = _PER_SECOND[change](measured)
+    if change in _PER_SECOND or change in _FOLLOWS_OPS:
+        found = (_PER_SECOND[change] if change in _PER_SECOND else _PER_SECOND['ops_pct'])(
+            measured)
         if found is None:
             return None, None
         return Estimate(value, found[0] * abs(value), found[1]), 'per-second'
@@ -162,33 +173,117 @@ def _separate_applications(entry: WorkloadResult) -> bool:
     return len(_good_repeats(entry)) >= 2
 
 
-def interval(base: WorkloadResult, other: WorkloadResult, figure: Figure,
-             change: Optional[float], floor: Optional[float],
-             measured: Optional[Tuple[_Measured, _Measured]] = None) -> Interval:
-    """The 95 % interval of one figure's change and its verdict (module docstring)."""
+@dataclass
+class _Cell:
+    """One figure's change and what its interval is made of, before the level is known."""
+    out: Interval
+    change: float
+    #: the standard error of the change from the noise inside the workloads, in %
+    se_pct: Optional[float] = None
+    df: float = UNBOUNDED_DF
+    floor: Optional[float] = None
+
+    def p_value(self) -> float:
+        """How likely a change this large is when nothing changed (the larger of both)."""
+        found = 0.0
+        for width, df in ((self.se_pct, self.df), (None if self.floor is None
+                                                   else self.floor / Z, UNBOUNDED_DF)):
+            if width is not None:
+                found = max(found, two_sided_p(self.change / width, df) if width
+                            else float(not self.change))
+        return found
+
+    def settle(self, level: float) -> None:
+        """The interval at ``level`` and whether it leaves out 0."""
+        widths = []
+        if self.se_pct is not None:
+            widths.append(t_quantile(0.5 + level / 2, self.df) * self.se_pct)
+        if self.floor is not None:
+            widths.append(self.floor / Z * NormalDist().inv_cdf(0.5 + level / 2))
+        half = max(widths)
+        self.out.low, self.out.high = round(self.change - half, 2), round(self.change + half, 2)
+        self.out.significant = bool(abs(self.change) > half)
+        self.out.level = round(level, 5)
+
+
+_Found = Tuple[Interval, Optional[_Cell]]
+
+
+def _cell(base: WorkloadResult, other: WorkloadResult, figure: Figure,
+          change: Optional[float], floor: Optional[float],
+          measured: Optional[Tuple[_Measured, _Measured]] = None) -> _Found:
+    """A figure's interval as far as it is known before the level (None: it has none)."""
     out = Interval(floor_pct=floor)
     reference = _number(figure.of(base))
     if change is None or not reference:
-        return out
+        return out, None
     a, b = _from_repeats(base, figure), _from_repeats(other, figure)
     method: Optional[str] = 'repeats'
     if a is None or b is None:
         seen_a, seen_b = measured or (_Measured(base), _Measured(other))
         (a, method), (b, _) = _within(seen_a, figure), _within(seen_b, figure)
+    cell = _Cell(out=out, change=change, floor=floor)
     if a is not None and b is not None:
+        found = difference(a, b)
+        cell.se_pct, cell.df = found.se / abs(reference) * 100.0, found.df
         out.noise_pct = round(difference_half_width(a, b) / abs(reference) * 100.0, 2)
         out.method = method
     elif str(figure.change) in _PER_SECOND or str(figure.change) in _PERCENTILES:
-        return out  # what would show its noise is missing (a record without it)
+        return out, None  # what would show its noise is missing (a record without it)
     elif floor is not None:
         out.method = 'floor'  # one value per measurement: the floor alone
-    widths = [w for w in (out.noise_pct, floor) if w is not None]
-    if not widths:
-        return out
-    half = max(widths)
-    out.low, out.high = round(change - half, 2), round(change + half, 2)
-    out.significant = bool(abs(change) > half)
+    else:
+        return out, None
+    return out, cell
+
+
+def interval(base: WorkloadResult, other: WorkloadResult, figure: Figure,
+             change: Optional[float], floor: Optional[float],
+             measured: Optional[Tuple[_Measured, _Measured]] = None) -> Interval:
+    """The 95 % interval of one figure's change and its verdict, the figure alone."""
+    out, cell = _cell(base, other, figure, change, floor, measured)
+    if cell is not None:
+        cell.settle(LEVEL)
     return out
+
+
+def settle(cells: Sequence[_Cell]) -> None:
+    """Every interval of one family at the level its discoveries allow (significance)."""
+    level = discovery_level([cell.p_value() for cell in cells])
+    for cell in cells:
+        cell.settle(level)
+
+
+def _headline(row: Comparison, tested: str) -> None:
+    headline = row.intervals.get(HEADLINE[tested], Interval())
+    row.noise = Noise(tested=tested, significant=headline.significant,
+                      noise_pct=headline.half_width(), method=headline.method)
+
+
+def _row(base: WorkloadResult, other: WorkloadResult, variant: Optional[str],
+         workload: Optional[str], run_a: Optional[str], run_b: Optional[str],
+         floors: Optional[Floors], interleaved: bool) -> Tuple[Comparison, List[_Cell], str]:
+    """A row's changes and the cells of its intervals, not yet settled."""
+    floors = Floors() if floors is None else floors
+    no_floor = interleaved and _separate_applications(base) and _separate_applications(other)
+    # An optional figure (HAProxy's) only where either side has it.
+    shown = [f for f in COMPARED
+             if not f.optional or f.of(base) is not None or f.of(other) is not None]
+    changes = {str(f.change): pct_change(_number(f.of(base)), _number(f.of(other)))
+               for f in shown}
+    measured = (_Measured(base), _Measured(other))
+    intervals: Dict[str, Interval] = {}
+    cells: List[_Cell] = []
+    for f in shown:
+        found, cell = _cell(base, other, f, changes[str(f.change)],
+                            None if no_floor else floors.of(str(f.change)), measured)
+        intervals[str(f.change)] = found
+        if cell is not None:
+            cells.append(cell)
+    open_loop = base.mode == 'open' or other.mode == 'open'
+    row = Comparison(variant=variant, workload=workload, run_a=run_a, run_b=run_b,
+                     changes=changes, intervals=intervals)
+    return row, cells, LATENCY_TEST if open_loop else OPS_TEST
 
 
 def compare_entries(base: WorkloadResult, other: WorkloadResult, variant: Optional[str],
@@ -199,26 +294,25 @@ def compare_entries(base: WorkloadResult, other: WorkloadResult, variant: Option
 
     ``floors`` default to the default floor; ``interleaved``: each repeat of
     both sides was an application of its own (no floor when both have two).
+    Each figure is judged alone (95 %); a run's rows are judged together
+    (`comparison`, `between`).
     """
-    floors = Floors() if floors is None else floors
-    no_floor = interleaved and _separate_applications(base) and _separate_applications(other)
-    # An optional figure (HAProxy's) only where either side has it.
-    shown = [f for f in COMPARED
-             if not f.optional or f.of(base) is not None or f.of(other) is not None]
-    changes = {str(f.change): pct_change(_number(f.of(base)), _number(f.of(other)))
-               for f in shown}
-    measured = (_Measured(base), _Measured(other))
-    intervals = {str(f.change): interval(base, other, f, changes[str(f.change)],
-                                         None if no_floor else floors.of(str(f.change)),
-                                         measured)
-                 for f in shown}
-    open_loop = base.mode == 'open' or other.mode == 'open'
-    tested = LATENCY_TEST if open_loop else OPS_TEST
-    headline = intervals.get(HEADLINE[tested], Interval())
-    noise = Noise(tested=tested, significant=headline.significant,
-                  noise_pct=headline.half_width(), method=headline.method)
-    return Comparison(variant=variant, workload=workload, run_a=run_a, run_b=run_b,
-                      changes=changes, noise=noise, intervals=intervals)
+    return _settled([_row(base, other, variant, workload, run_a, run_b, floors,
+                          interleaved)], alone=True)[0]
+
+
+def _settled(rows: Sequence[Tuple[Comparison, List[_Cell], str]],
+             alone: bool = False) -> List[Comparison]:
+    """The rows with every figure of all of them settled as one family (or each alone)."""
+    cells = [cell for _, found, _ in rows for cell in found]
+    if alone:
+        for cell in cells:
+            cell.settle(LEVEL)
+    else:
+        settle(cells)
+    for row, _, tested in rows:
+        _headline(row, tested)
+    return [row for row, _, _ in rows]
 
 
 def interleaved(run: Run) -> bool:
@@ -233,15 +327,15 @@ def comparison(run: Run, floors: Optional[Floors] = None) -> List[Comparison]:
     if base is None:
         return []
     base_loads = base.usable()
-    rows = []
+    rows: List[Tuple[Comparison, List[_Cell], str]] = []
     for variant in run.variants:
         if variant is base:
             continue
         for name, entry in variant.usable().items():
             if name in base_loads:
-                rows.append(compare_entries(base_loads[name], entry, variant.name, name,
-                                            floors=floors, interleaved=interleaved(run)))
-    return rows
+                rows.append(_row(base_loads[name], entry, variant.name, name, None, None,
+                                 floors, interleaved(run)))
+    return _settled(rows)
 
 
 def between(a: Run, b: Run, floors: Optional[Floors] = None) -> List[Comparison]:
@@ -249,17 +343,16 @@ def between(a: Run, b: Run, floors: Optional[Floors] = None) -> List[Comparison]
     in_a: Dict[Optional[str], VariantResult] = {}
     for variant in a.variants:
         in_a[variant.name] = variant
-    rows = []
+    rows: List[Tuple[Comparison, List[_Cell], str]] = []
     for variant in b.variants:
         loads_a = in_a[variant.name].usable() if variant.name in in_a else {}
         if not loads_a:
             continue
         for name, entry in variant.usable().items():
             if name in loads_a:
-                rows.append(compare_entries(loads_a[name], entry, variant.name, name,
-                                            run_a=a.run_id, run_b=b.run_id, floors=floors,
-                                            interleaved=interleaved(a) and interleaved(b)))
-    return rows
+                rows.append(_row(loads_a[name], entry, variant.name, name, a.run_id, b.run_id,
+                                 floors, interleaved(a) and interleaved(b)))
+    return _settled(rows)
 
 
 def compare_runs(a: RunLike, b: RunLike, floors: Optional[Floors] = None) -> List[Dict[str, Any]]:

@@ -530,15 +530,17 @@ class Noise:
 
 @dataclass
 class Interval:
-    """A figure's % change, its 95 % interval and whether it is significant (results.compare).
+    """A figure's % change, its interval and whether it is significant (results.compare).
 
-    ``noise_pct``: half the interval's width from the noise measured inside
-    the workloads (None: not measured for this figure); ``floor_pct``: the
-    smallest change taken as real when that noise leaves out the noise between
-    two applications of the same settings (None: not applied). The interval is
-    the change plus or minus the larger of the two; ``significant`` when it
-    leaves out 0. ``method``: where the noise came from (repeats, per-second,
-    histogram, floor).
+    ``noise_pct``: half the 95 % interval's width from the noise measured
+    inside the workloads (None: not measured for this figure); ``floor_pct``:
+    the smallest change taken as real (95 %) when that noise leaves out the
+    noise between two applications of the same settings (None: not applied).
+    ``low`` and ``high``: the change plus or minus the larger of the two,
+    both at the confidence ``level`` the figures compared with it allow (95 %
+    for a figure alone; records before it have none and are at 95 %);
+    ``significant`` when the interval leaves out 0. ``method``: where the
+    noise came from (repeats, per-second, histogram, floor).
     """
     low: Optional[float] = None
     high: Optional[float] = None
@@ -546,11 +548,13 @@ class Interval:
     floor_pct: Optional[float] = None
     method: Optional[str] = None
     significant: bool = False
+    #: the confidence level of low and high (results.significance.discovery_level)
+    level: Optional[float] = None
     extra: Doc = field(default_factory=dict)
     nulls: FrozenSet[str] = field(default=frozenset(), repr=False, compare=False)
 
     KEYS: ClassVar[Tuple[str, ...]] = ('low', 'high', 'noise_pct', 'floor_pct', 'method',
-                                       'significant')
+                                       'significant', 'level')
 
     def half_width(self) -> Optional[float]:
         if self.low is None or self.high is None:

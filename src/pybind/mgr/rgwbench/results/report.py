@@ -14,6 +14,7 @@ from ..formatting import table
 from .calibration import Calibration
 from .compare import comparison
 from .findings import MARK, findings_lines, marked
+from .significance import LEVEL
 from .model import (COLUMNS, FIGURES, Comparison, Figure, Run, RunLike, RunSummary,
                     WorkloadResult, all_workloads, as_comparison, as_run, as_summary, columns,
                     compared_columns, present)
@@ -150,7 +151,7 @@ def change_cell(row: Comparison, figure: Figure) -> Tuple[str, bool]:
 
 
 def with_interval(row: Comparison, figure: Figure, text: str) -> str:
-    """A change with the half-width of its 95 % interval: ``-12.3% ±2.8``."""
+    """A change with the half-width of its interval: ``-12.3% ±2.8``."""
     found = row.interval(figure)
     half = None if found is None else found.half_width()
     return text if half is None or text == '-' else '%s ±%.1f' % (text, half)
@@ -323,9 +324,18 @@ def floors_text(rows: Sequence[Comparison], shown: Sequence[Figure]) -> Optional
     return ', '.join('%s %.1f%%' % part for part in parts)
 
 
+def level_text(rows: Sequence[Comparison]) -> str:
+    """The confidence level of the rows' intervals, as a table's legend says it."""
+    found = [i.level for r in rows for i in r.intervals.values() if i.level is not None]
+    return '%g %%' % round((min(found) if found else LEVEL) * 100.0, 2)
+
+
 def interval_legend(rows: Sequence[Comparison], shown: Sequence[Figure]) -> List[str]:
-    lines = ['±: half the 95 % interval of the change: the larger of the noise measured in the',
-             '   workloads and the floor; * the interval leaves out 0 (a change beyond both).']
+    lines = ['±: half the %s interval of the change: the larger of the noise measured in the'
+             % level_text(rows),
+             '   workloads and the floor; * the interval leaves out 0 (a change beyond both).',
+             '   The level is that of all the figures of the table taken together: when none',
+             '   changed, the chance that any is marked is at most 5 %.']
     floors = floors_text(rows, shown)
     if floors:
         lines.append('floor (the noise between two applications of the same settings; '

@@ -243,11 +243,44 @@ def percentile_se(histogram: Histogram, pct: float, inflated: float) -> Optional
     return (high - low) / (2.0 * Z) / value
 
 
-def difference_half_width(a: Estimate, b: Estimate) -> float:
-    """Half the width of the 95 % interval of ``b.value - a.value`` (Welch)."""
+def difference(a: Estimate, b: Estimate) -> Estimate:
+    """``b.value - a.value``, its standard error and Welch-Satterthwaite degrees of freedom."""
     va, vb = a.se ** 2, b.se ** 2
-    if va + vb == 0:
-        return 0.0
     denominator = (va ** 2 / a.df if va else 0.0) + (vb ** 2 / b.df if vb else 0.0)
     df = (va + vb) ** 2 / denominator if denominator else UNBOUNDED_DF
-    return t_quantile(0.5 + LEVEL / 2, df) * math.sqrt(va + vb)
+    return Estimate(b.value - a.value, math.sqrt(va + vb), df)
+
+
+def difference_half_width(a: Estimate, b: Estimate, level: float = LEVEL) -> float:
+    """Half the width of the ``level`` interval of ``b.value - a.value`` (Welch)."""
+    found = difference(a, b)
+    if found.se == 0:
+        return 0.0
+    return t_quantile(0.5 + level / 2, found.df) * found.se
+
+
+def two_sided_p(statistic: float, df: float) -> float:
+    """P(|T| >= |statistic|) for Student's t with ``df`` (the normal's when unbounded)."""
+    if df >= UNBOUNDED_DF:
+        return 2.0 * (1.0 - statistics.NormalDist().cdf(abs(statistic)))
+    return 2.0 * (1.0 - t_cdf(abs(statistic), df))
+
+
+def discovery_level(p_values: Sequence[float], rate: float = 1.0 - LEVEL) -> float:
+    """The confidence level of every interval of one family of ``p_values``.
+
+    Benjamini and Hochberg's step-up rule at false discovery ``rate``: the
+    ``R`` smallest p-values are discoveries for the largest ``R`` with
+    ``p_(R) <= R * rate / m``. Each interval is then built at level
+    ``1 - R * rate / m`` (Benjamini and Yekutieli's intervals for the
+    selected; ``1 - rate / m`` when none is, as Bonferroni's), so an interval
+    leaves out 0 exactly when its figure is a discovery. When every figure is
+    noise, the chance that any is called a change is at most ``rate``.
+    """
+    ordered = sorted(p_values)
+    count = len(ordered)
+    if not count:
+        return LEVEL
+    found = max((k for k in range(1, count + 1) if ordered[k - 1] <= k * rate / count),
+                default=0)
+    return 1.0 - max(found, 1) * rate / count

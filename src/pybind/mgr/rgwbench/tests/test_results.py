@@ -5,6 +5,7 @@ import errno
 import io
 import json
 import random
+from statistics import NormalDist
 from typing import Any, Dict, List, Optional
 
 import pytest
@@ -28,6 +29,10 @@ from rgwbench.tests.fixtures import MemoryStore
 
 def comparison(record: Dict[str, Any]) -> List[Dict[str, Any]]:
     return [row.to_dict() for row in compare.comparison(Run.from_dict(record))]
+
+
+def z_of(level: float) -> float:
+    return NormalDist().inv_cdf(0.5 + level / 2)
 
 
 def noise(base: Dict[str, Any], other: Dict[str, Any], **options: Any) -> Dict[str, Any]:
@@ -289,7 +294,7 @@ def test_percent_changes_against_hand_computed_ones() -> None:
     assert row['intervals']['rgw_cpu_pct'] == {'floor_pct': 5.0, 'significant': False}
     cpu = noise(entry(cpu=1.0), entry(cpu=1.2))['intervals']['rgw_cpu_pct']
     assert cpu == {'low': 15.0, 'high': 25.0, 'floor_pct': 5.0, 'method': 'floor',
-                   'significant': True}
+                   'significant': True, 'level': 0.95}
     assert pct_change(3.0, 4.0) == 33.33
 
 
@@ -316,7 +321,30 @@ def test_per_second_noise_a_clean_20_percent_change_is_significant() -> None:
     assert row['method'] == 'per-second' and row['tested'] == 'ops_per_s'
     assert row['significant'] is True
     assert 0 < row['intervals']['ops_pct']['noise_pct'] < 5
-    assert row['noise_pct'] == 5.0  # the floor is the larger
+    # The floor is the larger, at the level of the run's figures taken together.
+    level = row['intervals']['ops_pct']['level']
+    assert 0.95 < level < 1
+    assert row['noise_pct'] == round(5.0 * z_of(level) / z_of(0.95), 2)
+
+
+def test_rgw_cpu_that_follows_noisy_ops_is_no_change() -> None:
+    # A busy machine: the baseline's seconds swing by half, and RGW's CPU follows the
+    # requests it served (the same 5 ms per request on both sides). Held to the floor
+    # alone, the CPU's +25 % was called a change while the ops/s' +25 % was not.
+    rng = random.Random(2)
+    base_seconds = [rng.choice((100.0, 300.0)) for _ in range(16)]
+    base_ops = sum(base_seconds) / len(base_seconds)
+    other_ops = base_ops * 1.25
+    base = entry(ops=base_ops, cpu=base_ops * 0.005, per_second=seconds(base_seconds))
+    other = entry(ops=other_ops, cpu=other_ops * 0.005,
+                  per_second=seconds([v * 1.25 for v in base_seconds]))
+    row = comparison(record([variant('off', [base]), variant('same', [other])]))[0]
+    cpu, ops = row['intervals']['rgw_cpu_pct'], row['intervals']['ops_pct']
+    assert row['rgw_cpu_pct'] == row['ops_pct'] == 25.0
+    assert cpu['method'] == 'per-second' and cpu['noise_pct'] == ops['noise_pct'] > 25
+    assert not cpu['significant'] and not ops['significant']
+    # Memory does not follow the requests: the floor alone, as before.
+    assert row['intervals']['rgw_rss_pct']['method'] == 'floor'
 
 
 def test_per_second_noise_is_that_of_batch_means() -> None:
@@ -492,15 +520,18 @@ def test_result_to_text() -> None:
         'WORKLOAD  VARIANT  MiB/s         OPS/s         MEAN ms       P99 ms  RGW CPU       '
         'RGW MiB',
         'put-4KiB  off      17.20         4,409         0.900         4.17    1.50          880.0',
-        '          kms      -20.0% ±5.0*  -20.0% ±5.0*  +25.6% ±5.0*  0.0%    +10.0% ±5.0*  '
-        '0.0% ±5.0',
-        '          tls      -0.6% ±5.6    -0.2% ±5.6    +1.1% ±5.0    +0.7%   +6.7% ±5.0*   '
-        '+0.1% ±5.0',
+        # Ten figures with an interval, four of them changes: all at 1 - 4 * 5 % / 10.
+        '          kms      -20.0% ±5.9*  -20.0% ±5.9*  +25.6% ±5.9*  0.0%    +10.0% ±5.9*  '
+        '0.0% ±5.9',
+        '          tls      -0.6% ±9.1    -0.2% ±9.1    +1.1% ±5.9    +0.7%   +6.7% ±9.8    '
+        '+0.1% ±5.9',
         '          sse-c    -             -             -             -       -             -',
         '',
         'off: absolute figures; other variants: % change vs off.',
-        '±: half the 95 % interval of the change: the larger of the noise measured in the',
+        '±: half the 98 % interval of the change: the larger of the noise measured in the',
         '   workloads and the floor; * the interval leaves out 0 (a change beyond both).',
+        '   The level is that of all the figures of the table taken together: when none',
+        '   changed, the chance that any is marked is at most 5 %.',
         'floor (the noise between two applications of the same settings; see the calibrate',
         '   profile): 5.0% for each figure.',
         '',
@@ -523,7 +554,7 @@ def test_result_to_text_of_a_record_stored_before_intervals() -> None:
     lines = result_to_text(rec).split('\n')
     assert lines[3].endswith('RGW MiB  NOISE')
     assert lines[5] == ('          kms      -20.0%*  -20.0%*  +25.6%   0.0%    +10.0%   0.0%     '
-                        '±5.0%')
+                        '±5.9%')
     assert 'NOISE: the smallest change that is not noise.' in lines
 
 
@@ -538,8 +569,8 @@ def test_result_to_markdown() -> None:
     assert lines[10] == ('| put-4KiB | off (baseline) | 17.20 | 4,409 | 0.900 | 4.17 | 1.50 '
                          '| 880.0 |')
     # no histogram in these records: the p99 has no interval
-    assert lines[11] == ('| put-4KiB | kms | **-20.0% ±5.0** | **-20.0% ±5.0** | **+25.6% ±5.0** '
-                         '| 0.0% | **+10.0% ±5.0** | 0.0% ±5.0 |')
+    assert lines[11] == ('| put-4KiB | kms | **-20.0% ±5.9** | **-20.0% ±5.9** | **+25.6% ±5.9** '
+                         '| 0.0% | **+10.0% ±5.9** | 0.0% ±5.9 |')
     assert '* kms: sse=kms-testing' in lines
 
 
@@ -551,9 +582,10 @@ def test_result_to_csv_parses_back() -> None:
     assert rows[0]['throughput_mib_s'] == '17.2' and rows[0]['ops_pct'] == ''
     assert rows[0]['latency_p99_ms'] == '4.17' and rows[0]['rgw_rss_mib'] == '880.0'
     assert float(rows[1]['ops_pct']) == -20.0 and rows[1]['significant'] == 'yes'
-    assert (rows[1]['ops_pct_low'], rows[1]['ops_pct_high']) == ('-25.0', '-15.0')
+    assert (rows[1]['ops_pct_low'], rows[1]['ops_pct_high']) == ('-25.93', '-14.07')
     assert rows[1]['latency_p99_pct_significant'] == 'no'
-    assert rows[2]['significant'] == 'no' and rows[2]['rgw_cpu_pct_significant'] == 'yes'
+    assert rows[2]['significant'] == 'no' and rows[2]['rgw_cpu_pct_significant'] == 'no'
+    assert rows[1]['rgw_cpu_pct_significant'] == 'yes'
     assert rows[3]['error'] == 'variant failed: refused' and rows[3]['ops_per_s'] == ''
 
 
@@ -570,8 +602,8 @@ def test_results_to_text_and_comparison_to_text() -> None:
         'r2 vs r1',
         'VARIANT  WORKLOAD  MiB/s         OPS/s         MEAN ms       P99 ms  RGW CPU       '
         'RGW MiB',
-        'kms      put-4KiB  -20.0% ±5.0*  -20.0% ±5.0*  +25.6% ±5.0*  0.0%    +10.0% ±5.0*  '
-        '0.0% ±5.0',
+        'kms      put-4KiB  -20.0% ±5.9*  -20.0% ±5.9*  +25.6% ±5.9*  0.0%    +10.0% ±5.9*  '
+        '0.0% ±5.9',
     ]
     assert 'nothing to compare' in comparison_to_text([])
 
