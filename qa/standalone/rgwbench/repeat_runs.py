@@ -7,7 +7,9 @@ takes the cluster to ``nearfull``. Per run it prints the figures marked
 significant (variant, workload, figure, change and its interval), the
 fullest OSD seen while the run went on, and any nearfull or full health
 check; at the end, how many runs marked nothing. One JSON line per run goes
-to ``--out`` if given.
+to ``--out`` and each run's whole record (``results export``: histograms and
+per-second series, from which its comparison can be computed again) to
+``--save`` if given.
 
     qa/standalone/rgwbench/cluster start --dir /tmp/aa --release tentacle
     qa/standalone/rgwbench/repeat_runs.py --dir /tmp/aa --profile calibrate --runs 10
@@ -99,7 +101,8 @@ def stopped_workloads(record: Dict[str, Any]) -> List[str]:
             if w.get('stopped')]
 
 
-def one_run(ceph: Ceph, profile: str, extra: Sequence[str], timeout_s: float) -> RunSeen:
+def one_run(ceph: Ceph, profile: str, extra: Sequence[str], timeout_s: float,
+            save: Optional[str]) -> RunSeen:
     started = time.monotonic()
     proc = ceph.run('rgwbench', 'run', '--profile', profile, *extra, '--yes-i-really-mean-it')
     if proc.returncode != 0:
@@ -122,6 +125,10 @@ def one_run(ceph: Ceph, profile: str, extra: Sequence[str], timeout_s: float) ->
     seen.marked = marked_figures(record)
     seen.stopped = stopped_workloads(record)
     seen.error = seen.error or record.get('error')
+    if save:
+        exported = ceph.run('rgwbench', 'results', 'export', run_id)
+        with open(os.path.join(save, run_id + '.json'), 'w') as f:
+            f.write(exported.stdout)
     return seen
 
 
@@ -148,9 +155,12 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument('--runs', type=int, default=10)
     parser.add_argument('--timeout', type=float, default=3600, help='per run, in seconds')
     parser.add_argument('--out', help='append one JSON line per run here')
+    parser.add_argument('--save', help="a folder for each run's whole record")
     parser.add_argument('extra', nargs='*', help='after --: more arguments of `rgwbench run`')
     args = parser.parse_args(argv)
     ceph = Ceph(args.dir)
+    if args.save:
+        os.makedirs(args.save, exist_ok=True)
     if args.profile_file:
         with open(args.profile_file, 'rb') as f:
             stored = ceph.run('rgwbench', 'profile', 'set', stdin=f.read())
@@ -159,7 +169,7 @@ def main(argv: Sequence[str]) -> int:
             return 1
     quiet = 0
     for index in range(1, args.runs + 1):
-        seen = one_run(ceph, args.profile, args.extra, args.timeout)
+        seen = one_run(ceph, args.profile, args.extra, args.timeout, args.save)
         print(describe(index, args.runs, seen), flush=True)
         if args.out:
             with open(args.out, 'a') as f:
