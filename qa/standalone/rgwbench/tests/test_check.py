@@ -162,10 +162,12 @@ def test_a_load_that_would_fill_the_cluster_is_refused_even_forced(
     before = buckets(cluster)
     loads = cluster.ceph_json('rgwbench', 'load', 'ls')
     for force in ([], ['--force']):
-        proc = cluster.ceph('rgwbench', 'load', '--op', 'put', '--size', '64MiB',
-                            '--concurrency', '64', '--duration', '3600', *force, check=False)
+        # 1000 objects of 64 MiB to read: a prefill of 62.5 GiB (an hour of PUTs would be
+        # the capacity guard's to stop, not refused)
+        proc = cluster.ceph('rgwbench', 'load', '--op', 'get', '--size', '64MiB',
+                            '--objects', '1000', '--duration', '10', *force, check=False)
         assert proc.returncode == errno.ENOSPC, proc
-        assert 'refusing the load: capacity-exceeded: the load could write' in \
+        assert 'refusing the load: capacity-exceeded: the prefills of the load need' in \
             one_line(proc.stderr)
     assert cluster.ceph_json('rgwbench', 'status')['active_load'] is None
     assert cluster.ceph_json('rgwbench', 'load', 'ls') == loads

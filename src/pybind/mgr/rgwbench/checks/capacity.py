@@ -1,22 +1,29 @@
 """What a profile's run would write, against the room the RGW data pool has.
 
-The estimate is an upper bound, not a forecast. A PUT workload writes, for its
-warm-up and duration, at the lower of two bounds:
+Two kinds of writes, and only one of them can refuse a run:
 
-- the cluster's: every OSD that holds data absorbing OSD_WRITE_BYTES_S of raw
-  writes (a fast NVMe OSD's ceiling), divided by the pool's copies (or (k+m)/k);
-- the clients': each request in flight completing no faster than
-  REQUEST_FLOOR_S plus its object at STREAM_BYTES_S.
-
-Workloads that read (GET, HEAD, LIST) or delete first prefill their key space
-on every agent. A workload that only reads prefills once per run for the
-variants that store objects alike (see prefills.py): those objects stay until
-the last variant that reads them ends. The run removes a workload's objects at
-its end, but RGW frees the tails of large objects (beyond the head,
-rgw_max_chunk_size; every part of a multipart upload) only when its garbage
-collection runs, hours later (rgw_gc_obj_min_wait): those bytes are counted as
-staying for the whole run.
-With keep_objects, everything stays.
+- Prefills are known exactly: workloads that read (GET, HEAD, LIST) or delete
+  first write their key space on every agent, and cannot measure anything
+  without all of it. A workload that only reads prefills once per run for
+  the variants that store objects alike (see prefills.py): those objects stay
+  until the last variant that reads them ends. The run removes a workload's
+  objects at its end, but RGW frees the tails of large objects (beyond the
+  head, rgw_max_chunk_size; every part of a multipart upload) only when its
+  garbage collection runs, hours later (rgw_gc_obj_min_wait): those bytes
+  are counted as staying for the whole run. With keep_objects, everything
+  stays. When the most the prefills hold at once exceeds the room, the run
+  is refused (`capacity-exceeded`): it could not work.
+- PUT workloads write for as long as they run, at a rate no estimate knows
+  beforehand (a loopback OSD takes tens of MiB/s, an NVMe cluster tens of
+  GiB/s). The capacity guard (capacity.py) watches the fullest OSD every
+  second while they run and stops a workload before nearfull, marked
+  ``stopped: capacity`` with its figures up to then. So their bytes never
+  refuse a run; the estimate gives their upper bound for information, at the
+  lower of two bounds: every OSD that holds data absorbing OSD_WRITE_BYTES_S
+  of raw writes (a fast NVMe OSD's ceiling), divided by the pool's copies (or
+  (k+m)/k); each request in flight completing no faster than REQUEST_FLOOR_S
+  plus its object at STREAM_BYTES_S. Only a pool already past the guard's
+  line (no room at all) refuses them: every one would stop at once.
 
 The room is what the data pool can take before its fullest OSD reaches the
 nearfull ratio minus MARGIN, data spreading over the OSDs by their size and
@@ -46,13 +53,9 @@ class Written:
     """What one workload of the run writes, in client bytes."""
     variant: str
     workload: str
-    put_bytes: float
+    put_bytes: float       # an upper bound; the capacity guard stops it before nearfull
     prefill_bytes: float
-    staying_bytes: float   # still held after the workload's clean-up
-
-    @property
-    def total(self) -> float:
-        return self.put_bytes + self.prefill_bytes
+    staying_bytes: float   # of the prefill, still held after the workload's clean-up
 
 
 @dataclass(frozen=True)
@@ -104,7 +107,7 @@ def _written(workload: Workload, variant: str, agents: int, osd_rate: float,
     else:
         staying = max(0.0, mean - head) / mean
     return Written(variant=variant, workload=workload.name, put_bytes=put,
-                   prefill_bytes=prefill, staying_bytes=(put + prefill) * staying)
+                   prefill_bytes=prefill, staying_bytes=prefill * staying)
 
 
 def data_pool(facts: Facts) -> Tuple[str, bool, float]:
@@ -113,6 +116,11 @@ def data_pool(facts: Facts) -> Tuple[str, bool, float]:
     if pools:
         pool = max(pools, key=lambda p: p.raw_factor)
         return pool.name, True, pool.raw_factor
+    # RGW makes its data pool as it made its other pools: their copies are the best
+    # guess (a ceph.conf default is not in the config database the mgr reads).
+    others = [p.raw_factor for p in facts.pools if p.rgw]
+    if others:
+        return 'default.rgw.buckets.data', False, max(others)
     raw = facts.value('osd_pool_default_size', Daemon(entity='mon', host=''))
     try:
         copies = max(1, int(raw or '3'))
@@ -157,8 +165,8 @@ def estimate(facts: Facts, profile: Profile, keep_objects: bool = False) -> Esti
                     if reads_only(workload) and key in held:   # read again, unwritten
                         w = replace(w, prefill_bytes=0.0, staying_bytes=0.0)
                     written.append(w)
-                    if staying + w.total > peak:
-                        peak, peak_at = staying + w.total, w
+                    if staying + w.prefill_bytes > peak:
+                        peak, peak_at = staying + w.prefill_bytes, w
                     if reads_only(workload) and key not in held:
                         held[key] = w.prefill_bytes - w.staying_bytes
                         staying += w.prefill_bytes
@@ -169,23 +177,6 @@ def estimate(facts: Facts, profile: Profile, keep_objects: bool = False) -> Esti
     return Estimate(pool=pool, pool_exists=exists, raw_factor=raw_factor, osds=osds,
                     peak_bytes=peak, peak_at=peak_at,
                     room_bytes=room_bytes(facts, raw_factor, pool), written=tuple(written))
-
-
-def _longest_fitting(facts: Facts, profile: Profile, keep_objects: bool) -> Optional[int]:
-    """The longest --duration (whole seconds) whose run fits, if any does."""
-    def fits(seconds: int) -> bool:
-        shorter = replace(profile, workloads=[replace(w, duration_s=float(seconds))
-                                              for w in profile.workloads])
-        e = estimate(facts, shorter, keep_objects)
-        return e.peak_bytes <= e.room_bytes
-    longest = int(max((w.duration_s for w in profile.workloads), default=1))
-    if not fits(1):
-        return None
-    low, high = 1, longest
-    while low < high:
-        middle = (low + high + 1) // 2
-        low, high = (middle, high) if fits(middle) else (low, middle - 1)
-    return low
 
 
 def capacity_findings(facts: Facts, profile: Profile, keep_objects: bool = False,
@@ -199,27 +190,29 @@ def capacity_findings(facts: Facts, profile: Profile, keep_objects: bool = False
         facts.nearfull_ratio, MARGIN, _gib(e.room_bytes))
     puts = sum(w.put_bytes for w in e.written)
     prefills = sum(w.prefill_bytes for w in e.written)
-    peak = 'at most %s in the pool at once%s' % (
+    peak = 'prefills: at most %s in the pool at once%s' % (
         _gib(e.peak_bytes), ', during workload %s of variant %s' % (
             e.peak_at.workload, e.peak_at.variant) if e.peak_at and not load else '')
     found = [Finding(
         id='capacity-estimate', level=Level.info,
-        summary='what %s would write at most (an upper bound: %s/s per '
-                'OSD, requests no faster than %g ms)' % (
+        summary='what %s would write: its prefills, and PUT workloads that the capacity '
+                'guard stops before nearfull (their upper bound: %s/s per OSD, requests '
+                'no faster than %g ms)' % (
                     what, _gib(OSD_WRITE_BYTES_S), REQUEST_FLOOR_S * 1000),
         evidence=(where, 'PUT workloads: %s in all; prefills: %s in all' % (
             _gib(puts), _gib(prefills)), peak, room),
         fix='')]
-    if e.peak_bytes <= e.room_bytes:
+    no_room = e.room_bytes <= 0 and (puts > 0 or prefills > 0)
+    if e.peak_bytes <= e.room_bytes and not no_room:
         return found
-    longest = _longest_fitting(facts, profile, keep_objects)
-    shorter = 'ceph rgwbench load ... --duration %d' if load else \
-        'ceph rgwbench run --profile ' + profile.name + ' --duration %d'
-    fix = ((shorter + ' (fits), or free space or add OSDs') % longest if longest else
-           'free space (ceph osd df; radosgw-admin gc process --include-all) or add OSDs')
+    fewer = ' or read fewer objects (--objects)' if load else \
+        " or read fewer objects (a workload's objects)"
+    fix = 'free space (ceph osd df; radosgw-admin gc process --include-all) or add OSDs'
     found.insert(0, Finding(
         id='capacity-exceeded', level=Level.refuse,
-        summary='%s could write %s more than pool %s has room for before '
-                'an OSD is nearfull' % (what, _gib(e.peak_bytes - e.room_bytes), e.pool),
-        evidence=(where, peak, room), fix=fix))
+        summary=('%s would write into pool %s, which has no room left before an OSD is '
+                 'nearfull' % (what, e.pool)) if no_room else
+                ('the prefills of %s need %s more than pool %s has room for before an OSD '
+                 'is nearfull' % (what, _gib(e.peak_bytes - e.room_bytes), e.pool)),
+        evidence=(where, peak, room), fix=fix + fewer))
     return found

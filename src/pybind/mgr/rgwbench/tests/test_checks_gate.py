@@ -63,11 +63,14 @@ def test_capacity_is_enospc_and_never_forced() -> None:
 
 def test_before_refuses_on_the_real_checks() -> None:
     checks = RunChecks(view=filled(FakeView()))
+    reads = replace(profile(), workloads=[Workload(name='get', op='get', size='4MiB',
+                                                   objects=5000)])
     with pytest.raises(Refused) as e:
-        checks.before(profile(3600), force=True)
+        checks.before(reads, force=True)  # a prefill of 19.5 GiB, 10 GiB of room
     assert e.value.errno == -errno.ENOSPC and '\n' not in str(e.value)
-    assert 'capacity-exceeded: a run of profile p could write' in str(e.value)
-    found = checks.before(profile(1), force=False)  # a short one fits
+    assert 'capacity-exceeded: the prefills of a run of profile p need' in str(e.value)
+    # An hour of PUTs is no refusal: the capacity guard stops it before nearfull.
+    found = checks.before(profile(3600), force=False)
     assert [f.id for f in found] == ['capacity-estimate']
     checks = RunChecks(view=health_err(FakeView()))
     with pytest.raises(Refused, match='health-err') as e:
@@ -79,12 +82,13 @@ def test_before_refuses_on_the_real_checks() -> None:
 
 def test_a_load_is_named_as_a_load() -> None:
     checks = RunChecks(view=filled(FakeView()))
-    load = load_profile(Workload(name='load', size='4MiB', concurrency=64,
-                                 duration_s=3600.0), None)
+    load = load_profile(Workload(name='load', op='get', size='4MiB', concurrency=64,
+                                 objects=5000), None)
     with pytest.raises(Refused) as e:
         checks.before(load, force=False, load=True)
-    assert str(e.value).startswith('refusing the load: capacity-exceeded: the load could')
-    assert '(fix: ceph rgwbench load ... --duration 4 (fits), or free space' in str(e.value)
+    assert str(e.value).startswith('refusing the load: capacity-exceeded: the prefills of '
+                                   'the load need')
+    assert 'or add OSDs or read fewer objects (--objects))' in str(e.value)
 
 
 def test_the_module_s_own_warning_is_no_finding() -> None:

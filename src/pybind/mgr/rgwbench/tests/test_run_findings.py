@@ -24,7 +24,9 @@ from rgwbench.tests.s3stub import StubS3
 
 from checks_fakes import FakeView
 
-BIG = [{'op': 'put', 'size': '4MiB', 'concurrency': 64, 'duration': 3600, 'warmup': 0}]
+# 5000 objects of 4 MiB to read: a prefill of 19.5 GiB, past the 10 GiB of room
+BIG = [{'op': 'get', 'size': '4MiB', 'concurrency': 64, 'duration': 10, 'warmup': 0,
+        'objects': 5000}]
 SCRUBBING = {'all': {'active+clean': 50, 'active+clean+scrubbing': 2}}
 
 
@@ -67,8 +69,8 @@ def test_a_run_that_could_fill_the_cluster_is_refused_forced_or_not_changing_not
         with pytest.raises(Refused) as e:
             s.engine.start(s.profile(workloads=BIG), force=force)
         assert e.value.errno == -errno.ENOSPC and '\n' not in str(e.value)
-        assert str(e.value).startswith('refusing the run: capacity-exceeded: a run of '
-                                       'profile tiny could write')
+        assert str(e.value).startswith('refusing the run: capacity-exceeded: the prefills '
+                                       'of a run of profile tiny need')
     assert s.cluster.calls == [] and s.results.ls() == [] and s.launchers == []
     assert Journal.unfinished(s.store) is None and stub.counts['put'] == 0
     assert s.engine.active() is None and s.events.seen == []
@@ -135,7 +137,8 @@ def test_a_plan_shows_the_findings_and_changes_nothing(
     plan = s.engine.plan(s.profile(workloads=BIG))
     assert [f['id'] for f in plan['findings']] == ['capacity-exceeded', 'capacity-estimate']
     text = run_plan_to_text(plan)
-    assert 'refused now: [refuse] capacity-exceeded: a run of profile tiny could' in text
+    assert 'refused now: [refuse] capacity-exceeded: the prefills of a run of profile tiny' \
+        in text
     assert 'finding: [info] capacity-estimate: ' in text
     assert s.cluster.calls == [] and s.results.ls() == []
 
@@ -160,10 +163,10 @@ def test_a_load_that_could_fill_the_cluster_is_refused_forced_or_not() -> None:
     made: List[Any] = []
     loads = load_service(store, filled(FakeView()), made)
     for force in (False, True):
-        refused = '^refusing the load: capacity-exceeded: the load'
+        refused = '^refusing the load: capacity-exceeded: the prefills of the load'
         with pytest.raises(Refused, match=refused) as e:
-            loads.start(LoadRequest(size='4MiB', concurrency=64, duration_s=3600.0),
-                        force=force)
+            loads.start(LoadRequest(op='get', size='4MiB', concurrency=64, duration_s=10.0,
+                                    objects=5000), force=force)
         assert e.value.errno == -errno.ENOSPC
     assert made == [] and loads.active() is None
     assert store.get_store_prefix('load/') == {} and store.get_store(LEFTOVERS_KEY) is None
