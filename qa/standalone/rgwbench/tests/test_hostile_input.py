@@ -21,7 +21,7 @@ import ssl
 import subprocess
 import time
 import urllib.parse
-from typing import Any, Dict, Iterator, List, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import pytest
 from conftest import (CLUSTER, Cluster, active_mgr_pid, rss_bytes, stream,
@@ -331,6 +331,24 @@ def raw(url: str, request: bytes, wait_s: float = 15, body: bytes = b'') -> byte
         sock.close()
 
 
+CLOSED = (http.client.RemoteDisconnected, ssl.SSLError, ConnectionError)
+
+
+def answered(send: Callable[[], Tuple[int, str, float]]) -> Optional[Tuple[int, str, float]]:
+    """The answer to a request, or None when the server closed without one twice in a row.
+
+    Once is not enough to tell: a server on a machine this busy may drop a connection
+    it could not read in time (Tentacle's CI saw a CSRF token of 86 bytes closed on once).
+    """
+    for attempt in range(2):
+        try:
+            return send()
+        except CLOSED:
+            if attempt:
+                return None
+    return None
+
+
 def status_of(head: bytes) -> int:
     found = re.match(rb'HTTP/1\.[01] (\d{3}) ', head)
     return int(found.group(1)) if found else 0
@@ -388,37 +406,38 @@ def test_the_panel_refuses_bad_methods_lengths_cookies_csrf_and_encodings(
                        ';;;==;=;' * 1000, 'rgwbench_session="\\"\\\\"', '\u00e9=\u00e9'):
             probe = HTTPS(url)
             try:
-                status, body, _ = probe.request('GET', '/api/status',
-                                                headers={'Cookie': cookie})
+                found = answered(lambda: probe.request('GET', '/api/status',
+                                                       headers={'Cookie': cookie}))
             except UnicodeEncodeError:
                 continue  # the client cannot send it; nor can a browser
-            except http.client.RemoteDisconnected:
+            if found is None:
                 # A header of 60 KiB may be closed on unanswered (Tentacle's server does).
                 misses.check(len(cookie) > 8192, (cookie[:40], 'closed without an answer'))
                 continue
+            status, body, _ = found
             misses.check(status in (400, 401, 413, 431), (cookie[:40], status))
             misses.check(not TRACEBACK.search(body), body[:2000])
         # CSRF tokens: missing, wrong, huge, of another encoding.
         for token in ('', 'x' + csrf, csrf[:-1], csrf * 1000, csrf.encode().hex(),
                       urllib.parse.quote(csrf + '\u00e9')):
-            try:
-                status, body, _ = client.request('POST', '/api/abort', headers={
-                    'X-CSRF-Token': token} if token else {})
-            except http.client.RemoteDisconnected:
+            found = answered(lambda: client.request('POST', '/api/abort', headers={
+                'X-CSRF-Token': token} if token else {}))
+            if found is None:
                 # A header of 40 KiB may be closed on unanswered (Tentacle's server does).
                 misses.check(len(token) > 8192, (token[:40], 'closed without an answer'))
                 continue
+            status, body, _ = found
             misses.check(status == 403 and 'CSRF' in body, (token[:40], status, body[:200]))
         # Encodings: bodies and paths that do not decode, and paths that climb.
         for path in ('/static/../module.py', '/static/..%2f..%2fmodule.py', '/%ff%fe',
                      '/runs/..%2f..%2f', '/runs/%00.json', '/' + 'a' * 60000, '/static/%c0%ae'):
-            try:
-                status, body, _ = client.request('GET', path)
-            except (http.client.RemoteDisconnected, ssl.SSLError, ConnectionError):
+            found = answered(lambda: client.request('GET', path))
+            if found is None:
                 # A request line of 60 KiB may be closed on unanswered, even while it
                 # is still being sent (Tentacle's server does).
                 misses.check(len(path) > 8192, (path[:60], 'closed without an answer'))
                 continue
+            status, body, _ = found
             misses.check(400 <= status < 500, (path[:60], status))
             misses.check(not TRACEBACK.search(body) and 'import ' not in body, body[:500])
         for content_type, data in (('application/json', b'\xff\xfe{"profile": 1}'),

@@ -153,8 +153,10 @@ def test_an_agent_that_never_comes_is_reported_not_awaited(
         stub: StubS3, certificate: Tuple[str, str]) -> None:
     launcher = ThreadLauncher(['host-a', 'host-b'], {'host-b': 'absent'})
     began = time.monotonic()
-    _, summary = run(stub, certificate, launcher, ready_timeout_s=2.0)
-    assert time.monotonic() - began < 15
+    # 5 s: the agent that does come must fetch its job in time on a starved machine too
+    # (CI's saw host-a fail at 2 s, with unit tests running beside two clusters).
+    _, summary = run(stub, certificate, launcher, ready_timeout_s=5.0)
+    assert time.monotonic() - began < 25
     assert summary['agents']['host-a']['state'] == DONE
     assert summary['agents']['host-b'] == {'state': AGENT_FAILED,
                                            'error': 'never fetched its job'}
