@@ -309,8 +309,13 @@ def raw(url: str, request: bytes, wait_s: float = 15, body: bytes = b'') -> byte
 
     A `body` is sent only if no answer came within 3 s of the head: a server that refuses
     the body answers at once, and a body it never reads would make its close a reset,
-    which may discard its answer before the client has read it."""
-    sock = tls_socket(url)
+    which may discard its answer before the client has read it. A server that closes
+    a connection at once (over its limit of connections from one source) may do so
+    during the TLS handshake: that too is a close without an answer."""
+    try:
+        sock = tls_socket(url)
+    except (ConnectionResetError, ssl.SSLEOFError):
+        return b''
     try:
         sock.settimeout(3 if body else wait_s)
         try:

@@ -121,9 +121,13 @@ def check_figures(res: Dict[str, Any], s3: Dict[str, Any], op: str, size: Option
     assert sum(s['bytes'] for s in res['per_second']) == res['bytes']
     # The engine's own CPU: a small fraction of a millisecond per small
     # request (boto3 needs 2-3.5 ms); bounded generously for a busy machine.
+    # The kernel counts CPU in ticks of 10 ms, read at the window's two ends, and
+    # waiting threads cost a little per second, not per request: over a starved
+    # machine's few requests (13 TLS PUTs in 2 s: 3.7 ms each) those dominate.
     assert 0 < res['client_cpu_s']
     if cpu_ms_per_op is not None:
-        assert res['client_cpu_ms_per_op'] < cpu_ms_per_op, res['client_cpu_ms_per_op']
+        allowed = cpu_ms_per_op + (20.0 + 10.0 * elapsed) / (res['ops'] + res['errors'])
+        assert res['client_cpu_ms_per_op'] < allowed, (res['client_cpu_ms_per_op'], allowed)
     # The server side: this cluster's radosgw worked during the window (the
     # engine samples every radosgw of the host; other clusters may run here).
     assert res['rgw']['daemons'] >= 1, res.get('server')

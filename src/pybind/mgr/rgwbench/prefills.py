@@ -21,7 +21,7 @@ from .loadgen.workload import Job
 from .profiles import Profile, Variant, Workload
 
 # Settings under which objects are written and read as without them.
-STORE_ALIKE = frozenset({'tls@rgw', 'tls@ingress', 'msgr2-secure', 'rgw-per-host'})
+STORE_ALIKE = frozenset({'tls@rgw', 'tls@ingress', 'msgr2-secure', 'rgw-per-host', 'rgw-restart'})
 SHARED = 'shared'
 READING_OPS = frozenset({'get', 'head', 'list'})
 

@@ -115,8 +115,9 @@ class RunEngine:
         applier = self.make_applier()
         stored = self.credentials.get()
         variants = []
+        restart_rgw = applier.alike_restarts([v.settings for v in profile.variants])
         for variant in profile.variants:
-            plans = applier.plan(variant.settings)
+            plans = applier.plan(variant.settings, restart_rgw)
             variants.append({'name': variant.name, 'baseline': variant.name == profile.baseline,
                              'settings': variant.settings,
                              'changes': [p.to_dict() for p in plans]})
@@ -183,8 +184,8 @@ class RunEngine:
                            'show`' % unfinished.run_id)
             found = None if self.checks is None else self.checks.before(profile, force=force)
             applier = self.make_applier()
-            for variant in profile.variants:  # every variant's settings check out first
-                applier.plan(variant.settings)
+            # Every variant's settings check out first.
+            restart_rgw = applier.alike_restarts([v.settings for v in profile.variants])
             problems = applier.precheck(force)
             if problems:
                 raise Busy('refusing to run: %s' % '; '.join(problems))
@@ -207,7 +208,7 @@ class RunEngine:
             self._abort.clear()
             self.results.save(record)
         self._thread = threading.Thread(target=self._run,
-                                        args=(record, profile, creds, force),
+                                        args=(record, profile, creds, force, restart_rgw),
                                         name='rgwbench-run', daemon=True)
         self._thread.start()
         return run_id
@@ -232,7 +233,7 @@ class RunEngine:
         self.events.update(str(record.run_id), message, record.fraction, changed)
 
     def _run(self, record: Run, profile: Profile, stored: Optional[Dict[str, str]],
-             force: bool = False) -> None:
+             force: bool = False, restart_rgw: bool = False) -> None:
         run_id = str(record.run_id)
         total_s, done_s = estimate_seconds(profile), 0.0
         self.events.started(run_id, profile.name)
@@ -260,7 +261,7 @@ class RunEngine:
                     if entry.error:
                         continue  # it could not be applied or measured: not again
                     done_s = self._variant(record, index, profile, journal, creds, kept,
-                                           done_s, total_s, force)
+                                           done_s, total_s, force, restart_rgw)
             failures = run_failures(record)
             record.state = ABORTED if self._abort.is_set() else (
                 RUN_FAILED if failures else COMPLETE)
@@ -285,10 +286,12 @@ class RunEngine:
 
     def _variant(self, record: Run, index: int, profile: Profile, journal: Journal,
                  creds: Dict[str, str], kept: Dict[Tuple[int, str], List[WorkloadResult]],
-                 done_s: float, total_s: float, force: bool = False) -> float:
+                 done_s: float, total_s: float, force: bool = False,
+                 restart_rgw: bool = False) -> float:
         """One application of a variant: its settings put in place (in the run's
-        journal), its workloads measured (every repeat, or one in a round of an
-        interleaved run), its settings put back."""
+        journal; with `restart_rgw`, RGW restarted even if they leave it running), its
+        workloads measured (every repeat, or one in a round of an interleaved run), its
+        settings put back."""
         run_id = str(record.run_id)
         variant, entry = profile.variants[index], record.variants[index]
         repeats = 1 if profile.interleaved() else profile.repeats
@@ -299,7 +302,7 @@ class RunEngine:
             record.current = Position(variant=variant.name)
             self._progress(record, 'variant %s: applying its settings' % variant.name,
                            done_s, total_s, changed)
-            plans = applier.plan(variant.settings)
+            plans = applier.plan(variant.settings, restart_rgw)
             changed = [c.summary for p in plans for c in p.changes]
             client = applier.targets(profile.target, applier.apply(
                 journal, plans, progress=lambda line: None,

@@ -6,11 +6,13 @@ from ..fencing import Fenced
 from ..journal import UNDONE, Journal, JournalError, Step
 from ..targets import Target
 from .base import ClientSide, PlanView, Setting, SettingContext
-from .changes import RESTART, UNDO_LAST, Change, current_state, put_state
+from .changes import RESTART, SERVICE, UNDO_LAST, Change, current_state, put_state
 from .cluster import GaveUp
+from .daemons import RGWRestart
 from .targets import client_targets
 
 Log = Callable[[str], None]
+RGW_RESTART = RGWRestart.name
 
 
 class SettingPlan(NamedTuple):
@@ -47,8 +49,31 @@ class SettingsApplier:
         return {name: self.settings[name].parse(settings[name])
                 for name in self.order if name in settings}
 
-    def plan(self, settings: Dict[str, Any]) -> List[SettingPlan]:
-        """Every change the settings would make, in the order they would be made."""
+    def plan(self, settings: Dict[str, Any], restart_rgw: bool = False) -> List[SettingPlan]:
+        """Every change the settings would make, in the order they would be made.
+
+        With `restart_rgw`, the RGW service restarts at the end if nothing else
+        restarts it (see `alike_restarts`).
+        """
+        plans = self._plan(settings)
+        if restart_rgw and RGW_RESTART not in settings and not self._restarts_rgw(plans):
+            plans = self._plan(dict(settings, **{RGW_RESTART: 'on'}))
+        return plans
+
+    def alike_restarts(self, variants: Sequence[Dict[str, Any]]) -> bool:
+        """Whether a run of these variants must restart RGW for each one: when some
+        restart or redeploy it. A restarted RGW holds less memory and colder caches
+        than a long-running one; without this, that would read as the settings' effect."""
+        service = self.ctx.rgw_service()
+        return len(variants) > 1 and any(
+            c.target == service and c.kind in (RESTART, SERVICE)
+            for settings in variants for p in self._plan(settings) for c in p.changes)
+
+    def _restarts_rgw(self, plans: List[SettingPlan]) -> bool:
+        service = self.ctx.rgw_service()
+        return any(c.kind == RESTART and c.target == service for p in plans for c in p.changes)
+
+    def _plan(self, settings: Dict[str, Any]) -> List[SettingPlan]:
         parsed = self.parse(settings)
         view = PlanView(self.ctx.cluster)
         plans = []

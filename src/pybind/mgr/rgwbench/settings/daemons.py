@@ -253,3 +253,24 @@ class Msgr2Secure(Setting):
                 running = ctx.cluster.running_config(daemon, option)
                 if (running == 'secure') != value:
                     raise SettingNotInEffect('%s runs with %s = %s' % (daemon, option, running))
+
+
+class RGWRestart(Setting):
+    """`rgw-restart`: restart the RGW service under test and change nothing else.
+
+    A run gives it to every variant whose settings leave RGW running when another
+    variant's restart it: a restarted RGW holds less memory and colder caches than
+    one that has run for days, which would otherwise read as an effect of the settings.
+    """
+
+    name = 'rgw-restart'
+    values = 'on or off'
+    summary = 'restart the RGW daemons of the service under test, nothing else changed'
+
+    def parse(self, raw: Any) -> bool:
+        return on_off(self, raw)
+
+    def plan(self, ctx: SettingContext, view: PlanView, value: bool) -> List[Change]:
+        service = ctx.rgw_service()
+        return [restart_change(service, 'ceph orch restart %s (nothing else changed)'
+                               % service)] if value else []

@@ -3,14 +3,14 @@ from typing import Any, Dict, List
 
 from ..errors import InvalidInput
 from .base import Setting
-from .daemons import ConfigOption, Msgr2Secure, RGWPerHost
+from .daemons import ConfigOption, Msgr2Secure, RGWPerHost, RGWRestart
 from .sse import ServerSideEncryption
 from .tls import IngressTls, RGWTls
 
 
 def all_settings() -> List[Setting]:
     return [ConfigOption(), RGWPerHost(), RGWTls(), IngressTls(), Msgr2Secure(),
-            ServerSideEncryption()]
+            ServerSideEncryption(), RGWRestart()]
 
 
 def parse_assignments(items: List[str]) -> Dict[str, Any]:

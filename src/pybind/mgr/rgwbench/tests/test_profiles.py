@@ -158,7 +158,7 @@ def test_short_duration_gets_a_shorter_default_warmup() -> None:
 @pytest.mark.parametrize('data, message', [
     (doc(variants=[{'name': 'a'}, {'name': 'b', 'settings': {'tls': 'on'}}]),
      "profile x: variants[1].settings: unknown setting 'tls' (known: config, rgw-per-host, "
-     "tls@rgw, tls@ingress, msgr2-secure, sse)"),
+     "tls@rgw, tls@ingress, msgr2-secure, sse, rgw-restart)"),
     (doc(workloads=[{'op': 'put', 'duration': -5}]),
      'profile x: workloads[0].duration: must be a positive number of seconds, got -5'),
     (doc(workloads=[{'op': 'put', 'duration': 4000}]),

@@ -142,6 +142,10 @@ def test_a_run_measures_every_variant_and_puts_every_setting_back(
         {'kind': 'config', 'target': 'client.rgw/rgw_thread_pool_size', 'state': 'undone',
          'error': None},
         {'kind': 'restart', 'target': 'rgw.default', 'state': 'undone', 'error': None}]
+    # as-is changes nothing, yet RGW restarts for it as for threads: both are measured
+    # on RGW daemons just started
+    assert record['variants'][0]['changes'] == [
+        {'kind': 'restart', 'target': 'rgw.default', 'state': 'undone', 'error': None}]
     assert s.cluster.config == original and Journal.unfinished(s.store) is None
     (row,) = record['comparison']
     assert row['variant'] == 'threads' and row['workload'] == 'put-4KiB'
@@ -261,7 +265,14 @@ def test_a_plan_says_where_the_agents_go_or_why_they_cannot(
 def test_a_variant_that_cannot_be_applied_or_put_back_stops_the_run(
         stub: StubS3, certificate: Tuple[str, str]) -> None:
     s = Setup(stub, certificate)
-    s.cluster.fail_on = 'restart rgw.default'  # applying it fails, and so does undoing it
+    progress = s.events.update
+
+    def update(run_id: str, message: str, fraction: float, changed: List[str]) -> None:
+        if message == 'variant threads: applying its settings':
+            # applying it fails, and so does undoing it (as-is restarted RGW fine)
+            s.cluster.fail_on = 'restart rgw.default'
+        progress(run_id, message, fraction, changed)
+    s.events.update = update  # type: ignore[method-assign]
     run_id = s.engine.start(s.profile())
     s.engine.wait(60)
     record = s.results.load(run_id)

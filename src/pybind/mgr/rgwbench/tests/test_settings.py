@@ -15,7 +15,7 @@ from rgwbench.rgw_daemons import RGWDaemon
 from rgwbench.settings.applier import SettingsApplier
 from rgwbench.settings.base import SettingContext
 from rgwbench.settings.cluster import ClusterAccess, Daemon, pg_states
-from rgwbench.settings.daemons import ConfigOption, Msgr2Secure, RGWPerHost
+from rgwbench.settings.daemons import ConfigOption, Msgr2Secure, RGWPerHost, RGWRestart
 from rgwbench.settings.registry import parse_assignments
 from rgwbench.settings.session import SettingsSession
 
@@ -126,7 +126,7 @@ class FakeCluster(FakeWaits):
 def applier(cluster: FakeCluster) -> SettingsApplier:
     ctx = SettingContext(cluster=cluster, rgw_service=lambda: 'rgw.default',  # type: ignore
                          option=lambda name: None, secrets=MemoryStore(), release=16)
-    return SettingsApplier(ctx, [ConfigOption(), RGWPerHost(), Msgr2Secure()])
+    return SettingsApplier(ctx, [ConfigOption(), RGWPerHost(), Msgr2Secure(), RGWRestart()])
 
 
 def summaries(plans: Any) -> List[str]:
@@ -193,6 +193,45 @@ def test_bad_settings_are_refused_naming_the_setting(settings: Dict[str, Any],
 def test_assignments_must_be_name_equals_value_once(words: List[str]) -> None:
     with pytest.raises(InvalidInput):
         parse_assignments(words)
+
+
+THREADS_128 = {'config': {'client.rgw/rgw_thread_pool_size': 128}}
+
+
+@pytest.mark.parametrize('variants, alike', [
+    ([{}, THREADS_128], True),                       # a config option RGW reads at start
+    ([{}, {'rgw-per-host': '2'}], True),             # RGW's spec redeployed
+    ([{}, {'msgr2-secure': 'on'}], True),
+    ([{}, {'config': {'osd/osd_op_num_shards': 8}}], False),  # RGW not touched
+    ([{}, {}], False),
+    ([THREADS_128], False),                          # nothing to compare with
+])
+def test_rgw_restarts_for_every_variant_when_it_restarts_for_one(
+        variants: List[Dict[str, Any]], alike: bool) -> None:
+    a = applier(FakeCluster())
+    assert a.alike_restarts(variants) is alike
+
+
+def test_a_variant_that_leaves_rgw_running_restarts_it_once_when_asked() -> None:
+    cluster = FakeCluster()
+    a = applier(cluster)
+    assert summaries(a.plan({}, restart_rgw=True)) == [
+        'ceph orch restart rgw.default (nothing else changed)']
+    assert summaries(a.plan({}, restart_rgw=False)) == []
+    # a variant that restarts RGW already does not restart it twice
+    assert summaries(a.plan(THREADS_128, restart_rgw=True)) == summaries(a.plan(THREADS_128))
+    # a redeployed spec is restarted after, as a variant's own restart would be
+    assert summaries(a.plan({'rgw-per-host': '2'}, restart_rgw=True)) == [
+        'ceph orch apply rgw.default with count_per_host 2',
+        'ceph orch restart rgw.default (nothing else changed)']
+    store = MemoryStore()
+    journal = Journal.open(store, 'j1')
+    original = dict(cluster.config)
+    a.apply(journal, a.plan({}, restart_rgw=True))
+    a.revert(journal)
+    # journaled like any restart: once applied, once put back; nothing else changed
+    assert cluster.calls == ['restart rgw.default', 'restart rgw.default']
+    assert cluster.config == original and Journal.unfinished(store) is None
 
 
 def test_apply_verifies_on_the_daemons_and_revert_puts_back_restarting_last() -> None:
