@@ -79,10 +79,11 @@ FAIL_NEXT_CALL = os.path.join('orch', 'fail-next-call')
 # which grows by design; the config itself is compared as `config dump` and as the
 # `config/` keys), mgr/progress/ (the progress module keeps completed events), and
 # the test orchestrator's daemon records (mgr/<backend>/daemon/), whose start times
-# change with every restart: what they describe is compared as `orch ps`.
+# change with every restart: what they describe is compared as `orch ps`; and
+# mgr/devicehealth/ (its last scrape's time, which it writes again after a failover).
 KEPT_PREFIXES = tuple('mgr/rgwbench/' + p for p in (
     'result/', 'result_index/', 'journal/history/', 'panel/generated/', 'tls/generated')) + (
-    'config-history/', 'mgr/progress/', 'mgr/%s/daemon/' % ORCH_BACKEND)
+    'config-history/', 'mgr/progress/', 'mgr/%s/daemon/' % ORCH_BACKEND, 'mgr/devicehealth/')
 
 
 def kept_on_purpose(key: str) -> bool:

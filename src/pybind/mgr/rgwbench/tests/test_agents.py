@@ -101,7 +101,8 @@ def run(stub: StubS3, certificate: Tuple[str, str], launcher: ThreadLauncher,
 def test_two_agents_one_start_results_merged(stub: StubS3,
                                              certificate: Tuple[str, str]) -> None:
     launcher = ThreadLauncher(['host-a', 'host-b'])
-    agent_run, summary = run(stub, certificate, launcher, concurrency=4)
+    # 2 s: a starved machine once gave one of two agents no request in 1 s.
+    agent_run, summary = run(stub, certificate, launcher, concurrency=4, duration_s=2.0)
     assert {a: s['state'] for a, s in summary['agents'].items()} == {
         'host-a': DONE, 'host-b': DONE}
     merged = summary['result']
@@ -480,7 +481,9 @@ def test_agents_merge_into_the_whole_rate_and_working_set(
     merged = summary['result']
     assert (merged['mode'], merged['rate'], merged['objects']) == ('open', 10.0, 20)
     assert merged['working_set_bytes'] == 20 * 4096
-    assert merged['ops'] == pytest.approx(40, abs=5)
+    # 40 at the rate; a closed loop of 2 against the stub makes hundreds. A test process
+    # starved beside the integration tests sent 34 (late requests fall out of the window).
+    assert 25 <= merged['ops'] <= 45, merged['ops']
 
 
 class WithSamplers(ThreadLauncher):

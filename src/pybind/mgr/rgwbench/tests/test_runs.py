@@ -130,7 +130,7 @@ def test_a_run_measures_every_variant_and_puts_every_setting_back(
     run_id = s.engine.start(s.profile())
     with pytest.raises(Busy, match=run_id):
         s.engine.start(s.profile())
-    s.engine.wait(60)
+    s.engine.wait(180)
     record = s.results.load(run_id)
     assert record['state'] == 'complete', record['error']
     assert [v['name'] for v in record['variants']] == ['as-is', 'threads']
@@ -168,7 +168,7 @@ def test_a_concurrency_per_rgw_scales_with_each_variants_rgw_daemons(
         {'name': 'one', 'settings': {}}, {'name': 'three', 'settings': {}}],
         baseline='one', workloads=[{'op': 'put', 'size': '4KiB', 'concurrency_per_rgw': 2,
                                     'duration': 1, 'warmup': 0}]))
-    s.engine.wait(60)
+    s.engine.wait(180)
     record = s.results.load(run_id)
     assert record['state'] == 'complete', record['error']
     assert [[(w['concurrency'], sum(t['workers'] for t in w['targets']))
@@ -183,7 +183,7 @@ def test_each_variant_loads_every_rgw_it_runs(
         {'name': 'one', 'settings': {}}, {'name': 'two', 'settings': {'rgw-per-host': 2}}],
         baseline='one', workloads=[{'op': 'put', 'size': '4KiB', 'concurrency': 4,
                                     'duration': 2, 'warmup': 0}]))
-    s.engine.wait(60)
+    s.engine.wait(180)
     record = s.results.load(run_id)
     assert record['state'] == 'complete', record['error']
     one, two = record['variants']
@@ -204,14 +204,14 @@ def test_a_profile_may_name_its_targets(
         stub: StubS3, second_stub: StubS3, certificate: Tuple[str, str]) -> None:
     s = Setup(stub, certificate)
     run_id = s.engine.start(s.profile(target=second_stub.url + '/'))
-    s.engine.wait(60)
+    s.engine.wait(180)
     record = s.results.load(run_id)
     assert record['state'] == 'complete', record['error']
     assert [v['client']['targets'] for v in record['variants']] == [[second_stub.url]] * 2
     assert stub.counts['put'] == 0 and second_stub.counts['put'] > 0
     assert record['definition']['target'] == second_stub.url
     run_id = s.engine.start(s.profile(target='ingress', variants=[{'name': 'as-is'}]))
-    s.engine.wait(60)
+    s.engine.wait(180)
     record = s.results.load(run_id)
     assert record['state'] == 'failed'
     assert 'target: ingress, but no ingress is in front of rgw.default' in record['error']
@@ -274,7 +274,7 @@ def test_a_variant_that_cannot_be_applied_or_put_back_stops_the_run(
         progress(run_id, message, fraction, changed)
     s.events.update = update  # type: ignore[method-assign]
     run_id = s.engine.start(s.profile())
-    s.engine.wait(60)
+    s.engine.wait(180)
     record = s.results.load(run_id)
     assert record['state'] == 'failed'
     assert 'variant threads could not all be put back' in record['error']
@@ -307,7 +307,7 @@ def test_an_abort_ends_the_load_and_keeps_what_was_measured(
             started.wait(0.05)
         s.engine.abort()
     threading.Thread(target=abort_when_loading).start()
-    s.engine.wait(60)
+    s.engine.wait(180)
     record = s.results.load(run_id)
     assert record['state'] == 'aborted'
     assert len(record['variants']) == 1 and record['finished']
@@ -375,7 +375,7 @@ def test_a_put_workload_the_capacity_guard_stops_keeps_its_figures_and_says_why(
         workloads=[{'op': 'put', 'size': '4KiB', 'concurrency': 2, 'duration': 2,
                     'warmup': 0}, {'op': 'get', 'size': '4KiB', 'concurrency': 2,
                                    'duration': 1, 'warmup': 0}]))
-    s.engine.wait(60)
+    s.engine.wait(180)
     record = s.results.load(run_id)
     put, get = record['variants'][0]['workloads']
     assert put['stopped'] == 'capacity: osd.0 is 81.0 % full'
@@ -427,7 +427,7 @@ def test_objects_are_kept_when_asked(stub: StubS3, certificate: Tuple[str, str])
     s = Setup(stub, certificate)
     s.keep_objects = True
     run_id = s.engine.start(s.profile(variants=[{'name': 'as-is', 'settings': {}}]))
-    s.engine.wait(60)
+    s.engine.wait(180)
     assert s.results.load(run_id)['state'] == 'complete'
     assert [b for b, objects in stub.buckets.items() if objects] == ['rgwbench-%s-0-0' % run_id]
 
@@ -491,12 +491,12 @@ def test_the_engine_is_free_again_when_finishing_a_run_fails(
             save(record)
         monkeypatch.setattr(s.results, 'save', save_until_the_end)
     s.engine.start(profile)
-    s.engine.wait(60)
+    s.engine.wait(180)
     assert s.engine.active() is None
     assert s.events.seen[-1][0] == 'finished'
     monkeypatch.undo()
     s.engine.start(profile)   # not "run ... is in progress" for ever
-    s.engine.wait(60)
+    s.engine.wait(180)
     assert s.engine.active() is None
 
 
@@ -514,7 +514,7 @@ def test_interleaved_repeats_apply_each_variant_anew_round_by_round(
         progress(run_id, message, fraction, changed)
     s.events.update = update  # type: ignore[method-assign]
     run_id = s.engine.start(s.profile(repeats=2, order='interleaved'))
-    s.engine.wait(60)
+    s.engine.wait(180)
     record = s.results.load(run_id)
     assert record['state'] == 'complete', record['error']
     # A B A B, each application from the cluster as it was
@@ -543,7 +543,7 @@ def test_a_calibrate_run_stores_the_floor_later_runs_use(
         # two seconds: a one-second window once ended no request on a starved machine
         workloads=[{'op': 'put', 'size': '4KiB', 'concurrency': 2, 'duration': 2,
                     'warmup': 0}]))
-    s.engine.wait(60)
+    s.engine.wait(180)
     record = s.results.load(run_id)
     assert record['state'] == 'complete', record['error']
     stored = CalibrationStore(s.store).get()
@@ -554,6 +554,6 @@ def test_a_calibrate_run_stores_the_floor_later_runs_use(
     assert record['calibration'] == stored.to_dict()
     assert 'smallest change this cluster can show' in result_to_text(record)
     later = s.engine.start(s.profile())
-    s.engine.wait(60)
+    s.engine.wait(180)
     (row,) = s.results.load(later)['comparison']
     assert row['intervals']['ops_pct']['floor_pct'] == stored.floors['ops_pct']
