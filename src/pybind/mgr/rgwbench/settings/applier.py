@@ -63,11 +63,15 @@ class SettingsApplier:
     def alike_restarts(self, variants: Sequence[Dict[str, Any]]) -> bool:
         """Whether a run of these variants must restart RGW for each one: when some
         restart or redeploy it. A restarted RGW holds less memory and colder caches
-        than a long-running one; without this, that would read as the settings' effect."""
+        than a long-running one; without this, that would read as the settings' effect.
+
+        Every variant is planned, so that wrong settings in any of them refuse the run
+        before it changes anything."""
         service = self.ctx.rgw_service()
-        return len(variants) > 1 and any(
+        planned = [self._plan(settings) for settings in variants]
+        return len(planned) > 1 and any(
             c.target == service and c.kind in (RESTART, SERVICE)
-            for settings in variants for p in self._plan(settings) for c in p.changes)
+            for plans in planned for p in plans for c in p.changes)
 
     def _restarts_rgw(self, plans: List[SettingPlan]) -> bool:
         service = self.ctx.rgw_service()

@@ -259,7 +259,7 @@ class RGWRestart(Setting):
     """`rgw-restart`: restart the RGW service under test and change nothing else.
 
     A run gives it to every variant whose settings leave RGW running when another
-    variant's restart it: a restarted RGW holds less memory and colder caches than
+    variant's settings restart it: a restarted RGW holds less memory and colder caches than
     one that has run for days, which would otherwise read as an effect of the settings.
     """
 

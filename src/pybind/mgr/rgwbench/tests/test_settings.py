@@ -212,6 +212,18 @@ def test_rgw_restarts_for_every_variant_when_it_restarts_for_one(
     assert a.alike_restarts(variants) is alike
 
 
+@pytest.mark.parametrize('variants', [
+    [{'config': {'client.rgw/no_such_option': 1}}],           # one variant alone
+    [THREADS_128, {'config': {'client.rgw/no_such_option': 1}}],  # after one that restarts
+])
+def test_wrong_settings_in_any_variant_are_refused_by_the_restart_check(
+        variants: List[Dict[str, Any]]) -> None:
+    cluster = FakeCluster()
+    with pytest.raises(InvalidInput, match='no_such_option'):
+        applier(cluster).alike_restarts(variants)
+    assert cluster.calls == []
+
+
 def test_a_variant_that_leaves_rgw_running_restarts_it_once_when_asked() -> None:
     cluster = FakeCluster()
     a = applier(cluster)
