@@ -273,6 +273,10 @@ class LoadService:
                                        'error')} for r in found]
 
 
+def _figure(value: Optional[float], form: str) -> str:
+    return '-' if value is None else form % value
+
+
 def load_to_text(record: Dict[str, Any]) -> str:
     req = record['request']
     lines = ['load %s: %s' % (record['load_id'], record['state']),
@@ -293,9 +297,10 @@ def load_to_text(record: Dict[str, Any]) -> str:
             lines.append('working set %d objects, %.1f MiB%s' % (
                 result.get('objects') or 0, result['working_set_bytes'] / float(1 << 20),
                 '; ranged GET of bytes %s' % result['range'] if result.get('range') else ''))
-        lines.append('latency ms: mean %.2f  p50 %.2f  p90 %.2f  p99 %.2f  p99.9 %.2f  max %.2f'
-                     % (lat['mean'], lat['p50'], lat['p90'], lat['p99'], lat['p999'],
-                        lat['max']))
+        # A load that completed no request (a starved agent, a one-second load) has none.
+        lines.append('latency ms: mean %s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s'
+                     % tuple(_figure(lat.get(k), '%.2f')
+                             for k in ('mean', 'p50', 'p90', 'p99', 'p999', 'max')))
         if len(result.get('targets') or []) > 1:
             for target in result['targets']:
                 lines.append('  %s: %d connections, %d ops, %d errors' % (
@@ -304,11 +309,13 @@ def load_to_text(record: Dict[str, Any]) -> str:
             server = result.get(key)
             if not server:
                 continue
-            lines.append('%s: %d daemons, %.2f CPU cores, %.1f MiB RSS' % (
-                key, server['daemons'], server['cpu_cores'], server['rss_mib']))
+            lines.append('%s: %d daemons, %s CPU cores, %s MiB RSS' % (
+                key, server['daemons'], _figure(server.get('cpu_cores'), '%.2f'),
+                _figure(server.get('rss_mib'), '%.1f')))
             for daemon in server.get('per_daemon') or []:
-                lines.append('  %s on %s: %.2f CPU cores, %.1f MiB RSS' % (
-                    daemon['daemon'], daemon['host'], daemon['cpu_cores'], daemon['rss_mib']))
+                lines.append('  %s on %s: %s CPU cores, %s MiB RSS' % (
+                    daemon['daemon'], daemon['host'], _figure(daemon.get('cpu_cores'), '%.2f'),
+                    _figure(daemon.get('rss_mib'), '%.1f')))
     if record.get('stopped'):
         lines.append('stopped early: %s' % record['stopped'])
     if record.get('error'):

@@ -436,3 +436,21 @@ def test_a_loads_text_names_each_daemon() -> None:
     assert 'rgw: 1 daemons, 0.42 CPU cores, 120.5 MiB RSS' in text
     assert '  rgw.foo.vm.abc on vm: 0.42 CPU cores, 120.5 MiB RSS' in text
     assert 'haproxy' not in text
+
+
+def test_a_load_that_completed_no_request_still_reads_as_text() -> None:
+    # What a one-second load on a starved machine stored (Tentacle's CI): no latency,
+    # no CPU figure for a daemon sampled once.
+    daemon = {'daemon': 'rgw.foo.vm.abc', 'host': 'vm', 'cpu_cores': None, 'rss_mib': 120.5}
+    record = {'load_id': 'l1', 'state': 'complete', 'endpoint': 'http://vm:80', 'agents': {},
+              'request': LoadRequest()._asdict(), 'error': None,
+              'result': {'ops': 0, 'errors': 0, 'ops_per_s': 0.0, 'throughput_mib_s': 0.0,
+                         'latency_ms': dict.fromkeys(('mean', 'p50', 'p90', 'p99', 'p999',
+                                                      'min', 'max')),
+                         'rgw': {'daemons': 1, 'cpu_cores': None, 'rss_mib': 120.5,
+                                 'per_daemon': [daemon]}}}
+    text = load_to_text(record).split('\n')
+    assert 'ops 0  errors 0  0.0 ops/s  0.00 MiB/s' in text
+    assert 'latency ms: mean -  p50 -  p90 -  p99 -  p99.9 -  max -' in text
+    assert 'rgw: 1 daemons, - CPU cores, 120.5 MiB RSS' in text
+    assert '  rgw.foo.vm.abc on vm: - CPU cores, 120.5 MiB RSS' in text

@@ -107,7 +107,8 @@ def test_a_run_without_stored_credentials_makes_one_user_and_removes_it_at_its_e
     assert record['state'] == 'complete', record['error']
     uid = 'rgwbench-%s' % run_id
     for variant in record['variants']:
-        assert variant['workloads'][0]['ops'] > 0 and variant['workloads'][0]['errors'] == 0
+        workload = variant['workloads'][0]
+        assert workload.get('ops', 0) > 0 and workload.get('errors') == 0, workload
         assert all(c['kind'] != 'user' for c in variant['changes']), variant['changes']
     # One user for the whole run: made before the first variant, removed after the last.
     assert record['changes'] == [{'kind': 'user', 'target': uid, 'state': 'undone',
