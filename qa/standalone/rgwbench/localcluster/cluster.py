@@ -591,8 +591,10 @@ class LocalCluster:
             self.ceph(['config', 'set', 'mgr', 'mgr/rgwbench/panel_port',
                        str(self.state['panel_port'])])
         self._wait('the %s orchestrator backend' % ORCH_BACKEND,
-                   lambda: self._try_ceph(['orch', 'set', 'backend', ORCH_BACKEND]), 120)
-        self._wait('the orchestrator to answer', lambda: self._try_ceph(['orch', 'status']), 60)
+                   lambda: self._try_ceph(['orch', 'set', 'backend', ORCH_BACKEND]), 180)
+        # A mgr that enabling the modules restarted loads them all again first: on a
+        # machine at load 40 that took over a minute (CI26).
+        self._wait('the orchestrator to answer', lambda: self._try_ceph(['orch', 'status']), 180)
 
     def rgw_spec(self) -> str:
         """The spec of the RGW service every local cluster starts with."""
