@@ -37,6 +37,10 @@ MODULE_SOURCES = {
     'test_orchestrator': os.path.join(REPO_ROOT, 'qa', 'standalone', 'rgwbench', 'localorch'),
 }
 ORCH_BACKEND = 'test_orchestrator'
+# How long a mgr may take to start and load its modules (also after enabling one
+# restarted it): about 10 CPU seconds on Tentacle, which took over 180 s of a
+# machine at load 45 (CI26: a shared machine running 12 test shards).
+MGR_START_S = 300
 RGW_SERVICE = 'rgw.default'
 TEST_USER = 'rgwbench-test'
 MGR_IDS = 'xyzw'
@@ -553,7 +557,7 @@ class LocalCluster:
         return True
 
     def _wait_usable(self) -> None:
-        self._wait('an active mgr', self._mgr_available, 180)
+        self._wait('an active mgr', self._mgr_available, MGR_START_S)
         self._wait('all OSDs up', self._osds_up, 180)
         self._ensure_modules()
         self._ensure_rgw()
@@ -586,15 +590,15 @@ class LocalCluster:
         # Enabling a module restarts the mgr on older releases: wait until the
         # modules answer.
         self._wait('the rgwbench module to answer',
-                   lambda: self._try_ceph(['rgwbench', 'status']), 180)
+                   lambda: self._try_ceph(['rgwbench', 'status']), MGR_START_S)
         if 'panel_port' in self.state:
             self.ceph(['config', 'set', 'mgr', 'mgr/rgwbench/panel_port',
                        str(self.state['panel_port'])])
         self._wait('the %s orchestrator backend' % ORCH_BACKEND,
-                   lambda: self._try_ceph(['orch', 'set', 'backend', ORCH_BACKEND]), 180)
-        # A mgr that enabling the modules restarted loads them all again first: on a
-        # machine at load 40 that took over a minute (CI26).
-        self._wait('the orchestrator to answer', lambda: self._try_ceph(['orch', 'status']), 180)
+                   lambda: self._try_ceph(['orch', 'set', 'backend', ORCH_BACKEND]),
+                   MGR_START_S)
+        self._wait('the orchestrator to answer', lambda: self._try_ceph(['orch', 'status']),
+                   MGR_START_S)
 
     def rgw_spec(self) -> str:
         """The spec of the RGW service every local cluster starts with."""
