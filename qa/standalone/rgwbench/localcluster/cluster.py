@@ -21,6 +21,7 @@ import uuid
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import hostpackages, keeper, netns, releases
+from .ceph_client import CephSession, SessionEnded
 from .containers import ANCHOR_ARGV, HOST_ROOT_ANCHOR, Containers
 from .processes import STOP_GRACE_S, ProcessTable, free_port
 
@@ -72,6 +73,8 @@ class LocalCluster:
         self.log = log
         self.procs = ProcessTable(self.dir)
         self.state: Dict[str, Any] = self._load_state()
+        # For the waits' polling, once a monitor answers; ended with the command.
+        self._session: Optional[CephSession] = None
 
     # -- state ---------------------------------------------------------------
     def _load_state(self) -> Dict[str, Any]:
@@ -174,7 +177,10 @@ class LocalCluster:
             self._create(release, hosts or 1, osds, rgws, mgrs, objectstore or 'bluestore',
                          bool(containers))
             self._start_keeper()
-        self._wait_usable()
+        try:
+            self._wait_usable()
+        finally:
+            self._end_session()
         self._ensure_test_user()
         self.log('cluster ready: %s, %s' % (release_name, self.dir))
 
@@ -466,6 +472,31 @@ class LocalCluster:
         except ClusterError:
             return False
 
+    def _answer(self, args: Sequence[str], timeout: float = 20) -> Optional[str]:
+        """What `ceph ARGS` prints, over one session for all the waits; None if it failed.
+
+        Only once a monitor has answered: before, the session would wait for it
+        longer than a wait's tries allow."""
+        if self._session is None:
+            self._session = CephSession(self.ceph_session_argv())
+        try:
+            ret, out, _ = self._session.call(list(args), timeout)
+        except (SessionEnded, subprocess.TimeoutExpired):
+            return None
+        return out if ret == 0 else None
+
+    def _answer_json(self, args: Sequence[str]) -> Any:
+        out = self._answer(list(args) + ['-f', 'json'])
+        try:
+            return None if out is None else json.loads(out)
+        except ValueError:
+            return None
+
+    def _end_session(self) -> None:
+        if self._session is not None:
+            self._session.close()
+            self._session = None
+
     def _wait(self, what: str, ready: Callable[[], bool], timeout: float) -> None:
         deadline = time.monotonic() + timeout
         # When each daemon was first seen not running: the orchestrator of a
@@ -517,23 +548,19 @@ class LocalCluster:
         return True
 
     def _mgr_available(self) -> bool:
-        try:
-            return bool(self.ceph_json(['mgr', 'stat'], timeout=20).get('available'))
-        except (ClusterError, ValueError):
-            return False
+        stat = self._answer_json(['mgr', 'stat'])
+        return bool(stat and stat.get('available'))
 
     def _osds_up(self) -> bool:
-        try:
-            stat = self.ceph_json(['osd', 'stat'], timeout=20)
-        except (ClusterError, ValueError):
+        stat = self._answer_json(['osd', 'stat'])
+        if not stat:
             return False
         stat = stat.get('osdmap', stat)  # Pacific nests the figures
         return int(stat.get('num_up_osds', 0)) == len(self.state['osds'])
 
     def _pgs_active(self) -> bool:
-        try:
-            summary = self.ceph_json(['pg', 'stat'], timeout=20)
-        except (ClusterError, ValueError):
+        summary = self._answer_json(['pg', 'stat'])
+        if not summary:
             return False
         summary = summary.get('pg_summary', summary)
         states = summary.get('num_pg_by_state', [])
@@ -590,15 +617,15 @@ class LocalCluster:
         # Enabling a module restarts the mgr on older releases: wait until the
         # modules answer.
         self._wait('the rgwbench module to answer',
-                   lambda: self._try_ceph(['rgwbench', 'status']), MGR_START_S)
+                   lambda: self._answer(['rgwbench', 'status']) is not None, MGR_START_S)
         if 'panel_port' in self.state:
             self.ceph(['config', 'set', 'mgr', 'mgr/rgwbench/panel_port',
                        str(self.state['panel_port'])])
         self._wait('the %s orchestrator backend' % ORCH_BACKEND,
-                   lambda: self._try_ceph(['orch', 'set', 'backend', ORCH_BACKEND]),
+                   lambda: self._answer(['orch', 'set', 'backend', ORCH_BACKEND]) is not None,
                    MGR_START_S)
-        self._wait('the orchestrator to answer', lambda: self._try_ceph(['orch', 'status']),
-                   MGR_START_S)
+        self._wait('the orchestrator to answer',
+                   lambda: self._answer(['orch', 'status']) is not None, MGR_START_S)
 
     def rgw_spec(self) -> str:
         """The spec of the RGW service every local cluster starts with."""

@@ -7,17 +7,15 @@ each gets one cluster for the whole session, stopped and removed at the end
 import errno
 import json
 import os
-import select
 import shutil
 import socket
 import ssl
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.parse
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import pytest
 
@@ -25,6 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CLUSTER = os.path.join(os.path.dirname(HERE), 'cluster')
 # The cluster tool's package (localcluster), for tests that read it directly.
 sys.path.insert(0, os.path.dirname(HERE))
+from localcluster.ceph_client import CephSession  # noqa: E402
 from localcluster.keeper import unexpected_crashes  # noqa: E402
 
 RELEASES = [r for r in os.environ.get('RGWBENCH_RELEASES', 'pacific,tentacle').split(',') if r]
@@ -77,6 +76,17 @@ class Cluster:
 
     def ceph_json(self, *args: str) -> Any:
         """What `ceph ARGS -f json` prints, parsed; over one connection for all calls."""
+        ret, out, outs = self._session_call(args)
+        if ret != 0:
+            raise AssertionError('ceph %s -f json failed (%d): %s' % (' '.join(args), ret, outs))
+        return json.loads(out)
+
+    def try_ceph_json(self, *args: str) -> Any:
+        """As `ceph_json`, or None when the command fails (a mgr failing over, say)."""
+        ret, out, _ = self._session_call(args)
+        return json.loads(out) if ret == 0 else None
+
+    def _session_call(self, args: Sequence[str]) -> Tuple[int, str, str]:
         if self._session is None:
             self._session = CephSession(json.loads(self.tool('info').stdout)['ceph_session'])
         try:
@@ -88,9 +98,7 @@ class Cluster:
         if ret == -errno.ETIMEDOUT:
             raise AssertionError('ceph %s: no answer in 120 s; the mgr logs end:\n%s' % (
                 ' '.join(args), self.mgr_logs_tail()))
-        if ret != 0:
-            raise AssertionError('ceph %s -f json failed (%d): %s' % (' '.join(args), ret, outs))
-        return json.loads(out)
+        return ret, out, outs
 
     def fail_over_mgr(self, timeout: float = 300) -> str:
         """Fail the active mgr once a standby is there to take over; the failed one's name.
@@ -140,60 +148,6 @@ class Cluster:
         self.tool('destroy', check=False)
         shutil.rmtree(self.dir, ignore_errors=True)
         assert not crashes, 'a mgr of %s crashed:\n%s' % (self.dir, '\n'.join(crashes))
-
-
-class CephSession:
-    """`ceph` commands over one connection (localcluster/ceph_session.py), one at a time."""
-
-    def __init__(self, argv: List[str]) -> None:
-        self.argv = argv
-        self.proc: Optional['subprocess.Popen[str]'] = None
-        self.lock = threading.Lock()
-
-    def call(self, args: List[str], timeout: float) -> Tuple[int, str, str]:
-        """(return code, what it printed, what it said on stderr)."""
-        request = json.dumps({'args': args, 'timeout': int(timeout)}) + '\n'
-        with self.lock:
-            for attempt in (1, 2):
-                if self.proc is None or self.proc.poll() is not None:
-                    self.proc = subprocess.Popen(
-                        self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                        stderr=subprocess.DEVNULL, universal_newlines=True)
-                stdin, stdout = self.proc.stdin, self.proc.stdout
-                assert stdin is not None and stdout is not None
-                try:
-                    stdin.write(request)
-                    stdin.flush()
-                except BrokenPipeError:
-                    self._end()
-                    continue
-                ready, _, _ = select.select([stdout], [], [], timeout + 30)
-                if not ready:
-                    self._end()
-                    raise subprocess.TimeoutExpired(self.argv, timeout)
-                line = stdout.readline()
-                if line:
-                    found = json.loads(line)
-                    return int(found['ret']), str(found['out']), str(found['outs'])
-                self._end()  # it ended (its connection could not be made): once more
-            raise AssertionError('%s ended without an answer to %s' % (
-                ' '.join(self.argv), ' '.join(args)))
-
-    def _end(self) -> None:
-        if self.proc is not None:
-            self.proc.kill()
-            self.proc.wait()
-            self.proc = None
-
-    def close(self) -> None:
-        with self.lock:
-            if self.proc is not None and self.proc.stdin is not None:
-                self.proc.stdin.close()
-                try:
-                    self.proc.wait(10)
-                except subprocess.TimeoutExpired:
-                    pass
-            self._end()
 
 
 def run(argv: List[str], check: bool, timeout: float,

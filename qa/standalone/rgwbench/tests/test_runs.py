@@ -7,7 +7,7 @@ import json
 import re
 import subprocess
 import time
-from typing import Any, Dict, Iterator, List, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 from conftest import CLUSTER, Cluster, one_line
@@ -74,11 +74,10 @@ def no_run_left(runs: Cluster) -> Iterator[None]:
 def wait_run(c: Cluster, run_id: str, timeout: float = 900) -> Dict[str, Any]:
     deadline = time.monotonic() + timeout
     while True:
-        proc = c.ceph('rgwbench', 'results', 'show', run_id, '-f', 'json', check=False)
-        if proc.returncode == 0:
-            record: Dict[str, Any] = json.loads(proc.stdout)
-            if record['state'] != 'running':
-                return record
+        record: Optional[Dict[str, Any]] = c.try_ceph_json('rgwbench', 'results', 'show',
+                                                           run_id)
+        if record is not None and record['state'] != 'running':
+            return record
         assert time.monotonic() < deadline, 'run %s still running' % run_id
         time.sleep(2)
 
