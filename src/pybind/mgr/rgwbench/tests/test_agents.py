@@ -537,10 +537,11 @@ def test_a_sampling_agent_sends_no_load_and_adds_nothing_to_the_totals(
     assert (alone['concurrency'], alone['processes'], alone['rate'], alone['objects']) == (
         0, 0, 0, 0)
     assert alone['start_at'] == summary['start_at']
-    # (Its window starts and ends at the sampler's ticks, a second apart: a starved
-    # machine measured 1.1 s of the 2.)
+    # (Its window starts and ends at the sampler's ticks, a second apart, each late
+    # by as much as the machine starves the sampler: CI measured 1.1 s and 2.9 s of
+    # the 2. Its CPU figure is per second of that same window.)
     (sampled,) = alone['server'].values()
-    assert 0.5 < sampled['haproxy']['window_s'] <= 2.5
+    assert 0.5 < sampled['haproxy']['window_s'] <= 4.0
     assert [d['daemon'] for d in sampled['haproxy']['per_daemon']] == ['haproxy.test1'], sampled
     assert sampled['haproxy']['cpu_s'] > 0
     merged = summary['result']
