@@ -14,6 +14,7 @@ import pytest
 from conftest import RELEASES, Cluster, new_cluster_dir, one_line
 from test_load import agent_folders, buckets, set_credentials, wait_load
 from test_orchestrator import cluster_argv
+from test_runs import snapshot
 
 
 def check(cluster: Cluster, *args: str) -> List[Dict[str, Any]]:
@@ -172,6 +173,25 @@ def test_a_load_that_would_fill_the_cluster_is_refused_even_forced(
     assert cluster.ceph_json('rgwbench', 'status')['active_load'] is None
     assert cluster.ceph_json('rgwbench', 'load', 'ls') == loads
     assert buckets(cluster) == before
+
+
+def test_settings_that_restart_osds_are_refused_where_one_osd_holds_every_pg(
+        cluster: Cluster, stored_credentials: None) -> None:
+    # One OSD (the README's demo): `osd ok-to-stop` never allows a restart, so
+    # msgr2-secure (and the profiles with it) would wait for it in vain.
+    before, runs = snapshot(cluster), cluster.ceph_json('rgwbench', 'results', 'ls')
+    for args in (['settings', 'apply', 'msgr2-secure=on', '--yes-i-really-mean-it',
+                  '--force'],
+                 ['run', '--profile', 'msgr2', '--yes-i-really-mean-it', '--force']):
+        proc = cluster.ceph('rgwbench', *args, check=False)
+        assert proc.returncode == errno.EBUSY, (args, proc.stderr)
+        line = one_line(proc.stderr)
+        assert 'restart every OSD' in line and 'osd.0' in line and 'PGs' in line, line
+    plan = cluster.ceph_json('rgwbench', 'plan', '--profile', 'msgr2')
+    assert any('restart every OSD' in p for p in plan['problems']), plan['problems']
+    assert snapshot(cluster) == before
+    assert cluster.ceph_json('rgwbench', 'results', 'ls') == runs
+    assert cluster.ceph_json('rgwbench', 'status')['active_run'] is None
 
 
 def finding_ids(cluster: Cluster) -> List[str]:

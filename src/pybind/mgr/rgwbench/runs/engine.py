@@ -134,7 +134,8 @@ class RunEngine:
                               if self.checks is not None and w.objects is not None and
                               w not in profile.workloads else w.to_dict() for w in workloads],
                 'variants': variants, 's3_user': user_plan(stored).to_dict(),
-                'problems': applier.precheck() + self._user_problems(stored) + (
+                'problems': applier.precheck(restart_osds=applier.restart_osds(
+                    [v.settings for v in profile.variants])) + self._user_problems(stored) + (
                     [agents['error']] if agents.get('error') else []),
                 'findings': [] if self.checks is None else
                 [f.to_dict() for f in self.checks.now(profile)]}
@@ -186,7 +187,8 @@ class RunEngine:
             applier = self.make_applier()
             # Every variant's settings check out first.
             restart_rgw = applier.alike_restarts([v.settings for v in profile.variants])
-            problems = applier.precheck(force)
+            problems = applier.precheck(force, restart_osds=applier.restart_osds(
+                [v.settings for v in profile.variants]))
             if problems:
                 raise Busy('refusing to run: %s' % '; '.join(problems))
             # Agents that cannot be placed now (`count:N` past the hosts there are, `rgw`

@@ -7,6 +7,7 @@ from ..journal import UNDONE, Journal, JournalError, Step
 from ..targets import Target
 from .base import ClientSide, PlanView, Setting, SettingContext
 from .changes import RESTART, SERVICE, UNDO_LAST, Change, current_state, put_state
+from .daemons import OSD_RESTART_TARGET
 from .cluster import GaveUp
 from .daemons import RGWRestart
 from .targets import client_targets
@@ -73,6 +74,10 @@ class SettingsApplier:
             c.target == service and c.kind in (RESTART, SERVICE)
             for plans in planned for p in plans for c in p.changes)
 
+    def restart_osds(self, variants: Sequence[Dict[str, Any]]) -> bool:
+        """Whether applying any of these settings restarts the OSDs."""
+        return any(restarts_osds(self._plan(settings)) for settings in variants)
+
     def _restarts_rgw(self, plans: List[SettingPlan]) -> bool:
         service = self.ctx.rgw_service()
         return any(c.kind == RESTART and c.target == service for p in plans for c in p.changes)
@@ -88,9 +93,22 @@ class SettingsApplier:
             plans.append(SettingPlan(name, value, changes, setting.notes(self.ctx, value)))
         return without_early_restarts(plans)
 
-    def precheck(self, force: bool = False) -> List[str]:
-        """Why the cluster is not fit to be changed now (empty: it is)."""
+    def precheck(self, force: bool = False, restart_osds: bool = False) -> List[str]:
+        """Why the cluster is not fit to be changed now (empty: it is).
+
+        `restart_osds`: the changes restart the OSDs one at a time, each only once
+        `osd ok-to-stop` allows it. Where it never does (a pool without a replica
+        on another OSD: the demo's one-OSD cluster), the change would wait for it
+        in vain and so would putting it back; refused before anything changes,
+        even with --force, since it would take PGs offline."""
         problems = []
+        if restart_osds:
+            blocker = self.ctx.cluster.osd_restart_blocker()
+            if blocker:
+                problems.append(
+                    'these settings restart every OSD, and stopping one would take PGs '
+                    'offline now (%s); run them where every pool keeps its PGs active with '
+                    'one OSD down' % blocker)
         status, checks = self.ctx.cluster.health()
         if status == 'HEALTH_ERR' and not force:
             problems.append('the cluster is HEALTH_ERR (%s); --force to go on anyway'
@@ -183,3 +201,8 @@ def open_journal(store: Any, journal_id: str, about: Dict[str, Any]) -> Journal:
         return Journal.open(store, journal_id, about=about)
     except JournalError as e:
         raise Busy(str(e))
+
+
+def restarts_osds(plans: Sequence[SettingPlan]) -> bool:
+    return any(c.kind == RESTART and c.target == OSD_RESTART_TARGET
+               for p in plans for c in p.changes)

@@ -296,6 +296,14 @@ class ClusterAccess:
                           lambda: self._osd_not_back(osd, up_from))
             self.wait_for('PGs to be active+clean after osd.%d' % osd, self.pgs_not_clean)
 
+    def osd_restart_blocker(self) -> Optional[str]:
+        """Why stopping some OSD would take PGs offline now (None: none would)."""
+        for osd in self.osd_ids():
+            why = self._not_ok_to_stop(osd)
+            if why:
+                return 'osd.%d: %s' % (osd, why)
+        return None
+
     def _not_ok_to_stop(self, osd: int) -> Optional[str]:
         ret, out, err = self.mgr.mon_command({'prefix': 'osd ok-to-stop', 'ids': [str(osd)],
                                               'format': 'json'})

@@ -23,8 +23,12 @@ def rgw_restart(ctx: SettingContext) -> Change:
     return restart_change(service, 'ceph orch restart %s' % service)
 
 
+#: the target of the change that restarts every OSD, one at a time
+OSD_RESTART_TARGET = 'osd'
+
+
 def osd_restart() -> Change:
-    return restart_change('osd', 'restart every OSD, one at a time, each after '
+    return restart_change(OSD_RESTART_TARGET, 'restart every OSD, one at a time, each after '
                           '`osd ok-to-stop` and with PGs active+clean before the next')
 
 

@@ -14,7 +14,7 @@ from ..errors import Busy, InvalidInput, NotFound, RGWBenchError
 from ..journal import Journal, Step, Store
 from ..kvstore import MAX_VALUE_BYTES, check_size
 from ..targets import Target
-from .applier import SettingPlan, SettingsApplier, open_journal
+from .applier import SettingPlan, SettingsApplier, open_journal, restarts_osds
 
 STATE_KEY = 'settings/state'
 APPLYING, APPLIED, APPLY_FAILED, REVERTING, REVERTED = (
@@ -87,7 +87,7 @@ class SettingsSession:
             if not any(p.changes for p in plans):
                 raise InvalidInput('nothing to change: the cluster already runs with %s'
                                    % ', '.join('%s=%s' % (p.setting, p.value) for p in plans))
-            problems = applier.precheck(force)
+            problems = applier.precheck(force, restart_osds=restarts_osds(plans))
             if problems:
                 raise Busy('refusing to change the cluster: %s' % '; '.join(problems))
             journal_id = 'settings-%s-%s' % (time.strftime('%Y%m%d-%H%M%S'),

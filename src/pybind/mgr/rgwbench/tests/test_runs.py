@@ -389,6 +389,21 @@ def test_a_put_workload_the_capacity_guard_stops_keeps_its_figures_and_says_why(
     assert record['state'] == 'complete'
 
 
+def test_a_run_that_restarts_osds_is_refused_where_stopping_one_takes_pgs_offline(
+        stub: StubS3, certificate: Tuple[str, str]) -> None:
+    s = Setup(stub, certificate)
+    s.cluster.osd_blocker = 'osd.0: unsafe to stop osd(s) at this time'
+    msgr2 = s.profile(variants=[{'name': 'as-is', 'settings': {}},
+                                {'name': 'msgr2', 'settings': {'msgr2-secure': 'on'}}])
+    assert 'restart every OSD' in ' '.join(s.engine.plan(msgr2)['problems'])
+    with pytest.raises(Busy, match='restart every OSD'):
+        s.engine.start(msgr2, force=True)
+    assert s.cluster.calls == [] and s.results.ls() == []
+    run_id = s.engine.start(s.profile())   # restarts no OSD: not held back
+    s.engine.wait(180)
+    assert s.results.load(run_id)['state'] == 'complete'
+
+
 def test_a_run_is_refused_before_anything_changes(
         stub: StubS3, certificate: Tuple[str, str]) -> None:
     s = Setup(stub, certificate)

@@ -36,6 +36,8 @@ class FakeCluster(FakeWaits):
         self.fail_on: Optional[str] = None
         self.health_status = 'HEALTH_OK'
         self.unclean: Optional[str] = None
+        # Why stopping an OSD would take PGs offline (`osd ok-to-stop`), if it would.
+        self.osd_blocker: Optional[str] = None
         self.rgws = [RGWDaemon('default.h1.a', 'h1', 'default', None, [], [], 7, '4100')]
         self.users: Dict[str, str] = {}     # S3 users by uid: their display names
         self.user_keys = ('AK', 'SK')       # the keys the next user made gets
@@ -121,6 +123,9 @@ class FakeCluster(FakeWaits):
 
     def pgs_not_clean(self) -> Optional[str]:
         return self.unclean
+
+    def osd_restart_blocker(self) -> Optional[str]:
+        return self.osd_blocker
 
 
 def applier(cluster: FakeCluster) -> SettingsApplier:
@@ -340,6 +345,26 @@ def test_health_is_checked_before_anything_changes() -> None:
     assert a.precheck(force=True) == ['no RGW daemon is in the service map']
 
 
+BLOCKED = 'osd.0: unsafe to stop osd(s) at this time (57 PGs are or would become offline)'
+
+
+def test_settings_that_restart_osds_are_refused_where_stopping_one_takes_pgs_offline() -> None:
+    # The demo's one-OSD cluster: its ok-to-stop never allows a restart, and a change
+    # let through waited 10 minutes for it, then as long again to be put back.
+    cluster = FakeCluster()
+    cluster.osd_blocker = BLOCKED
+    a = applier(cluster)
+    assert a.restart_osds([{}, {'msgr2-secure': 'on'}])
+    assert not a.restart_osds([{}, {'config': {'client.rgw/rgw_thread_pool_size': 128}}])
+    for force in (False, True):
+        problems = a.precheck(force, restart_osds=True)
+        assert len(problems) == 1 and 'restart every OSD' in problems[0] and \
+            BLOCKED in problems[0], problems
+    assert a.precheck(restart_osds=False) == []
+    cluster.osd_blocker = None
+    assert a.precheck(restart_osds=True) == []
+
+
 def session(cluster: FakeCluster, store: MemoryStore) -> SettingsSession:
     return SettingsSession(store, lambda: applier(cluster), logging.getLogger('test'),
                            clock=lambda: 1000.0)
@@ -384,6 +409,18 @@ def test_session_refuses_while_settings_are_in_place_or_the_cluster_is_unhealthy
     s.wait(10)
     with pytest.raises(Busy, match='not undone yet'):
         session(cluster, store).apply({'msgr2-secure': 'on'})
+
+
+def test_session_refuses_settings_that_restart_osds_it_cannot_stop() -> None:
+    cluster, store = FakeCluster(), MemoryStore()
+    cluster.osd_blocker = BLOCKED
+    s = session(cluster, store)
+    with pytest.raises(Busy, match='restart every OSD.*57 PGs'):
+        s.apply({'msgr2-secure': 'on'}, force=True)
+    assert cluster.calls == [] and Journal.unfinished(store) is None
+    s.apply({'rgw-per-host': '2'})   # restarts no OSD
+    s.wait(10)
+    assert s.in_place() is not None
 
 
 def test_a_failed_apply_puts_everything_back_and_says_why() -> None:
