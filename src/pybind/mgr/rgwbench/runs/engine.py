@@ -115,7 +115,7 @@ class RunEngine:
         applier = self.make_applier()
         stored = self.credentials.get()
         variants = []
-        restart_rgw = applier.alike_restarts([v.settings for v in profile.variants])
+        restart_rgw, restart_osds = applier.restarts([v.settings for v in profile.variants])
         for variant in profile.variants:
             plans = applier.plan(variant.settings, restart_rgw)
             variants.append({'name': variant.name, 'baseline': variant.name == profile.baseline,
@@ -134,8 +134,8 @@ class RunEngine:
                               if self.checks is not None and w.objects is not None and
                               w not in profile.workloads else w.to_dict() for w in workloads],
                 'variants': variants, 's3_user': user_plan(stored).to_dict(),
-                'problems': applier.precheck(restart_osds=applier.restart_osds(
-                    [v.settings for v in profile.variants])) + self._user_problems(stored) + (
+                'problems': applier.precheck(restart_osds=restart_osds) +
+                self._user_problems(stored) + (
                     [agents['error']] if agents.get('error') else []),
                 'findings': [] if self.checks is None else
                 [f.to_dict() for f in self.checks.now(profile)]}
@@ -186,9 +186,8 @@ class RunEngine:
             found = None if self.checks is None else self.checks.before(profile, force=force)
             applier = self.make_applier()
             # Every variant's settings check out first.
-            restart_rgw = applier.alike_restarts([v.settings for v in profile.variants])
-            problems = applier.precheck(force, restart_osds=applier.restart_osds(
-                [v.settings for v in profile.variants]))
+            restart_rgw, restart_osds = applier.restarts([v.settings for v in profile.variants])
+            problems = applier.precheck(force, restart_osds=restart_osds)
             if problems:
                 raise Busy('refusing to run: %s' % '; '.join(problems))
             # Agents that cannot be placed now (`count:N` past the hosts there are, `rgw`

@@ -1,5 +1,5 @@
 """Plan, apply, verify and revert settings, every change journaled before it is made."""
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..errors import Busy, InvalidInput, RGWBenchError
 from ..fencing import Fenced
@@ -7,9 +7,8 @@ from ..journal import UNDONE, Journal, JournalError, Step
 from ..targets import Target
 from .base import ClientSide, PlanView, Setting, SettingContext
 from .changes import RESTART, SERVICE, UNDO_LAST, Change, current_state, put_state
-from .daemons import OSD_RESTART_TARGET
 from .cluster import GaveUp
-from .daemons import RGWRestart
+from .daemons import OSD_RESTART_TARGET, RGWRestart
 from .targets import client_targets
 
 Log = Callable[[str], None]
@@ -68,15 +67,20 @@ class SettingsApplier:
 
         Every variant is planned, so that wrong settings in any of them refuse the run
         before it changes anything."""
-        service = self.ctx.rgw_service()
-        planned = [self._plan(settings) for settings in variants]
-        return len(planned) > 1 and any(
-            c.target == service and c.kind in (RESTART, SERVICE)
-            for plans in planned for p in plans for c in p.changes)
+        return self.restarts(variants)[0]
 
     def restart_osds(self, variants: Sequence[Dict[str, Any]]) -> bool:
         """Whether applying any of these settings restarts the OSDs."""
-        return any(restarts_osds(self._plan(settings)) for settings in variants)
+        return self.restarts(variants)[1]
+
+    def restarts(self, variants: Sequence[Dict[str, Any]]) -> Tuple[bool, bool]:
+        """(`alike_restarts`, `restart_osds`) of these variants, each planned once."""
+        service = self.ctx.rgw_service()
+        planned = [self._plan(settings) for settings in variants]
+        alike = len(planned) > 1 and any(
+            c.target == service and c.kind in (RESTART, SERVICE)
+            for plans in planned for p in plans for c in p.changes)
+        return alike, any(restarts_osds(plans) for plans in planned)
 
     def _restarts_rgw(self, plans: List[SettingPlan]) -> bool:
         service = self.ctx.rgw_service()
