@@ -169,16 +169,23 @@ class Leftovers:
 
     def release(self, bucket_prefix: str, cleaned: Dict[str, Any]) -> None:
         """The run is done with held buckets: their record goes once `cleaned` (their
-        clean-up) left nothing, else it stays for `remove` with the reason."""
+        clean-up) left nothing and no agents of theirs are owed, else it stays for
+        `remove` with the reason."""
         key = '%s/%s' % (self.key, bucket_prefix)
         self._held.discard(key)
         problem = cleanup_problem(cleaned)
         stored = self.store.get_store(key)
-        if problem is None or not stored:
+        left = json.loads(stored) if stored else None
+        if left is None or (problem is None and not left.get('agents')):
             self.store.set_store(key, None)
             return
-        left = json.loads(stored)
-        left.update(ended=True, errors=[problem])
+        # Agents whose removal failed while the buckets were held are still owed.
+        errors = [problem] if problem else []
+        if left.get('agents'):
+            errors.append('its agents were not removed')
+        if problem is None:
+            left['buckets_removed'] = True
+        left.update(ended=True, errors=errors)
         self.store.set_store(key, json.dumps(left))
 
     def _found(self) -> List[Tuple[str, Dict[str, Any]]]:

@@ -248,3 +248,27 @@ def test_buckets_held_for_the_run_stay_until_released_or_a_new_mgr_removes_them(
         leftovers.release('rgwbench-r-p0', {'error': 'no RGW answered'})
         (pending,) = leftovers.pending()
         assert pending['errors'] == ['no RGW answered'] and pending['ended']
+
+
+def test_released_buckets_whose_agents_were_not_removed_stay_for_the_serve_loop() -> None:
+    # The orchestrator failed the agents' removal while the run held the buckets:
+    # releasing them once they are removed must not forget the agents' service.
+    store = MemoryStore()
+    log = logging.getLogger('test')
+    with StubS3(access_key='AK', secret_key='SK') as stub:
+        job = make_job(Workload(name='w', op='get', buckets=1, objects=4), creds=CREDS,
+                       endpoints=[stub.url], bucket_prefix='rgwbench-r-p0', run_tag='x')
+        leftovers = Leftovers(store, 'k')
+        leftovers.write({'id': 'r'}, UnremovableLauncher(), job)
+        leftovers.ended({'kept': 'for the run'}, agents_removed=False, held=True)
+        assert leftovers.pending() == []  # held: the run goes on with it
+        leftovers.release('rgwbench-r-p0', {'buckets_removed': ['rgwbench-r-p0-0']})
+        (pending,) = leftovers.pending()
+        assert pending['agents'] == {'service': 'container.rgwbench-agent'}
+        assert pending['errors'] == ['its agents were not removed'] and pending['ended']
+        removed: List[str] = []
+        (found,) = leftovers.remove(removed.append, CREDS, log)
+        # the buckets are not tried again: the run removed them
+        assert found.errors == [] and removed == ['container.rgwbench-agent']
+        assert 'cleanup' not in found.record
+        assert leftovers.pending() == [] and store.get_store_prefix('k') == {}
