@@ -299,6 +299,40 @@ def one_round(c: Cluster, kind: str, rng: random.Random) -> Tuple[str, List[str]
     return hit, found
 
 
+UNREMOVED_PROFILE: Dict[str, Any] = {
+    'name': 'agents-unremoved', 'baseline': 'as-is',
+    'variants': [{'name': 'as-is', 'settings': {}}],
+    'workloads': [{'name': 'get-4KiB', 'op': 'get', 'size': '4KiB', 'duration': 2,
+                   'warmup': 0, 'concurrency': 2, 'objects': 20}]}
+
+
+def test_agents_the_orchestrator_failed_to_remove_are_removed_later(two_osds: Cluster) -> None:
+    """The agents' service whose removal failed at the workload's end, while the run held
+    its buckets for later variants, is owed until the serve loop removes it."""
+    c = two_osds
+    proc = ceph_stdin(c, json.dumps(UNREMOVED_PROFILE), 'rgwbench', 'profile', 'set')
+    assert proc.returncode == 0, proc.stderr
+    wait_clean(c)
+    wait_idle(c)
+    before = fault_snapshot(c)
+    path = os.path.join(c.dir, FAIL_NEXT_CALL)
+    with open(path, 'w') as f:
+        f.write('remove_service\n')
+    try:
+        run_id = c.ceph('rgwbench', 'run', '--profile', UNREMOVED_PROFILE['name'],
+                        '--yes-i-really-mean-it').stdout.strip()
+        record = wait_run(c, run_id, timeout=600)
+        assert not os.path.exists(path), 'the agents\' service was never removed'
+        assert record['state'] in ('complete', 'failed'), record
+        # Owed until the serve loop's next try removes it.
+        wait_idle(c)
+        assert wait_unchanged(c, before) == []
+    finally:
+        if os.path.exists(path):
+            os.unlink(path)
+        c.ceph('rgwbench', 'profile', 'rm', UNREMOVED_PROFILE['name'], check=False)
+
+
 def test_faults_at_random_moments_leave_the_cluster_as_it_was(
         two_osds: Cluster, capsys: Any) -> None:
     c = two_osds
