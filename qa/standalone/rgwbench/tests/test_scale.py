@@ -74,8 +74,10 @@ def test_tls_loads_every_rgw_and_every_hosts_ingress_and_puts_all_back(
     assert sorted(agent_hosts) == hosts, agent_hosts
     assert record['state'] == 'complete', record.get('error')
     seen: Dict[str, Any] = {}
+    # Workloads whose figures the run marked: an agent was the limit, or the open loop
+    # fell behind its rate (then each target got what it answered, not what it was due).
     client_bound = {(f.get('variant'), f.get('workload')) for f in record.get('findings') or []
-                    if f['id'] == 'client-bound-agent'}
+                    if f['id'] in ('client-bound-agent', 'rate-not-held')}
     for variant in record['variants']:
         assert variant['error'] is None, variant
         assert all(ch['state'] == 'undone' for ch in variant['changes']), variant['changes']
@@ -89,7 +91,7 @@ def test_tls_loads_every_rgw_and_every_hosts_ingress_and_puts_all_back(
             assert len({t['workers'] for t in targets}) == 1, (where, targets)
             ops = [t['ops'] for t in targets]
             # Each target is due the same requests; an agent starved of CPU catches up
-            # unevenly, and then the run must say its client was the limit.
+            # unevenly, and then the run must say so.
             if (variant['name'], w['name']) not in client_bound:
                 assert spread(ops) < BALANCE, (where, targets)
             per_rgw = w['rgw']['per_daemon']
@@ -105,7 +107,8 @@ def test_tls_loads_every_rgw_and_every_hosts_ingress_and_puts_all_back(
             if w['op'] == 'get':   # TLS leaves how objects are stored: one prefill for all
                 assert w['prefilled_by'] == 'no-tls', (where, w.get('prefilled_by'))
     assert {v['name'] for v in record['variants']} == {'no-tls', 'tls-rgw', 'tls-ingress'}
-    print('per target ops and RGW CPU by workload: %s' % seen)
+    print('per target ops and RGW CPU by workload: %s; marked skewed: %s'
+          % (seen, sorted(client_bound)))
     c.wait_rgw_registered()
     assert snapshot(c) == before
     assert buckets(c) == [] and users(c) == users_before

@@ -15,12 +15,46 @@ BUSY_SHARE = 0.8        # of each engine process's core over the measured window
 # Waiting, runnable, for a core this share of the window: the client's own delay is
 # in every latency, however little CPU it got to use.
 WAIT_SHARE = 0.5
+# Open loop: fewer requests than this share of those due at the rate were sent in the
+# measured window.
+RATE_HELD = 0.9
 
 
 def measured_findings(results: Mapping[str, Mapping[str, Any]],
                       job: Optional[Mapping[str, Any]] = None) -> List[Finding]:
     """Findings from each agent's result (agent name to its engine result) of `job`."""
-    return _errors(results) + _busy_agents(results) + _prefill_cut_short(results, job or {})
+    return _errors(results) + _busy_agents(results) + _rate_not_held(results) + \
+        _prefill_cut_short(results, job or {})
+
+
+def _rate_not_held(results: Mapping[str, Mapping[str, Any]]) -> List[Finding]:
+    """Open loop: agents that sent clearly fewer requests than were due in the window.
+
+    What the cluster does past what it serves is worth measuring (a `rates`
+    curve's top), so this informs: the figures are true, of a queue.
+    """
+    behind = []
+    for agent, result in sorted(results.items()):
+        if result.get('sample_only') or result.get('mode') != 'open' or not result.get('rate'):
+            continue
+        due = float(result['rate']) * float(result.get('elapsed_s') or 0.0)
+        sent = int(result.get('ops') or 0) + int(result.get('errors') or 0)
+        if due >= 1 and sent < RATE_HELD * due:
+            behind.append('agent %s: %d of %.0f requests due at %g ops/s in %.0f s (%.0f %%)' % (
+                agent, sent, due, float(result['rate']), float(result['elapsed_s']),
+                100.0 * sent / due))
+    if not behind:
+        return []
+    return [Finding(
+        id='rate-not-held', level=Level.info,
+        summary='an open-loop workload sent fewer than %d %% of the requests due at its rate: '
+                'the cluster or the agents could not keep it, and its latencies, which count '
+                'from when each request was due, include the queue that grew' % (
+                    100 * RATE_HELD),
+        evidence=tuple(behind),
+        fix='nothing, if the rate was meant to be more than the cluster serves (the top of a '
+            '`rates` curve); else a lower rate, more concurrency, or more agents if one was '
+            'also client-bound')]
 
 
 def _prefill_cut_short(results: Mapping[str, Mapping[str, Any]],

@@ -71,3 +71,20 @@ def test_a_prefill_whose_time_ran_out_is_told_with_what_it_wrote() -> None:
     # every object written, or no time bound: nothing to tell
     assert measured_findings(wrote, dict(job, objects=500)) == []
     assert measured_findings(wrote, dict(job, prefill_s=0.0)) == []
+
+
+def test_an_open_loop_agent_that_fell_behind_its_rate_is_named() -> None:
+    found = measured_findings({
+        'h1': result(ops=1500, elapsed=20.0, mode='open', rate=75.0),   # all it was due
+        'h2': result(ops=1350, elapsed=20.0, mode='open', rate=75.0),   # 90 %
+        'h3': result(ops=800, elapsed=20.0, mode='open', rate=75.0),    # 53 %
+        'h4': result(ops=10, elapsed=20.0, mode='closed', rate=None),
+        'h5': dict(result(ops=0, elapsed=20.0, mode='open', rate=75.0), sample_only=True)})
+    (behind,) = found
+    assert behind.id == 'rate-not-held' and behind.level == Level.info
+    assert behind.evidence == ('agent h3: 800 of 1500 requests due at 75 ops/s in 20 s (53 %)',)
+    assert 'lower rate' in behind.fix
+
+
+def test_an_open_loop_window_too_short_to_be_due_a_request_is_not_named() -> None:
+    assert measured_findings({'h1': result(ops=0, elapsed=0.0, mode='open', rate=10.0)}) == []
