@@ -142,6 +142,8 @@ class SettingsApplier:
                         raise GaveUp('stopped before %s: the run was aborted' % change.summary)
                     if progress:
                         progress(change.summary)
+                    if change.kind == RESTART:
+                        self.ctx.cluster.wait_ready_to_restart(change.target)
                     before = current_state(self.ctx.cluster, change)
                     step = journal.record(change.kind, change.target, before, change.after)
                     journal.check_owner('make the change %s' % change.summary)

@@ -286,6 +286,17 @@ class ClusterAccess:
         dump = self.command_json(prefix='osd dump')
         return sorted(int(o['osd']) for o in dump['osds'])
 
+    def wait_ready_to_restart(self, daemons: str) -> None:
+        """Until the first daemon of a restart may stop (an OSD: `osd ok-to-stop`).
+
+        Waited for before the restart is journaled: one that could never begin
+        (a PG went offline-prone after the checks) leaves no restart to put back.
+        """
+        if daemons == 'osd':
+            first = self.osd_ids()[:1]
+            for osd in first:
+                self.wait_for('osd.%d to be ok to stop' % osd, lambda: self._not_ok_to_stop(osd))
+
     def restart_osds(self) -> None:
         for osd in self.osd_ids():
             self.wait_for('osd.%d to be ok to stop' % osd, lambda: self._not_ok_to_stop(osd))

@@ -55,6 +55,8 @@ class FakeWaits:
     """ClusterAccess's waits for fake clusters: a few polls, and giving up as it does."""
 
     given_up: Callable[[], bool] = staticmethod(lambda: False)
+    # Why stopping an OSD would take PGs offline (`osd ok-to-stop`), if it would.
+    osd_blocker: Optional[str] = None
 
     @contextlib.contextmanager
     def giving_up_when(self, given_up: Callable[[], bool]) -> Iterator[None]:
@@ -64,6 +66,10 @@ class FakeWaits:
             yield
         finally:
             self.given_up = before
+
+    def wait_ready_to_restart(self, daemons: str) -> None:
+        if daemons == 'osd':
+            self.wait_for('osd.0 to be ok to stop', lambda: self.osd_blocker)
 
     def wait_for(self, what: str, check: Callable[[], Optional[str]],
                  timeout_s: Optional[float] = None) -> None:

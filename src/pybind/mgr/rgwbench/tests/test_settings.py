@@ -14,7 +14,7 @@ from rgwbench.rgw_admin import S3Keys
 from rgwbench.rgw_daemons import RGWDaemon
 from rgwbench.settings.applier import SettingsApplier
 from rgwbench.settings.base import SettingContext
-from rgwbench.settings.cluster import ClusterAccess, Daemon, pg_states
+from rgwbench.settings.cluster import ClusterAccess, Daemon, NotReady, pg_states
 from rgwbench.settings.daemons import ConfigOption, Msgr2Secure, RGWPerHost, RGWRestart
 from rgwbench.settings.registry import parse_assignments
 from rgwbench.settings.session import SettingsSession
@@ -36,8 +36,6 @@ class FakeCluster(FakeWaits):
         self.fail_on: Optional[str] = None
         self.health_status = 'HEALTH_OK'
         self.unclean: Optional[str] = None
-        # Why stopping an OSD would take PGs offline (`osd ok-to-stop`), if it would.
-        self.osd_blocker: Optional[str] = None
         self.rgws = [RGWDaemon('default.h1.a', 'h1', 'default', None, [], [], 7, '4100')]
         self.users: Dict[str, str] = {}     # S3 users by uid: their display names
         self.user_keys = ('AK', 'SK')       # the keys the next user made gets
@@ -363,6 +361,23 @@ def test_settings_that_restart_osds_are_refused_where_stopping_one_takes_pgs_off
     assert a.precheck(restart_osds=False) == []
     cluster.osd_blocker = None
     assert a.precheck(restart_osds=True) == []
+
+
+def test_an_osd_restart_that_could_not_begin_is_not_journaled_nor_put_back() -> None:
+    # A PG became offline-prone after the checks: no OSD stopped, so putting the
+    # options back needs no restart (it waited 10 minutes for ok-to-stop again).
+    cluster, store = FakeCluster(), MemoryStore()
+    a = applier(cluster)
+    plans = a.plan({'msgr2-secure': 'on'})
+    journal = Journal.open(store, 'j', about={})
+    cluster.osd_blocker = BLOCKED
+    with pytest.raises(NotReady, match='osd.0 to be ok to stop'):
+        a.apply(journal, plans)
+    assert 'restart' not in [s.kind for s in journal.steps()]
+    a.revert(journal)
+    assert not any(call.startswith('restart osd') for call in cluster.calls), cluster.calls
+    assert set(cluster.config) == {('global', 'fsid_like')}
+    assert Journal.unfinished(store) is None
 
 
 def session(cluster: FakeCluster, store: MemoryStore) -> SettingsSession:
