@@ -15,7 +15,7 @@ import sys
 import tempfile
 import time
 import urllib.parse
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import pytest
 
@@ -35,7 +35,7 @@ class Cluster:
     def __init__(self, release: str, directory: str) -> None:
         self.release = release
         self.dir = directory
-        self._ceph_argv: List[str] = []
+        self._tools: Dict[str, List[str]] = {}
         self._session: Optional[CephSession] = None
 
     def tool(self, *args: str, check: bool = True, timeout: float = 900,
@@ -55,14 +55,28 @@ class Cluster:
         # The `ceph` command line the cluster tool would run, run directly: tests
         # call it thousands of times, and a second Python start each time was a
         # good part of the machine's CPU while the suite ran.
-        if not self._ceph_argv:
-            self._ceph_argv = json.loads(self.tool('info').stdout)['tools']['ceph']
         try:
-            return run(self._ceph_argv + list(args), check, timeout=120)
+            return run(self.tool_argv('ceph') + list(args), check, timeout=120)
         except subprocess.TimeoutExpired as e:
             # A mgr that does not answer: say what the mgrs last wrote.
             raise AssertionError('ceph %s: no answer in 120 s; the mgr logs end:\n%s' % (
                 ' '.join(args), self.mgr_logs_tail())) from e
+
+    def ceph_input(self, data: Union[str, bytes], *args: str,
+                   timeout: float = 120) -> 'subprocess.CompletedProcess[str]':
+        """`ceph ARGS -i -` with `data` on its standard input, as an operator sends a file."""
+        proc = subprocess.run(self.tool_argv('ceph') + list(args) + ['-i', '-'],
+                              input=data.encode('utf-8') if isinstance(data, str) else data,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+        return subprocess.CompletedProcess(proc.args, proc.returncode,
+                                           proc.stdout.decode('utf-8', 'replace'),
+                                           proc.stderr.decode('utf-8', 'replace'))
+
+    def tool_argv(self, tool: str) -> List[str]:
+        """The command line of `ceph` or `radosgw-admin` that `cluster TOOL` would run."""
+        if tool not in self._tools:
+            self._tools = json.loads(self.tool('info').stdout)['tools']
+        return list(self._tools[tool])
 
     def mgr_logs_tail(self, lines: int = 25) -> str:
         found = []

@@ -36,7 +36,6 @@ from conftest import Cluster
 from localcluster.cluster import ORCH_BACKEND
 from localcluster.processes import ProcessTable
 from test_load import agent_folders
-from test_runs import ceph_stdin
 from test_runs import snapshot as runs_snapshot
 from test_runs import wait_run
 from test_settings import wait_clean, wait_settled
@@ -310,7 +309,7 @@ def test_agents_the_orchestrator_failed_to_remove_are_removed_later(two_osds: Cl
     """The agents' service whose removal failed at the workload's end, while the run held
     its buckets for later variants, is owed until the serve loop removes it."""
     c = two_osds
-    proc = ceph_stdin(c, json.dumps(UNREMOVED_PROFILE), 'rgwbench', 'profile', 'set')
+    proc = c.ceph_input(json.dumps(UNREMOVED_PROFILE), 'rgwbench', 'profile', 'set')
     assert proc.returncode == 0, proc.stderr
     wait_clean(c)
     wait_idle(c)
@@ -341,7 +340,7 @@ def test_faults_at_random_moments_leave_the_cluster_as_it_was(
     with capsys.disabled():
         print('\nfault loop on %s: %d rounds, seed %d (RGWBENCH_FAULT_SEED=%d repeats it)'
               % (c.release, ROUNDS, seed, seed), flush=True)
-    proc = ceph_stdin(c, json.dumps(PROFILE), 'rgwbench', 'profile', 'set')
+    proc = c.ceph_input(json.dumps(PROFILE), 'rgwbench', 'profile', 'set')
     assert proc.returncode == 0, proc.stderr
     # Planning makes the self-signed TLS certificate the runs use and keeps it:
     # made before the first snapshot, it is part of every one.

@@ -24,8 +24,7 @@ import urllib.parse
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import pytest
-from conftest import (CLUSTER, Cluster, active_mgr_pid, rss_bytes, stream,
-                      tls_socket)
+from conftest import Cluster, active_mgr_pid, rss_bytes, stream, tls_socket
 from test_load import agent_folders, buckets, wait_load
 from test_panel import HTTPS, Panel, free_port
 
@@ -94,22 +93,13 @@ class Misses:
             assert not self.found, '\n'.join(self.found)
 
 
-def ceph_input(c: Cluster, data: bytes, *args: str) -> 'subprocess.CompletedProcess[str]':
-    proc = subprocess.run([CLUSTER, 'ceph', '--dir', c.dir, '--'] + list(args) + ['-i', '-'],
-                          input=data, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          timeout=120)
-    return subprocess.CompletedProcess(proc.args, proc.returncode,
-                                       proc.stdout.decode('utf-8', 'replace'),
-                                       proc.stderr.decode('utf-8', 'replace'))
-
-
 @pytest.fixture(scope='module')
 def hostile(cluster: Cluster) -> Iterator[Panel]:
     """The panel served with a password, and S3 credentials stored (for the load)."""
     s3 = cluster.s3()
-    stored = ceph_input(cluster, json.dumps({'access_key': s3['access_key'],
-                                             'secret_key': s3['secret_key']}).encode(),
-                        'rgwbench', 'credentials', 'set')
+    stored = cluster.ceph_input(json.dumps({'access_key': s3['access_key'],
+                                            'secret_key': s3['secret_key']}),
+                                'rgwbench', 'credentials', 'set')
     assert stored.returncode == 0, stored.stderr
     port = free_port()
     cluster.ceph('config', 'set', 'mgr', 'mgr/rgwbench/panel_port', str(port))
@@ -194,7 +184,7 @@ def test_hostile_profile_documents_are_refused_with_one_line(
     accepted = []
     with unchanged(cluster), Misses() as misses:
         for what, doc in hostile_profiles():
-            proc = ceph_input(cluster, doc, 'rgwbench', 'profile', 'set')
+            proc = cluster.ceph_input(doc, 'rgwbench', 'profile', 'set')
             if proc.returncode == 0:  # a mutation that happened to be valid
                 accepted.append(what)
                 cluster.ceph('rgwbench', 'profile', 'rm', 'hostile')
@@ -202,16 +192,16 @@ def test_hostile_profile_documents_are_refused_with_one_line(
             misses.refused_by_module(proc, errno.EINVAL, what, 'Error EINVAL: ')
         for doc in (b'', b'\x00' * 1000, laughs(), b'access_key: &a [*a]\nsecret_key: x\n',
                     b'x' * (4 << 20)):
-            misses.refused_by_module(ceph_input(cluster, doc, 'rgwbench', 'credentials', 'set'),
+            misses.refused_by_module(cluster.ceph_input(doc, 'rgwbench', 'credentials', 'set'),
                                      errno.EINVAL, ('credentials', doc[:40]))
         for command in (('rgwbench', 'certificate', 'set'),
                         ('rgwbench', 'panel', 'certificate', 'set')):
             for doc in (b'', b'-----BEGIN CERTIFICATE-----\n%%%\n-----END CERTIFICATE-----\n',
                         laughs(), b'\xff' * 100000):
-                misses.refused_by_module(ceph_input(cluster, doc, *command), errno.EINVAL,
+                misses.refused_by_module(cluster.ceph_input(doc, *command), errno.EINVAL,
                                          (command, doc[:40]))
-        misses.refused_by_module(ceph_input(cluster, b'x' * (4 << 20), 'rgwbench', 'panel',
-                                            'password', 'set'), errno.EINVAL, 'password')
+        misses.refused_by_module(cluster.ceph_input(b'x' * (4 << 20), 'rgwbench', 'panel',
+                                                    'password', 'set'), errno.EINVAL, 'password')
     assert len(accepted) <= 2, accepted
 
 

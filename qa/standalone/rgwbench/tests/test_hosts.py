@@ -14,7 +14,7 @@ from typing import Any, Dict, Iterator, List, Set
 
 import pytest
 
-from conftest import CLUSTER, RELEASES, Cluster, new_cluster_dir, one_line, processes_of
+from conftest import RELEASES, Cluster, new_cluster_dir, one_line, processes_of
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(HERE))))
@@ -317,10 +317,7 @@ def store_credentials(hosts3: HostsCluster) -> None:
     """The test user's keys, stored for the module (`credentials rm` takes them away)."""
     s3 = hosts3.s3()
     creds = json.dumps({'access_key': s3['access_key'], 'secret_key': s3['secret_key']})
-    proc = subprocess.run([CLUSTER, 'ceph', '--dir', hosts3.dir, '--', 'rgwbench',
-                           'credentials', 'set', '-i', '-'], input=creds,
-                          universal_newlines=True, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, timeout=60)
+    proc = hosts3.ceph_input(creds, 'rgwbench', 'credentials', 'set', timeout=60)
     assert proc.returncode == 0, proc.stderr
 
 

@@ -11,14 +11,11 @@ from typing import Any, Dict, Iterator, List, Tuple
 
 import pytest
 
-from conftest import CLUSTER, Cluster, active_mgr_pid, one_line
+from conftest import Cluster, active_mgr_pid, one_line
 
 
 def set_credentials(cluster: Cluster, doc: Dict[str, Any]) -> 'subprocess.CompletedProcess[str]':
-    return subprocess.run([CLUSTER, 'ceph', '--dir', cluster.dir, '--', 'rgwbench',
-                           'credentials', 'set', '-i', '-'], input=json.dumps(doc),
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, timeout=60)
+    return cluster.ceph_input(json.dumps(doc), 'rgwbench', 'credentials', 'set', timeout=60)
 
 
 @pytest.fixture

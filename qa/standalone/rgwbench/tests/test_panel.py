@@ -19,7 +19,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 import pytest
 from conftest import Cluster, active_mgr_pid, one_line, rss_bytes, stream, tls_socket
 from test_runs import buckets, runs, snapshot, wait_run  # noqa: F401 (runs: a fixture)
-from test_settings_tls import ceph_input, make_pems, served_certificate
+from test_settings_tls import make_pems, served_certificate
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
@@ -247,12 +247,12 @@ def test_the_operators_certificate_is_checked_and_served(panel: Panel, tmp_path:
     c = panel.cluster
     generated = c.ceph_json('rgwbench', 'panel', 'show')['certificate']['fingerprint_sha256']
     pems = make_pems(str(tmp_path))
-    proc = ceph_input(c, pems['a_cert'] + pems['b_key'], 'rgwbench', 'panel', 'certificate',
-                      'set')
+    proc = c.ceph_input(pems['a_cert'] + pems['b_key'], 'rgwbench', 'panel', 'certificate',
+                        'set')
     assert proc.returncode == errno.EINVAL and 'does not match' in one_line(proc.stderr)
     assert HTTPS(panel.wait_serving()).fingerprint() == generated
-    proc = ceph_input(c, pems['a_cert'] + pems['a_key'], 'rgwbench', 'panel', 'certificate',
-                      'set')
+    proc = c.ceph_input(pems['a_cert'] + pems['a_key'], 'rgwbench', 'panel', 'certificate',
+                        'set')
     assert proc.returncode == 0, proc.stderr
     try:
         shown = c.ceph_json('rgwbench', 'panel', 'show')['certificate']

@@ -4,7 +4,7 @@ from typing import Iterator, List
 
 import pytest
 from conftest import Cluster
-from test_runs import FAST, ceph_stdin, wait_run
+from test_runs import FAST, wait_run
 
 
 def users(c: Cluster) -> List[str]:
@@ -21,9 +21,9 @@ def no_credentials(two_osds: Cluster) -> Iterator[Cluster]:
         two_osds.ceph('rgwbench', 'credentials', 'rm')
     yield two_osds
     if shown['configured']:
-        proc = ceph_stdin(two_osds, json.dumps({'access_key': s3['access_key'],
-                                                'secret_key': s3['secret_key']}),
-                          'rgwbench', 'credentials', 'set')
+        proc = two_osds.ceph_input(json.dumps({'access_key': s3['access_key'],
+                                               'secret_key': s3['secret_key']}),
+                                   'rgwbench', 'credentials', 'set')
         assert proc.returncode == 0, proc.stderr
 
 

@@ -5,12 +5,11 @@ and a failover needs a standby mgr.
 """
 import json
 import re
-import subprocess
 import time
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
-from conftest import CLUSTER, Cluster, one_line
+from conftest import Cluster, one_line
 from test_settings_tls import OPTIONS, VIP, free_ports
 
 FAST = ['--duration', '4', '--warmup', '1']
@@ -36,19 +35,13 @@ def buckets(c: Cluster) -> List[str]:
             if b.startswith('rgwbench-')]
 
 
-def ceph_stdin(c: Cluster, text: str, *args: str) -> 'subprocess.CompletedProcess[str]':
-    return subprocess.run([CLUSTER, 'ceph', '--dir', c.dir, '--'] + list(args) + ['-i', '-'],
-                          input=text, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, timeout=120)
-
-
 @pytest.fixture(scope='module')
 def runs(two_osds: Cluster) -> Iterator[Cluster]:
     """Stored credentials, and where the ingress of `tls@ingress` variants goes."""
     s3 = two_osds.s3()
-    proc = ceph_stdin(two_osds, json.dumps({'access_key': s3['access_key'],
-                                            'secret_key': s3['secret_key']}),
-                      'rgwbench', 'credentials', 'set')
+    proc = two_osds.ceph_input(json.dumps({'access_key': s3['access_key'],
+                                           'secret_key': s3['secret_key']}),
+                               'rgwbench', 'credentials', 'set')
     assert proc.returncode == 0, proc.stderr
     frontend, monitor = free_ports(2)
     for option, value in zip(OPTIONS, ('%s/32' % VIP, str(frontend), str(monitor))):
@@ -119,8 +112,8 @@ def test_bad_profiles_are_refused_naming_the_field(runs: Cluster) -> None:
     before = snapshot(runs)
     keys = runs.ceph('config-key', 'ls').stdout
     for profile, field in BAD_PROFILES:
-        proc = ceph_stdin(runs, json.dumps(dict(profile, name='bad')),
-                          'rgwbench', 'profile', 'set')
+        proc = runs.ceph_input(json.dumps(dict(profile, name='bad')),
+                               'rgwbench', 'profile', 'set')
         assert proc.returncode == 22, (field, proc.stderr)
         assert field in one_line(proc.stderr), (field, proc.stderr)
         assert runs.ceph('config-key', 'ls').stdout == keys, field
@@ -287,7 +280,7 @@ def test_a_run_cut_off_by_a_failover_ends_failed_and_restores_the_cluster(
         runs: Cluster) -> None:
     # One workload a variant: the baseline's measure is short, the failover comes
     # in the long one of the variant after it.
-    proc = ceph_stdin(runs, json.dumps(FAILOVER_PROFILE), 'rgwbench', 'profile', 'set')
+    proc = runs.ceph_input(json.dumps(FAILOVER_PROFILE), 'rgwbench', 'profile', 'set')
     assert proc.returncode == 0, proc.stderr
     before = snapshot(runs)
     run_id = runs.ceph('rgwbench', 'run', '--profile', FAILOVER_NAME,

@@ -8,14 +8,13 @@ module).
 """
 import json
 import os
-import subprocess
 import threading
 import time
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 
-from conftest import CLUSTER, RELEASES, Cluster, new_cluster_dir
+from conftest import RELEASES, Cluster, new_cluster_dir
 from test_settings_tls import free_ports
 
 VIP = '127.0.0.1'
@@ -62,9 +61,7 @@ class Watch(threading.Thread):
 
 
 def ceph_input(c: Cluster, text: str, *args: str) -> None:
-    proc = subprocess.run([CLUSTER, 'ceph', '--dir', c.dir, '--'] + list(args) + ['-i', '-'],
-                          input=text, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, timeout=120)
+    proc = c.ceph_input(text, *args)
     assert proc.returncode == 0, proc.stderr
 
 

@@ -7,14 +7,13 @@ writes and reads with boto3 and reads the stored bytes back from RADOS.
 """
 import errno
 import json
-import subprocess
 import time
 import uuid
 from typing import Any, Dict, Iterator, List, Tuple
 
 import pytest
 
-from conftest import CLUSTER, Cluster, one_line
+from conftest import Cluster, one_line
 from test_kmip import kmip, raw_head, s3_client
 
 KMIP_OPTIONS = ('sse_kmip_addr', 'sse_kmip_ca_path', 'sse_kmip_client_cert',
@@ -26,12 +25,9 @@ def credentials(cluster: Cluster) -> Iterator[Dict[str, Any]]:
     had = cluster.ceph_json('rgwbench', 'credentials', 'show')['configured']
     s3 = cluster.s3()
     if not had:
-        proc = subprocess.run([CLUSTER, 'ceph', '--dir', cluster.dir, '--', 'rgwbench',
-                               'credentials', 'set', '-i', '-'],
-                              input=json.dumps({'access_key': s3['access_key'],
-                                                'secret_key': s3['secret_key']}),
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              universal_newlines=True, timeout=60)
+        proc = cluster.ceph_input(json.dumps({'access_key': s3['access_key'],
+                                              'secret_key': s3['secret_key']}),
+                                  'rgwbench', 'credentials', 'set', timeout=60)
         assert proc.returncode == 0, proc.stderr
     try:
         yield s3

@@ -23,7 +23,7 @@ import boto3
 import pytest
 from botocore.config import Config
 
-from conftest import CLUSTER, Cluster, one_line
+from conftest import Cluster, one_line
 
 VIP = '127.0.0.1'
 OPTIONS = ('ingress_virtual_ip', 'ingress_frontend_port', 'ingress_monitor_port')
@@ -60,12 +60,6 @@ def apply(c: Cluster, *settings: str) -> Dict[str, Any]:
 def revert(c: Cluster) -> None:
     c.ceph('rgwbench', 'settings', 'revert')
     wait_state(c, ['reverted'])
-
-
-def ceph_input(c: Cluster, text: str, *args: str) -> 'subprocess.CompletedProcess[str]':
-    return subprocess.run([CLUSTER, 'ceph', '--dir', c.dir, '--'] + list(args) + ['-i', '-'],
-                          input=text, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, timeout=60)
 
 
 def free_ports(count: int) -> List[int]:
@@ -256,8 +250,8 @@ def test_the_operators_certificate_is_checked_and_served(cluster: Cluster, settl
                                                          tmp_path: Any) -> None:
     pems = make_pems(str(tmp_path))
     before = snapshot(cluster)
-    proc = ceph_input(cluster, pems['a_cert'] + pems['b_key'],
-                      'rgwbench', 'certificate', 'set')
+    proc = cluster.ceph_input(pems['a_cert'] + pems['b_key'],
+                              'rgwbench', 'certificate', 'set')
     assert proc.returncode == errno.EINVAL
     assert 'the private key does not match the certificate (subject commonName=rgwbench-a)' \
         in one_line(proc.stderr)
@@ -265,8 +259,8 @@ def test_the_operators_certificate_is_checked_and_served(cluster: Cluster, settl
     assert shown.returncode == errno.ENOENT or json.loads(shown.stdout)['source'] == 'generated'
 
     # Written around the check, straight into the module's store: refused when used.
-    proc = ceph_input(cluster, pems['a_cert'] + pems['b_key'],
-                      'config-key', 'set', 'mgr/rgwbench/tls/certificate')
+    proc = cluster.ceph_input(pems['a_cert'] + pems['b_key'],
+                              'config-key', 'set', 'mgr/rgwbench/tls/certificate')
     assert proc.returncode == 0, proc.stderr
     try:
         for verb in (['plan'], ['apply', '--yes-i-really-mean-it']):
@@ -278,7 +272,7 @@ def test_the_operators_certificate_is_checked_and_served(cluster: Cluster, settl
     assert snapshot(cluster) == before
 
     # A good one is what RGW then serves.
-    proc = ceph_input(cluster, pems['a_cert'] + pems['a_key'], 'rgwbench', 'certificate', 'set')
+    proc = cluster.ceph_input(pems['a_cert'] + pems['a_key'], 'rgwbench', 'certificate', 'set')
     assert proc.returncode == 0, proc.stderr
     try:
         cert = certificate(cluster)
@@ -391,7 +385,7 @@ def test_tls_at_ingress_without_options_chooses_its_address_and_ports(
 def test_certificate_commands_without_input(cluster: Cluster) -> None:
     proc = cluster.ceph('rgwbench', 'certificate', 'set', check=False)
     assert proc.returncode == errno.EINVAL and '-i <pem>' in one_line(proc.stderr)
-    proc = ceph_input(cluster, 'not a pem', 'rgwbench', 'certificate', 'set')
+    proc = cluster.ceph_input('not a pem', 'rgwbench', 'certificate', 'set')
     assert proc.returncode == errno.EINVAL and 'no certificate' in one_line(proc.stderr)
     assert cluster.ceph('rgwbench', 'certificate', 'rm').stdout.strip() == \
         'no certificate was set'

@@ -18,7 +18,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 import pytest
 import yaml
 
-from conftest import CLUSTER, Cluster
+from conftest import Cluster
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 QA = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
@@ -42,8 +42,8 @@ rb = _load_task()
 class LocalRemote:
     """A Remote whose `run` executes ceph/radosgw-admin on a local cluster."""
 
-    def __init__(self, cluster_dir: str) -> None:
-        self.dir = cluster_dir
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
         self.commands: List[List[str]] = []
 
     def run(self, args: Sequence[str], stdin: Optional[str] = None, stdout: Any = None,
@@ -55,7 +55,7 @@ class LocalRemote:
             assert rest[1] == 'ceph'
             rest = rest[2:]
         self.commands.append([tool] + rest)
-        proc = subprocess.run([CLUSTER, tool, '--dir', self.dir, '--'] + rest, input=stdin,
+        proc = subprocess.run(self.cluster.tool_argv(tool) + rest, input=stdin,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               universal_newlines=True, timeout=300)
         if stdout is not None:
@@ -505,7 +505,7 @@ def test_a_module_that_did_not_load_fails_the_real_cluster_tests() -> None:
 
 def test_task_runs_quick_on_a_real_cluster(two_osds: Cluster) -> None:
     _require_run(two_osds)
-    remote = LocalRemote(two_osds.dir)
+    remote = LocalRemote(two_osds)
     config = {'profile': 'quick', 'poll_interval': 2, 'timeout': 900,
               'overrides': {'duration': 3, 'warmup': 1},
               'bounds': {'max_throughput_drop_pct': {'*': 100}}}
@@ -529,7 +529,7 @@ def test_task_runs_quick_on_a_real_cluster(two_osds: Cluster) -> None:
 
 def test_task_names_a_missed_bound_on_a_real_cluster(two_osds: Cluster) -> None:
     _require_run(two_osds)
-    remote = LocalRemote(two_osds.dir)
+    remote = LocalRemote(two_osds)
     # A one-variant profile of its own: a short run that restarts nothing.
     config = {'profile': 'teuthology-bound', 'poll_interval': 2, 'timeout': 900,
               'keep_results': True,
@@ -551,7 +551,7 @@ def test_task_names_a_missed_bound_on_a_real_cluster(two_osds: Cluster) -> None:
 def test_local_remote_passes_stdin(two_osds: Cluster) -> None:
     """The stand-in itself: stdin reaches `ceph ... -i -` and the exit status comes back."""
     cluster = two_osds
-    remote = LocalRemote(cluster.dir)
+    remote = LocalRemote(cluster)
     out = io.StringIO()
     proc = remote.run(args=['sudo', 'ceph', '--cluster', 'ceph', 'config-key', 'set',
                             'rgwbench-teuthology-test', '-i', '-'],
@@ -564,7 +564,7 @@ def test_local_remote_passes_stdin(two_osds: Cluster) -> None:
 
 def test_task_aborts_a_run_past_its_timeout_on_a_real_cluster(two_osds: Cluster) -> None:
     _require_run(two_osds)
-    remote = LocalRemote(two_osds.dir)
+    remote = LocalRemote(two_osds)
     config = {'profile': 'quick', 'poll_interval': 1, 'timeout': 5,
               'overrides': {'duration': 30, 'warmup': 1}}
     with pytest.raises(RuntimeError) as e:

@@ -7,7 +7,7 @@ import pytest
 
 from conftest import Cluster
 from test_load import buckets, credentials, wait_load  # noqa: F401 (a fixture)
-from test_runs import ceph_stdin, wait_run
+from test_runs import wait_run
 
 PROFILE = 'fields-test'
 
@@ -42,7 +42,7 @@ def profile(cluster: Cluster) -> Iterator[str]:
     doc = {'name': PROFILE, 'variants': [{'name': 'as-is'}],
            'workloads': [{'op': 'get', 'size': '64KiB', 'concurrency': 4, 'duration': 5,
                           'warmup': 1, 'rate': 40, 'objects': 300, 'range': '0-16KiB'}]}
-    proc = ceph_stdin(cluster, json.dumps(doc), 'rgwbench', 'profile', 'set')
+    proc = cluster.ceph_input(json.dumps(doc), 'rgwbench', 'profile', 'set')
     assert proc.returncode == 0, proc.stderr
     yield PROFILE
     cluster.ceph('rgwbench', 'profile', 'rm', PROFILE)
