@@ -150,22 +150,24 @@ def test_refuses_only_when_surely_more_than_a_second_apart() -> None:
 
 def test_an_agent_whose_clock_is_off_is_found_and_starts_as_its_clock_says(
         stub: StubS3, certificate: Tuple[str, str]) -> None:
-    launcher = ThreadLauncher(['host-a', 'host-b'], {'host-b': 'clock:0.2'})
+    # 0.6 s: found unless the best round trips were over half a second (a starved CI
+    # machine's were over 0.1 s, and a 0.2 s offset went unproven), and never refused.
+    launcher = ThreadLauncher(['host-a', 'host-b'], {'host-b': 'clock:0.6'})
     agent_run, summary = run(stub, certificate, launcher, concurrency=4)
     assert {a: s['state'] for a, s in summary['agents'].items()} == {
         'host-a': DONE, 'host-b': DONE}
     (f,) = [f for f in agent_run.findings() if f.id == 'clock-skew']
     assert f.level == Level.skews and summary['refused'] is None
     clocks = summary['clocks']
-    # each true offset within the bound its best round trip gives (short on loopback)
-    for agent, true_ms in (('host-a', 0), ('host-b', 200)):
+    # each true offset within the bound its best round trip gives
+    for agent, true_ms in (('host-a', 0), ('host-b', 600)):
         assert abs(clocks[agent]['offset_ms'] - true_ms) <= clocks[agent]['error_ms'] + 0.01
-        assert clocks[agent]['error_ms'] < 50
+        assert clocks[agent]['error_ms'] < 250
     assert f.evidence[1].startswith('agent host-b: +')
-    # host-b started when its own clock read the common start: 0.2 s early
+    # host-b started when its own clock read the common start: 0.6 s early
     starts = {a: r['start_at'] for a, r in agent_run.results.items()}
     assert starts['host-a'] == summary['start_at']
-    assert starts['host-b'] == pytest.approx(summary['start_at'] - 0.2)
+    assert starts['host-b'] == pytest.approx(summary['start_at'] - 0.6)
 
 
 def test_agents_on_time_give_no_finding(stub: StubS3, certificate: Tuple[str, str]) -> None:
