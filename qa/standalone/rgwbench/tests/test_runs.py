@@ -10,7 +10,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 from conftest import Cluster, one_line
-from test_settings_tls import OPTIONS, VIP, free_ports
+from test_settings_tls import OPTIONS
 
 FAST = ['--duration', '4', '--warmup', '1']
 FAILOVER_NAME = 'failover-test'
@@ -37,21 +37,18 @@ def buckets(c: Cluster) -> List[str]:
 
 @pytest.fixture(scope='module')
 def runs(two_osds: Cluster) -> Iterator[Cluster]:
-    """Stored credentials, and where the ingress of `tls@ingress` variants goes."""
+    """Stored credentials. No ingress option is set: `tls@ingress` variants take the
+    address and ports the module chooses from the cluster, as on a user's cluster."""
+    for option in OPTIONS:
+        assert two_osds.ceph('config', 'get', 'mgr', 'mgr/rgwbench/%s' % option
+                             ).stdout.strip() in ('', '0'), option
     s3 = two_osds.s3()
     proc = two_osds.ceph_input(json.dumps({'access_key': s3['access_key'],
                                            'secret_key': s3['secret_key']}),
                                'rgwbench', 'credentials', 'set')
     assert proc.returncode == 0, proc.stderr
-    frontend, monitor = free_ports(2)
-    for option, value in zip(OPTIONS, ('%s/32' % VIP, str(frontend), str(monitor))):
-        two_osds.ceph('config', 'set', 'mgr', 'mgr/rgwbench/%s' % option, value)
     yield two_osds
     two_osds.ceph('rgwbench', 'credentials', 'rm')
-    # Pacific's mgr keeps a removed module option's last value: back to the default first.
-    for option, default in zip(OPTIONS, ('', '0', '0')):
-        two_osds.ceph('config', 'set', 'mgr', 'mgr/rgwbench/%s' % option, default)
-        two_osds.ceph('config', 'rm', 'mgr', 'mgr/rgwbench/%s' % option)
 
 
 @pytest.fixture(autouse=True)
@@ -238,8 +235,17 @@ def test_calibrate_stores_the_floor_later_comparisons_use(runs: Cluster) -> None
     runs.ceph('config-key', 'rm', 'mgr/rgwbench/calibration')
 
 
+CHOSEN_INGRESS = re.compile(r'HAProxy at \S+ on \S+, port \d+ \(monitor \d+\) '
+                            r'\[chosen from the cluster')
+
+
 def test_sse_runs_with_tls_msgr2_and_encryption_and_puts_it_all_back(runs: Cluster) -> None:
+    """With no ingress option set: the plans of `sse` and `security` show the address
+    and ports their ingress variants take, and `sse` runs there."""
     before = snapshot(runs)
+    for profile in ('sse', 'security'):
+        plan = runs.ceph('rgwbench', 'plan', '--profile', profile).stdout
+        assert CHOSEN_INGRESS.search(plan), (profile, plan)
     run_id = runs.ceph('rgwbench', 'run', '--profile', 'sse', *FAST,
                        '--yes-i-really-mean-it').stdout.strip()
     record = wait_run(runs, run_id, timeout=1500)
