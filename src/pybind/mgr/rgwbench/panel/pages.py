@@ -12,6 +12,7 @@ from ..results.model import (CHARTED, Comparison, Figure, Run, RunLike, RunSumma
                              WorkloadResult, as_run, as_summary, columns)
 from ..results.report import (cell_values, changed_settings, level_text, noise_text, table_rows,
                               when)
+from ..results.seeds import SeedsTable, optional_legend, seeds_tables
 from .charts import bar_chart, line_chart
 
 LOGIN_STYLE = (
@@ -204,6 +205,41 @@ def comparison_table(run: Run) -> str:
                escaped(level_text([i.row for i in table_rows(run) if i.row is not None]))))
 
 
+def _seeds_cell(text: str, column: int) -> str:
+    if column == 0:
+        return '<th scope="row">%s</th>' % escaped(text)
+    if text.endswith('*'):
+        return '<td class="num significant"><strong>%s</strong></td>' % escaped(text[:-1])
+    return '<td class="num">%s</td>' % escaped(text)
+
+
+def _seeds_table(index: int, found: SeedsTable) -> str:
+    head = ''.join('<th>%s</th>' % escaped(h) for h in found.headers)
+    rows = ''.join('<tr data-metric="%s">%s</tr>' % (
+        escaped(metric), ''.join(_seeds_cell(text, i) for i, text in enumerate(row)))
+        for metric, row in zip(found.metrics, found.rows))
+    notes = ''.join('<li>%s: %s</li>' % (escaped(variant), escaped(why))
+                    for variant, why in sorted(found.missing.items()))
+    return ('<h3>%s</h3><div class="scroll" data-workload="%s"><table id="seeds-%d">'
+            '<thead><tr>%s</tr></thead><tbody>%s</tbody></table></div>%s'
+            % (escaped(found.workload), escaped(found.workload), index, head, rows,
+               '<ul class="legend">%s</ul>' % notes if notes else ''))
+
+
+def seeds_section(run: Run) -> str:
+    """Per workload, a row per metric and a column per variant, as the published studies
+    lay out their tables (`results show --layout seeds`)."""
+    tables = seeds_tables(run)
+    if not tables:
+        return ''
+    legend = ['Each variant\'s figure, then its %% change vs %s; in bold, a change beyond '
+              'the noise the run measured and the floor.' % run.baseline] + optional_legend(
+                  tables)
+    return ('<section id="seeds"><h2>Per workload, as the studies show it</h2>%s%s</section>'
+            % (''.join(_seeds_table(i, t) for i, t in enumerate(tables)),
+               ''.join('<p class="legend">%s</p>' % escaped(line) for line in legend)))
+
+
 def findings_section(run: Run) -> str:
     """What the checks found before and during the run; empty for a run stored without."""
     found = ordered(run.findings or [])
@@ -314,11 +350,12 @@ def run_page(about: Dict[str, Any], record: RunLike, active: Optional[Dict[str, 
         '<h1 id="run-title" data-run-id="%s">Run %s</h1>%s'
         '<p class="downloads"><a id="download-json" href="/runs/%s.json" download>JSON</a> '
         '<a id="download-csv" href="/runs/%s.csv" download>CSV</a></p>%s'
-        '<section><h2>%% change vs baseline</h2>%s</section>%s'
+        '<section><h2>%% change vs baseline</h2>%s</section>%s%s'
         '<section id="bar-charts"><h2>Charts</h2>%s</section>'
         '<section id="per-second"><h2>Throughput over time</h2>%s</section>'
         '<section id="settings"><h2>Settings of each variant</h2>%s</section>'
         % (escaped(run_id), escaped(run_id), _summary(run), escaped(run_id), escaped(run_id),
            _live_section(active) if running else '', comparison_table(run),
-           findings_section(run), _charts(run), _time_charts(run), _settings(run)))
+           seeds_section(run), findings_section(run), _charts(run), _time_charts(run),
+           _settings(run)))
     return _layout('rgwbench: run %s' % run_id, about, csrf, body)

@@ -8,23 +8,31 @@ seeds` prints a run that way, in plain text, Markdown, CSV and JSON.
 import csv
 import io
 from dataclasses import asdict, dataclass
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from ..formatting import table
 from .compare import comparison
-from .model import COLUMNS, Comparison, Figure, Run, RunLike, WorkloadResult, as_run
+from .model import FIGURES, Comparison, Figure, Run, RunLike, WorkloadResult, as_run
 from .report import change_cell, number
 
 
 @dataclass
 class SeedsTable:
-    """One workload: headers, then a row per metric (its cells as the table shows them)."""
+    """One workload: headers, then a row per metric (its cells as the table shows them).
+
+    ``metrics``: each row's figure, by its name in FIGURES (the rows' labels may change).
+    """
     workload: str
     baseline: str
     headers: List[str]
     rows: List[List[str]]
     # per variant, why it has no figures here (it failed, or did not run this workload)
     missing: Dict[str, str]
+    metrics: List[str]
+
+
+#: the rows a table can have; those no variant measured are left out
+ROWS: Tuple[Figure, ...] = tuple(f for f in FIGURES if f.column)
 
 
 def _change(row: Optional[Comparison], figure: Figure) -> str:
@@ -55,17 +63,19 @@ def seeds_tables(run: Run) -> List[SeedsTable]:
             else:
                 entries[str(variant.name)] = entry
         rows = []
-        for figure in COLUMNS:
+        metrics = []
+        for figure in ROWS:
             values = {v: (None if e is None else figure.of(e)) for v, e in entries.items()}
             if all(value is None for value in values.values()):
-                continue  # e.g. RGW figures where no agent could read them
+                continue  # HAProxy's without an ingress; RGW's where no agent read them
             cells = [figure.label, number(values.get(str(run.baseline)))]
             for variant in others:
                 cells += [number(values.get(str(variant.name))),
                           _change(rows_by.get((str(variant.name), name)), figure)
                           if entries.get(str(variant.name)) is not None else '-']
             rows.append(cells)
-        tables.append(SeedsTable(str(name), str(run.baseline), headers, rows, missing))
+            metrics.append(figure.name)
+        tables.append(SeedsTable(str(name), str(run.baseline), headers, rows, missing, metrics))
     return tables
 
 
@@ -73,14 +83,24 @@ def _notes(found: SeedsTable) -> List[str]:
     return ['%s: %s' % (variant, why) for variant, why in sorted(found.missing.items())]
 
 
+def optional_legend(tables: List[SeedsTable]) -> List[str]:
+    """What an HAProxy row means, when a table has one."""
+    optional = {f.name for f in ROWS if f.optional}
+    if not any(optional.intersection(found.metrics) for found in tables):
+        return []
+    return ['HAProxy rows: only where a variant ran behind an ingress; no % change where '
+            'the baseline had none.']
+
+
 def seeds_to_text(record: RunLike) -> str:
     run = as_run(record)
     lines = ['run %s  profile %s  state %s' % (run.run_id, run.profile, run.state)]
-    for found in seeds_tables(run):
+    tables = seeds_tables(run)
+    for found in tables:
         lines += ['', 'workload %s' % found.workload, table(found.headers, found.rows)]
         lines += ['  ' + note for note in _notes(found)]
     lines += ['', '* a change beyond the noise the run measured and the floor.']
-    return '\n'.join(lines)
+    return '\n'.join(lines + optional_legend(tables))
 
 
 def _md(text: Any) -> str:
@@ -90,7 +110,8 @@ def _md(text: Any) -> str:
 def seeds_to_markdown(record: RunLike) -> str:
     run = as_run(record)
     lines = ['## rgwbench run %s (%s)' % (_md(run.run_id), _md(run.profile))]
-    for found in seeds_tables(run):
+    tables = seeds_tables(run)
+    for found in tables:
         lines += ['', '### %s' % _md(found.workload), '',
                   '| ' + ' | '.join('**%s**' % _md(h) for h in found.headers) + ' |',
                   '|' + '|'.join([' --- '] * len(found.headers)) + '|']
@@ -102,6 +123,8 @@ def seeds_to_markdown(record: RunLike) -> str:
         if notes:
             lines += [''] + ['* %s' % _md(n) for n in notes]
     lines += ['', 'Bold: a change beyond the noise the run measured and the floor.']
+    for line in optional_legend(tables):
+        lines += ['', line]
     return '\n'.join(lines)
 
 

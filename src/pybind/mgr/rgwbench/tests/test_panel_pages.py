@@ -127,6 +127,71 @@ def test_the_run_page_escapes_the_record(h: Harness) -> None:
     assert table(page, 'settings-table')[2][0] == '<i>threads</i>'
 
 
+def seeds_section(page: str) -> str:
+    found = re.search(r'<section id="seeds">(.*?)</section>', page, re.S)
+    assert found, 'no seeds section'
+    return found.group(1)
+
+
+def test_the_run_page_shows_the_seeds_tables(h: Harness) -> None:
+    login = h.login()
+    page = body(h.get('/runs/%s' % RUN_ID, login))
+    section = seeds_section(page)
+    assert re.findall(r'<div class="scroll" data-workload="([^"]+)"><table id="seeds-(\d+)">',
+                      section) == [('put-4KiB', '0'), ('get-4KiB', '1')]
+    put, get = table(page, 'seeds-0'), table(page, 'seeds-1')
+    assert put[0] == ['Metric', 'as-is (baseline)', 'threads-256', '% change vs as-is']
+    assert put[1:] == [
+        ['Throughput MiB/s', '1.97', '3.24', '+64.6%'],
+        ['Ops/s', '503.8', '829.3', '+64.6%'],
+        ['Latency mean ms', '38.00', '19.29', '-49.2%'],
+        ['Latency p99 ms', '389.0', '45.48', '-88.3%'],
+        ['RGW CPU cores', '0.467', '0.762', '+63.2%'],
+        ['RGW RSS MiB', '88.27', '80.86', '-8.4%']]
+    assert get[1] == ['Throughput MiB/s', '6.53', '8.49', '+30.0%']
+    # the same rows, marks and metrics as `results show --layout seeds` (one computation)
+    assert re.findall(r'<tr data-metric="([^"]+)">', section) == 2 * [
+        'throughput_mib_s', 'ops_per_s', 'latency_mean_ms', 'latency_p99_ms',
+        'rgw_cpu_cores', 'rgw_rss_mib']
+    assert re.findall(r'<strong>([^<]*)</strong>', section) == [
+        '+64.6%', '+64.6%', '+30.0%', '+30.0%']
+    assert 'HAProxy' not in section
+    assert 'then its % change vs as-is' in html.unescape(section)
+
+
+def test_the_seeds_tables_have_haproxy_rows_where_an_ingress_ran(h: Harness) -> None:
+    login = h.login()
+    record = json.loads(json.dumps(RECORD))
+    record['variants'][1]['workloads'][0]['haproxy'] = {
+        'daemons': 1, 'cpu_cores': 0.4012, 'rss_mib': 42.5}
+    h.backend.records['ingress-1'] = record
+    page = body(h.get('/runs/ingress-1', login))
+    put, get = table(page, 'seeds-0'), table(page, 'seeds-1')
+    assert put[-2:] == [['HAProxy CPU cores', '-', '0.401', '-'],
+                        ['HAProxy RSS MiB', '-', '42.50', '-']]
+    assert not any(row[0].startswith('HAProxy') for row in get)
+    assert 'HAProxy rows: only where a variant ran behind an ingress' in seeds_section(page)
+
+
+def test_the_seeds_tables_escape_the_record(h: Harness) -> None:
+    login = h.login()
+    record = json.loads(json.dumps(RECORD))
+    record['baseline'] = record['variants'][0]['name'] = '<b>as-is</b>'
+    record['variants'][1]['workloads'][1]['name'] = NASTY
+    record['variants'][1]['workloads'].append(dict(
+        record['variants'][1]['workloads'][0], name='<i>put</i>',
+        error='<img src=x onerror=alert(4)>'))
+    record['comparison'] = []
+    h.backend.records['nasty-2'] = record
+    page = body(h.get('/runs/nasty-2', login))
+    section = seeds_section(page)
+    for raw in ('<script>alert', '<img', '<i>', '<b>'):
+        assert raw not in page
+    assert '&lt;b&gt;as-is&lt;/b&gt; (baseline)' in section
+    assert 'data-workload="&lt;script&gt;alert(1)&lt;/script&gt;"' in section
+    assert '<li>threads-256: &lt;img src=x onerror=alert(4)&gt;</li>' in section
+
+
 def test_a_run_that_goes_shows_the_live_section(h: Harness) -> None:
     login = h.login()
     h.backend.active = {'run_id': RUN_ID, 'fraction': 0.5, 'progress': 'measuring',

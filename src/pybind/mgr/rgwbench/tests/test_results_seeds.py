@@ -2,6 +2,7 @@
 import csv
 import io
 import json
+import re
 from typing import Any, Dict, List
 
 from rgwbench.results.model import Run
@@ -66,3 +67,71 @@ def test_every_format_carries_the_same_tables() -> None:
     doc = json.loads(json.dumps(seeds_to_json(RUN)))
     assert doc['layout'] == 'seeds' and [t['workload'] for t in doc['tables']] == [
         'get-4MiB', 'put-4MiB']
+
+
+def with_haproxy(entry: Dict[str, Any], cpu: float, rss: float) -> Dict[str, Any]:
+    return dict(entry, haproxy={'daemons': 2, 'cpu_cores': cpu, 'rss_mib': rss})
+
+
+#: TLS at RGW and at an HAProxy ingress: only the ingress variant has HAProxy figures,
+#: and only for the workload its agents could read them in
+INGRESS: Dict[str, Any] = {
+    'run_id': 'r2', 'profile': 'tls', 'state': 'complete', 'baseline': 'no-tls',
+    'variants': [
+        {'name': 'no-tls', 'settings': {}, 'workloads': [
+            workload('get-4MiB', 96351.0, 24088.0, 42.0, 80.0, 3.19, 313.0),
+            workload('put-4MiB', 58086.0, 14521.0, 64.0, 120.0, 3.62, 308.0)]},
+        {'name': 'tls-rgw', 'settings': {'tls@rgw': True}, 'workloads': [
+            workload('get-4MiB', 95965.0, 23991.0, 42.0, 81.0, 4.46, 336.0),
+            workload('put-4MiB', 55651.0, 13913.0, 70.0, 130.0, 6.19, 329.0)]},
+        {'name': 'tls-haproxy', 'settings': {'tls@ingress': True}, 'workloads': [
+            workload('get-4MiB', 70336.0, 17584.0, 57.0, 110.0, 2.95, 301.0),
+            with_haproxy(workload('put-4MiB', 47050.0, 11762.0, 79.0, 150.0, 3.40, 300.0),
+                         5.12, 61.5)]}],
+}
+
+
+def test_haproxy_rows_where_an_ingress_was_measured() -> None:
+    get, put = seeds_tables(Run.from_dict(INGRESS))
+    rows = rows_of(put)
+    assert list(rows) == ['Throughput MiB/s', 'Ops/s', 'Latency mean ms', 'Latency p99 ms',
+                          'RGW CPU cores', 'RGW RSS MiB', 'HAProxy CPU cores',
+                          'HAProxy RSS MiB']
+    assert put.metrics[-2:] == ['haproxy_cpu_cores', 'haproxy_rss_mib']
+    # the baseline ran without an ingress: absolute figures only, no % change
+    assert rows['HAProxy CPU cores'] == ['-', '-', '-', '5.12', '-']
+    assert rows['HAProxy RSS MiB'] == ['-', '-', '-', '61.50', '-']
+    # no variant measured HAProxy in this workload: no row for it
+    assert 'HAProxy CPU cores' not in rows_of(get) and 'haproxy_cpu_cores' not in get.metrics
+    # nor in a run without an ingress
+    assert all('HAProxy' not in label
+               for found in seeds_tables(Run.from_dict(RUN)) for label in rows_of(found))
+
+
+def test_haproxy_change_where_the_baseline_had_an_ingress_too() -> None:
+    record = json.loads(json.dumps(INGRESS))
+    base = record['variants'][0]['workloads'][1]
+    record['variants'][0]['workloads'][1] = with_haproxy(base, 2.05, 60.0)
+    put = rows_of(seeds_tables(Run.from_dict(record))[1])
+    assert put['HAProxy CPU cores'] == ['2.05', '-', '-', '5.12', '+149.8%*']
+    assert put['HAProxy RSS MiB'] == ['60.00', '-', '-', '61.50', '+2.5%']
+
+
+def test_every_format_carries_the_haproxy_rows() -> None:
+    text = seeds_to_text(INGRESS)
+    assert re.search(r'HAProxy CPU cores +- +- +- +5\.12 +-', text)
+    assert 'HAProxy rows: only where a variant ran behind an ingress' in text
+    markdown = seeds_to_markdown(INGRESS)
+    assert '| **HAProxy CPU cores** | - | - | - | 5.12 | - |' in markdown
+    assert 'HAProxy rows: only where a variant ran behind an ingress' in markdown
+    rows = list(csv.reader(io.StringIO(seeds_to_csv(INGRESS))))
+    assert ['HAProxy CPU cores', '-', '-', '-', '5.12', '-'] in rows
+    assert ['HAProxy RSS MiB', '-', '-', '-', '61.50', '-'] in rows
+    doc = json.loads(json.dumps(seeds_to_json(INGRESS)))
+    get, put = doc['tables']
+    assert put['metrics'][-2:] == ['haproxy_cpu_cores', 'haproxy_rss_mib']
+    assert put['rows'][put['metrics'].index('haproxy_cpu_cores')] == [
+        'HAProxy CPU cores', '-', '-', '-', '5.12', '-']
+    assert 'haproxy_cpu_cores' not in get['metrics']
+    # a run without an ingress says nothing of HAProxy
+    assert 'HAProxy' not in seeds_to_text(RUN) + seeds_to_markdown(RUN) + seeds_to_csv(RUN)
