@@ -40,10 +40,10 @@ def make_job(workload: Workload, *, creds: Dict[str, str], endpoints: Sequence[s
              sse: Optional[Dict[str, Any]] = None, prefill_s: float = 0.0) -> Dict[str, Any]:
     """The engine's job for a workload and its targets, checked by the engine's own rules;
     its prefill takes at most `prefill_s` (0: no bound)."""
-    job = Job(endpoints=list(endpoints), access_key=creds['access_key'],
-              secret_key=creds['secret_key'], bucket_prefix=bucket_prefix,
-              key_prefix=KEY_PREFIX, run_tag=run_tag, prefill_s=prefill_s,
-              **dict(workload.job_fields(), **(sse or {})))
+    job = workload.job(endpoints=list(endpoints), access_key=creds['access_key'],
+                       secret_key=creds['secret_key'], bucket_prefix=bucket_prefix,
+                       key_prefix=KEY_PREFIX, run_tag=run_tag, prefill_s=prefill_s,
+                       **(sse or {}))
     try:
         job.validate()
     except LoadgenError as e:
