@@ -4,19 +4,21 @@ import socket
 import subprocess
 import threading
 import time
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import pytest
 from fixtures import MemoryStore
 
 from rgwbench.credentials import CredentialStore, parse_credentials
 from rgwbench.errors import Busy, InvalidInput, NotFound
-from rgwbench.agents.launchers import NotReachable, processes_in, remove_leftovers
+from rgwbench.agents.launchers import (AgentLauncher, NotReachable, processes_in,
+                                       remove_leftovers)
+from rgwbench.checks.gate import RunChecks
 from rgwbench.server_daemons import ServerDaemons
 from rgwbench.loads import (LEFTOVERS_KEY, LoadRequest, LoadService, compact, load_request,
                             load_to_text)
 from rgwbench.loadgen.workload import Job
-from rgwbench.workloads import make_job
+from rgwbench.workloads import AgentWorkloads, make_job
 
 
 class Log:
@@ -54,14 +56,26 @@ class BlockingLauncher:
         return {'service': 'container.rgwbench-agent'}
 
 
+def load_service(store: MemoryStore, endpoints: List[str],
+                 make_launcher: Callable[[Optional[List[str]]], AgentLauncher],
+                 make_channel: Callable[[], Any],
+                 checks: Optional[RunChecks] = None) -> LoadService:
+    """A load service built as the module builds one (PGs watched when `checks` are on)."""
+    log = Log()
+    agents = AgentWorkloads(make_channel=make_channel, server_daemons=ServerDaemons, log=log,
+                            new_pg_watch=(lambda: None) if checks is None else checks.pg_watch)
+    return LoadService(store=store, credentials=CredentialStore(store),
+                       endpoints=lambda: endpoints, agents=agents, make_launcher=make_launcher,
+                       log=log, checks=checks)
+
+
 def service(store: MemoryStore, endpoints: List[str],
             gate: Optional[threading.Event] = None) -> LoadService:
     def no_channel() -> Any:
         if gate is not None:
             gate.wait(10)
         raise RuntimeError('no channel in this test')
-    return LoadService(store, CredentialStore(store), lambda: endpoints, ServerDaemons,
-                       lambda placement: BlockingLauncher(), no_channel, Log())
+    return load_service(store, endpoints, lambda placement: BlockingLauncher(), no_channel)
 
 
 def test_credentials_parse() -> None:
