@@ -1,6 +1,5 @@
 """The checks around a run and a load: refused before any change, --force, the records."""
 import errno
-import time
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import pytest
@@ -8,7 +7,7 @@ from fixtures import MemoryStore
 from test_agents import ThreadLauncher
 from test_checks_gate import filled, health_err
 from test_checks_workloads import roomy
-from test_loads import BlockingLauncher
+from test_loads import BlockingLauncher, load_ended
 from test_loads import load_service as loads_on
 from test_runs import Events, Setup
 
@@ -192,10 +191,7 @@ def test_a_load_keeps_what_it_was_checked_with_and_what_it_ran_beside(
     loads = loads_on(store, [stub.url], lambda placement: ThreadLauncher(['mgr-host']),
                      lambda: AgentChannel('127.0.0.1', 0, *certificate), checks_on(view))
     load_id = loads.start(LoadRequest(duration_s=1.0, warmup_s=0.0, concurrency=2))
-    deadline = time.monotonic() + 60
-    while loads.active() is not None:
-        assert time.monotonic() < deadline
-        time.sleep(0.1)
+    assert load_ended(loads)
     record = loads.show(load_id)
     assert record['state'] == 'complete', record['error']
     assert ids(record['findings']) == [('debug-rgw-raised', None, ()),
