@@ -67,11 +67,6 @@ class Journal:
         self.journal_id = journal_id
         self.owner = owner
 
-    @property
-    def run_id(self) -> str:
-        """The journal's id (its old name, for callers not renamed yet)."""
-        return self.journal_id
-
     def _step_key(self, number: int) -> str:
         return '%s%s/step/%06d' % (PREFIX, self.journal_id, number)
 

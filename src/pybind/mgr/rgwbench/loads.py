@@ -6,12 +6,11 @@ which are removed at its end. The result is kept in the module's store.
 import json
 import threading
 import time
-from typing import Any, Callable, Dict, FrozenSet, List, Mapping, NamedTuple, Optional
+from dataclasses import replace
+from typing import Any, Callable, Dict, List, NamedTuple, Optional
 
-from .agents.channel import AgentChannel
-from .agents.coordinator import DEADMAN_S, AgentRun, agents_failed
+from .agents.coordinator import AgentRun, agents_failed
 from .agents.launchers import AgentLauncher, loading_agents
-from .capacity import CapacityCheck
 from .checks.finding import Finding, finding_lines, ordered
 from .checks.gate import RunChecks, load_profile
 from .credentials import CredentialStore
@@ -19,7 +18,6 @@ from .errors import Busy, InvalidInput, NotFound
 from .kvstore import Store
 from .profiles import FieldError, Workload, parse_workload
 from .results.model import strip_histograms
-from .server_daemons import ServerDaemons
 from .targets import check_urls, split_urls, unique
 from .workloads import AgentWorkloads, Leftovers, make_job, new_id
 
@@ -93,30 +91,22 @@ def compact(record: Dict[str, Any], limit: int = MAX_STORED) -> Dict[str, Any]:
 
 
 class LoadService:
-    def __init__(self, store: Store, credentials: CredentialStore,
-                 endpoints: Callable[[], List[str]],
-                 server_daemons: Callable[[], ServerDaemons],
-                 make_launcher: Callable[[Optional[List[str]]], AgentLauncher],
-                 make_channel: Callable[[], AgentChannel],
-                 log: Any, *,
-                 new_capacity_check: Callable[[], Optional[CapacityCheck]] = lambda: None,
-                 deadman_s: Callable[[], float] = lambda: DEADMAN_S,
-                 checks: Optional[RunChecks] = None,
-                 processes_max: Callable[[], int] = lambda: 0,
-                 agent_sources: Callable[[List[str]], Optional[Mapping[str, FrozenSet[str]]]]
-                 = lambda agents: None) -> None:
+    """`ceph rgwbench load`: one load at a time, run by `agents` as a run's workloads are."""
+
+    def __init__(self, *, store: Store, credentials: CredentialStore,
+                 endpoints: Callable[[], List[str]], agents: AgentWorkloads,
+                 make_launcher: Callable[[Optional[List[str]]], AgentLauncher], log: Any,
+                 checks: Optional[RunChecks] = None) -> None:
         self.store = store
         self.credentials = credentials
         self.endpoints = endpoints
+        # A load never keeps its objects (the module's keep_objects is a run's).
+        self.agents = replace(agents, keep_objects=lambda: False)
         self.make_launcher = make_launcher
         self.log = log
-        # What would skew or endanger a load: checked before it, PGs watched during it.
+        # What would skew or endanger a load: checked before it (PGs are watched during
+        # it by the agents' new_pg_watch).
         self.checks = checks
-        self.agents = AgentWorkloads(
-            make_channel=make_channel, server_daemons=server_daemons, log=log,
-            new_capacity_check=new_capacity_check, deadman_s=deadman_s,
-            processes_max=processes_max, agent_sources=agent_sources,
-            new_pg_watch=(lambda: None) if checks is None else checks.pg_watch)
         self._lock = threading.Lock()
         self._active: Optional[Dict[str, Any]] = None
         self.leftovers = Leftovers(store, LEFTOVERS_KEY)

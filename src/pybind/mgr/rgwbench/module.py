@@ -134,13 +134,17 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
         self.checks = RunChecks(view=MgrClusterView(self), keep_objects=self._keep_objects,
                                 log=self.log, prefill_time=lambda: float(
                                     self.get_module_option('prefill_time') or 0))
-        self.loads = LoadService(self, self.credentials, self._rgw_endpoints,
-                                 self._server_daemons,
-                                 self._agent_launcher, self._agent_channel, self.log,
-                                 new_capacity_check=capacity.new_check,
-                                 deadman_s=self._deadman_s, checks=self.checks,
-                                 processes_max=self._processes_max,
-                                 agent_sources=self._agent_sources)
+        # How a load and a run's workloads run on agents (a load never keeps its objects).
+        agents = AgentWorkloads(
+            make_channel=self._agent_channel, server_daemons=self._server_daemons,
+            log=self.log, keep_objects=self._keep_objects,
+            new_capacity_check=capacity.new_check, deadman_s=self._deadman_s,
+            processes_max=self._processes_max, agent_sources=self._agent_sources,
+            new_pg_watch=self.checks.pg_watch)
+        self.loads = LoadService(store=self, credentials=self.credentials,
+                                 endpoints=self._rgw_endpoints, agents=agents,
+                                 make_launcher=self._agent_launcher, log=self.log,
+                                 checks=self.checks)
         self.settings = SettingsSession(self, self._settings_applier, self.log)
         self.profiles = ProfileStore(self, all_settings())
         self.results = ResultStore(self, lambda: int(self.get_module_option('keep_results')
@@ -152,15 +156,8 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
                                checks=self.checks,
                                rgw_daemons=lambda: len(self._rgw_hosts()),
                                agent_hosts=self._agent_hosts),
-            agents=AgentWorkloads(
-                make_channel=self._agent_channel, server_daemons=self._server_daemons,
-                log=self.log,
-                keep_objects=self._keep_objects, new_capacity_check=capacity.new_check,
-                deadman_s=self._deadman_s, processes_max=self._processes_max,
-                agent_sources=self._agent_sources,
-                new_pg_watch=self.checks.pg_watch),
-            make_launcher=self._agent_launcher, events=ClusterRunEvents(self, self.log),
-            log=self.log)
+            agents=agents, make_launcher=self._agent_launcher,
+            events=ClusterRunEvents(self, self.log), log=self.log)
         self.activity = ActivityGuard(probes={
             Going.RUN: lambda: _field(self.runs.active(), 'run_id'),
             Going.LOAD: lambda: _field(self.loads.active(), 'load_id'),

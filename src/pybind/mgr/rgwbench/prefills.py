@@ -17,7 +17,6 @@ variant's own too little room on a small cluster).
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from .loadgen.workload import Job
 from .profiles import Profile, Variant, Workload
 
 # Settings under which objects are written and read as without them.
@@ -36,7 +35,7 @@ def storage_of(variant: Variant, index: int) -> str:
 
 def reads_only(workload: Workload) -> bool:
     """Whether a workload reads a prefilled key space and changes nothing in it."""
-    job = Job(op=workload.op, mix=dict(workload.mix), size=workload.size)
+    job = workload.job()
     return job.reads_prefilled and workload.op != 'delete' and \
         set(job.weights) <= READING_OPS
 

@@ -40,10 +40,10 @@ def make_job(workload: Workload, *, creds: Dict[str, str], endpoints: Sequence[s
              sse: Optional[Dict[str, Any]] = None, prefill_s: float = 0.0) -> Dict[str, Any]:
     """The engine's job for a workload and its targets, checked by the engine's own rules;
     its prefill takes at most `prefill_s` (0: no bound)."""
-    job = Job(endpoints=list(endpoints), access_key=creds['access_key'],
-              secret_key=creds['secret_key'], bucket_prefix=bucket_prefix,
-              key_prefix=KEY_PREFIX, run_tag=run_tag, prefill_s=prefill_s,
-              **dict(workload.job_fields(), **(sse or {})))
+    job = workload.job(endpoints=list(endpoints), access_key=creds['access_key'],
+                       secret_key=creds['secret_key'], bucket_prefix=bucket_prefix,
+                       key_prefix=KEY_PREFIX, run_tag=run_tag, prefill_s=prefill_s,
+                       **(sse or {}))
     try:
         job.validate()
     except LoadgenError as e:
@@ -262,34 +262,26 @@ class Leftovers:
         return None
 
 
+@dataclass(frozen=True)
 class AgentWorkloads:
-    """Runs a job once on a set of agents and removes what it wrote, for a load or a run."""
-
-    def __init__(self, *, make_channel: Callable[[], Any],
-                 server_daemons: Callable[[], ServerDaemons], log: Any,
-                 keep_objects: Callable[[], bool] = lambda: False,
-                 new_capacity_check: Callable[[], Optional[CapacityCheck]] = lambda: None,
-                 processes_max: Callable[[], int] = lambda: 0,
-                 new_pg_watch: Callable[[], Optional[PgWatch]] = lambda: None,
-                 settle_after_abort_s: float = 3.0,
-                 deadman_s: Callable[[], float] = lambda: DEADMAN_S,
-                 agent_sources: Callable[[List[str]], Optional[Mapping[str, FrozenSet[str]]]]
-                 = lambda agents: None) -> None:
-        self.make_channel = make_channel
-        # The most engine processes an agent runs when a job leaves it to its cores.
-        self.processes_max = processes_max
-        self.server_daemons = server_daemons
-        self.log = log
-        self.keep_objects = keep_objects
-        # A fresh capacity check for each workload that writes (None: unguarded).
-        self.new_capacity_check = new_capacity_check
-        # A watch of PGs that scrub or recover, for each workload (None: unwatched).
-        self.new_pg_watch = new_pg_watch
-        self.settle_after_abort_s = settle_after_abort_s
-        # How long agents go on without an answer from the mgr (their dead-man switch).
-        self.deadman_s = deadman_s
-        # Where each agent may enrol from (agents/sources.py; None: anywhere).
-        self.agent_sources = agent_sources
+    """Runs a job once on a set of agents and removes what it wrote, for a load or a run:
+    the collaborators both share (a run's keeps its objects when the module says so)."""
+    make_channel: Callable[[], Any]
+    server_daemons: Callable[[], ServerDaemons]
+    log: Any
+    keep_objects: Callable[[], bool] = lambda: False
+    # A fresh capacity check for each workload that writes (None: unguarded).
+    new_capacity_check: Callable[[], Optional[CapacityCheck]] = lambda: None
+    # The most engine processes an agent runs when a job leaves it to its cores.
+    processes_max: Callable[[], int] = lambda: 0
+    # A watch of PGs that scrub or recover, for each workload (None: unwatched).
+    new_pg_watch: Callable[[], Optional[PgWatch]] = lambda: None
+    settle_after_abort_s: float = 3.0
+    # How long agents go on without an answer from the mgr (their dead-man switch).
+    deadman_s: Callable[[], float] = lambda: DEADMAN_S
+    # Where each agent may enrol from (agents/sources.py; None: anywhere).
+    agent_sources: Callable[[List[str]], Optional[Mapping[str, FrozenSet[str]]]] = \
+        lambda agents: None
 
     def run_once(self, job: Dict[str, Any], launcher: AgentLauncher, *,
                  ca_pem: Optional[str], leftovers: Leftovers,

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from ..loadgen.errors import UsageError
-from ..loadgen.workload import Job, format_size, parse_range, parse_size
+from ..loadgen.workload import format_size, parse_range, parse_size
 from ..profiles import Workload
 from .capacity import data_pool, room_bytes
 from .facts import Daemon, Facts
@@ -104,9 +104,7 @@ def caches(facts: Facts) -> Caches:
 def working_set(workload: Workload, agents: int) -> Optional[Tuple[int, int]]:
     """(objects, bytes each GET reads of one) of a workload that GETs what it prefilled,
     over all agents; None when it does not GET."""
-    job = Job(op=workload.op, mix=dict(workload.mix), size=workload.size,
-              concurrency=workload.concurrency, objects=workload.objects or 0,
-              range=workload.range or '')
+    job = workload.job()
     if not job.weights.get('get'):
         return None
     # A workload's `objects` is over all agents; the engine's default is each agent's.
@@ -132,7 +130,7 @@ def sized_to_caches(facts: Facts, workload: Workload, agents: int,
     objects, each = found
     cached = caches(facts).bytes
     pool, _, raw_factor = data_pool(facts)
-    mean = Job(size=workload.size).sizes.mean_size
+    mean = workload.job().sizes.mean_size
     room = int(ROOM_SHARE * room_bytes(facts, raw_factor, pool) / max(1, held) /
                max(1.0, mean))
     wanted = min(math.ceil(HEADROOM * cached / max(1, each)), room)

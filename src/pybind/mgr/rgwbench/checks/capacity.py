@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Tuple
 
 from ..loadgen.errors import UsageError
-from ..loadgen.workload import Job, parse_size
+from ..loadgen.workload import parse_size
 from ..placement import agent_count
 from ..prefills import read_later, reads_only, storage_of
 from ..profiles import MAX_CONCURRENCY, Profile, Workload
@@ -84,8 +84,7 @@ def _head_bytes(facts: Facts) -> int:
 
 def _written(workload: Workload, variant: str, agents: int, osd_rate: float,
              head: int, keep_objects: bool) -> Written:
-    job = Job(op=workload.op, mix=dict(workload.mix), size=workload.size,
-              concurrency=workload.concurrency, objects=workload.objects or 0)
+    job = workload.job()
     weights = job.weights
     mean = job.sizes.mean_size
     put_share = weights.get('put', 0.0) / (sum(weights.values()) or 1.0)

@@ -80,8 +80,10 @@ class Connection:
         self._buf = bytearray(max(buffer_size, _MAX_HEAD))
         self._mv = memoryview(self._buf)
         self._size = len(self._buf)
-        self._r = 0
-        self._w = 0
+        # The buffer's bytes [_taken, _filled) are received and not yet parsed or
+        # delivered; those before _taken are done with, from _filled on it is free.
+        self._taken = 0
+        self._filled = 0
         self._responses = 0
         self.connects = 0
 
@@ -99,7 +101,7 @@ class Connection:
             sock.close()
             raise
         self._sock = sock
-        self._r = self._w = 0
+        self._taken = self._filled = 0
         self._responses = 0
         self.connects += 1
 
@@ -110,7 +112,7 @@ class Connection:
                 sock.close()
             except OSError:
                 pass
-        self._r = self._w = 0
+        self._taken = self._filled = 0
 
     def abort(self) -> None:
         """From another thread: unblock a request in progress (it fails)."""
@@ -189,21 +191,21 @@ class Connection:
     # -- response ---------------------------------------------------------
 
     def _recv_more(self) -> int:
-        """Read more bytes after ``_w``; compacts the buffer when needed."""
-        if self._r == self._w:
-            self._r = self._w = 0
-        elif self._w == self._size:
-            if self._r == 0:
+        """Read more bytes after ``_filled``; compacts the buffer when needed."""
+        if self._taken == self._filled:
+            self._taken = self._filled = 0
+        elif self._filled == self._size:
+            if self._taken == 0:
                 raise ProtocolError("response line or header block too long")
-            n = self._w - self._r
-            self._buf[:n] = self._buf[self._r:self._w]
-            self._r, self._w = 0, n
+            n = self._filled - self._taken
+            self._buf[:n] = self._buf[self._taken:self._filled]
+            self._taken, self._filled = 0, n
         sock = self._sock
         assert sock is not None
-        got = sock.recv_into(self._mv[self._w:])
+        got = sock.recv_into(self._mv[self._filled:])
         if not got:
             raise ConnectionClosed("connection closed by server")
-        self._w += got
+        self._filled += got
         return got
 
     def _read_response(self, head_only: bool, sink: Optional[Sink], keep_body: bool,
@@ -212,13 +214,14 @@ class Connection:
         first_byte_ns = 0
         while True:
             # header block
-            if self._r < self._w:
+            if self._taken < self._filled:
                 first_byte_ns = first_byte_ns or time.perf_counter_ns()
             while True:
-                end = buf.find(b"\r\n\r\n", self._r, self._w) if self._w > self._r else -1
+                end = (buf.find(b"\r\n\r\n", self._taken, self._filled)
+                       if self._filled > self._taken else -1)
                 if end >= 0:
                     break
-                if self._w - self._r > _MAX_HEAD:
+                if self._filled - self._taken > _MAX_HEAD:
                     raise ProtocolError("response header block too long")
                 try:
                     self._recv_more()
@@ -232,8 +235,8 @@ class Connection:
                     raise
                 if not first_byte_ns:
                     first_byte_ns = time.perf_counter_ns()
-            text = buf[self._r:end].decode("latin-1")
-            self._r = end + 4
+            text = buf[self._taken:end].decode("latin-1")
+            self._taken = end + 4
             lines = text.split("\r\n")
             parts = lines[0].split(" ", 2)
             if len(parts) < 2 or not parts[0].startswith("HTTP/"):
@@ -296,30 +299,31 @@ class Connection:
         mv = self._mv
         deliver = sink is not None or kept is not None
         while remaining > 0:
-            if self._r == self._w:
+            if self._taken == self._filled:
                 sock = self._sock
                 assert sock is not None
                 got = sock.recv_into(mv, remaining if remaining < self._size else self._size)
                 if not got:
                     raise ConnectionClosed("connection closed by server mid-body")
-                self._r, self._w = 0, got
-            take = self._w - self._r
+                self._taken, self._filled = 0, got
+            take = self._filled - self._taken
             if take > remaining:
                 take = remaining
             if deliver:
-                self._deliver(mv[self._r:self._r + take], sink, kept, keep_limit)
-            self._r += take
+                self._deliver(mv[self._taken:self._taken + take], sink, kept, keep_limit)
+            self._taken += take
             remaining -= take
         return length
 
     def _readline(self) -> str:
         while True:
-            end = self._buf.find(b"\r\n", self._r, self._w) if self._w > self._r else -1
+            end = (self._buf.find(b"\r\n", self._taken, self._filled)
+                   if self._filled > self._taken else -1)
             if end >= 0:
-                line = self._buf[self._r:end].decode("latin-1")
-                self._r = end + 2
+                line = self._buf[self._taken:end].decode("latin-1")
+                self._taken = end + 2
                 return line
-            if self._w - self._r > 8192:
+            if self._filled - self._taken > 8192:
                 raise ProtocolError("chunk header line too long")
             self._recv_more()
 
@@ -344,11 +348,11 @@ class Connection:
                        keep_limit: int) -> int:
         total = 0
         while True:
-            if self._r < self._w:
-                n = self._w - self._r
-                self._deliver(self._mv[self._r:self._w], sink, kept, keep_limit)
+            if self._taken < self._filled:
+                n = self._filled - self._taken
+                self._deliver(self._mv[self._taken:self._filled], sink, kept, keep_limit)
                 total += n
-                self._r = self._w
+                self._taken = self._filled
             try:
                 self._recv_more()
             except ConnectionClosed:

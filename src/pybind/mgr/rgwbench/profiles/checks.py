@@ -9,8 +9,8 @@ import re
 from typing import Any, Callable, Dict, List, Optional
 
 from ..loadgen.errors import UsageError
-from ..loadgen.workload import (ALL_OPS, MAX_PUT, Job, SizeSpec, format_size, parse_mix,
-                                parse_range, parse_size)
+from ..loadgen.workload import (ALL_OPS, MAX_PUT, SizeSpec, format_size, parse_mix, parse_range,
+                                parse_size)
 from ..placement import count_of, problem_of
 from ..targets import Target, parse_target
 from .types import Workload, format_rate, plain_seconds
@@ -263,8 +263,7 @@ def check_workload(workload: Workload, where: Callable[[str], str]) -> None:
         if parse_range(workload.range)[1] > sizes.min_size:
             raise FieldError(where('range'), '%s reaches past the end of the smallest '
                              'object (%s)' % (workload.range, format_size(sizes.min_size)))
-    job = Job(endpoint='http://localhost', access_key='k', secret_key='s',
-              **workload.job_fields())
+    job = workload.job(endpoint='http://localhost', access_key='k', secret_key='s')
     try:
         job.validate()
     except UsageError as e:

@@ -3,6 +3,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, ClassVar, Dict, List, Optional, Tuple, Union
 
 from ..errors import NotFound
+from ..loadgen.workload import Job
 from ..targets import Target
 
 DEFAULT_CONCURRENCY = 16
@@ -116,6 +117,12 @@ class Workload:
             if value is not None:
                 fields[key] = value
         return fields
+
+    def job(self, **settings: Any) -> Job:
+        """The engine's Job of this workload: its `job_fields`, with `settings` (targets,
+        credentials, buckets) added; without them, what an estimate reads (op weights,
+        sizes, working set). Not checked: `Job.validate` checks."""
+        return Job(**dict(self.job_fields(), **settings))
 
     @property
     def open_loop(self) -> bool:

@@ -182,7 +182,7 @@ class RunEngine:
             unfinished = Journal.unfinished(self.store)
             if unfinished is not None:
                 raise Busy('changes of %s are not put back yet; see `ceph rgwbench settings '
-                           'show`' % unfinished.run_id)
+                           'show`' % unfinished.journal_id)
             found = None if self.checks is None else self.checks.before(profile, force=force)
             applier = self.make_applier()
             # Every variant's settings check out first.

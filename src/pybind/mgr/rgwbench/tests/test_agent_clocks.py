@@ -1,13 +1,12 @@
 """Agents' clocks against the mgr's, measured over the agent channel: the samples, the
 `clock-skew` finding, and what a workload, a load and a run do with it."""
 import re
-import time
 from typing import Iterator, List, Optional, Tuple
 
 import pytest
 from fixtures import MemoryStore
 from test_agents import ThreadLauncher, run
-from test_loads import Log
+from test_loads import load_ended, load_service
 from test_run_findings import checks_on
 from test_runs import Setup
 
@@ -19,8 +18,7 @@ from rgwbench.checks.finding import Level
 from rgwbench.credentials import CredentialStore
 from rgwbench.journal import Journal
 from rgwbench.loadgen.clock import ECHO, OFFSET_ENV, SENT, AgentClock, offset_from_env
-from rgwbench.loads import LoadRequest, LoadService
-from rgwbench.server_daemons import ServerDaemons
+from rgwbench.loads import LoadRequest
 from rgwbench.tests.s3stub import StubS3
 
 from checks_fakes import FakeView
@@ -193,14 +191,11 @@ def test_a_load_whose_agents_clocks_are_too_far_apart_fails_with_the_finding(
         stub: StubS3, certificate: Tuple[str, str]) -> None:
     store = MemoryStore()
     CredentialStore(store).set('access_key: AK\nsecret_key: SK')
-    loads = LoadService(store, CredentialStore(store), lambda: [stub.url], ServerDaemons,
-                        lambda placement: ThreadLauncher(['h1', 'h2'], {'h2': 'clock:2'}),
-                        lambda: AgentChannel('127.0.0.1', 0, *certificate), Log())
+    loads = load_service(store, [stub.url],
+                         lambda placement: ThreadLauncher(['h1', 'h2'], {'h2': 'clock:2'}),
+                         lambda: AgentChannel('127.0.0.1', 0, *certificate))
     load_id = loads.start(LoadRequest(duration_s=1.0, warmup_s=0.0, concurrency=2))
-    deadline = time.monotonic() + 60
-    while loads.active() is not None:
-        assert time.monotonic() < deadline
-        time.sleep(0.1)
+    assert load_ended(loads)
     record = loads.show(load_id)
     assert record['state'] == 'failed' and record['result'] is None
     assert set(record['clocks']) == {'h1', 'h2'}

@@ -337,6 +337,23 @@ def test_prefill_and_tails_left_to_gc_add_up() -> None:
     assert kept.evidence[2].startswith('prefills: at most 3.0 GiB')
 
 
+def test_a_workload_s_own_multipart_threshold_makes_every_part_a_tail() -> None:
+    view = small_cluster(FakeView(), gib=100, used_gib=0)
+    variants = [Variant('v%d' % i, {'config': {'client.rgw/rgw_max_chunk_size': 1 << 22}})
+                for i in range(3)]
+
+    def at_once(workload: Workload) -> str:
+        found = by_id(view, replace(profile(workload), variants=variants))
+        return found['capacity-estimate'].evidence[2]
+    # each prefill: 64 objects x 16 MiB = 1 GiB; below the engine's 64 MiB threshold,
+    # the tails (12 of each 16 MiB) stay
+    whole = Workload('get', op='get', size='16MiB', concurrency=1)
+    assert at_once(whole).startswith('prefills: at most 2.5 GiB in the pool at once')
+    # uploaded in parts of 8 MiB: every part is a tail, and all of it stays
+    parts = replace(whole, multipart_threshold='8MiB', part_size='8MiB')
+    assert at_once(parts).startswith('prefills: at most 3.0 GiB in the pool at once')
+
+
 def test_variants_that_store_alike_count_one_prefill_held_while_a_later_one_reads_it() -> None:
     view = small_cluster(FakeView(), gib=100, used_gib=0)
     gets = profile(Workload('get', op='get', size='64MiB', concurrency=1), variants=3,

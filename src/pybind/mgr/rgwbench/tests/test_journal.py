@@ -64,7 +64,7 @@ def test_a_change_recorded_but_not_made_is_undone_too() -> None:
     # As if the mgr died here, after recording and perhaps after changing.
     config.values['client.rgw/rgw_frontends'] = 'beast ssl_port=443'
     found = Journal.unfinished(store)
-    assert found is not None and found.run_id == 'run-2'
+    assert found is not None and found.journal_id == 'run-2'
     found.undo({'config': config.undo})
     assert 'client.rgw/rgw_frontends' not in config.values
     found.close()

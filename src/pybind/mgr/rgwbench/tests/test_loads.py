@@ -4,19 +4,21 @@ import socket
 import subprocess
 import threading
 import time
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import pytest
 from fixtures import MemoryStore
 
 from rgwbench.credentials import CredentialStore, parse_credentials
 from rgwbench.errors import Busy, InvalidInput, NotFound
-from rgwbench.agents.launchers import NotReachable, processes_in, remove_leftovers
+from rgwbench.agents.launchers import (AgentLauncher, NotReachable, processes_in,
+                                       remove_leftovers)
+from rgwbench.checks.gate import RunChecks
 from rgwbench.server_daemons import ServerDaemons
 from rgwbench.loads import (LEFTOVERS_KEY, LoadRequest, LoadService, compact, load_request,
                             load_to_text)
 from rgwbench.loadgen.workload import Job
-from rgwbench.workloads import make_job
+from rgwbench.workloads import AgentWorkloads, make_job
 
 
 class Log:
@@ -54,14 +56,36 @@ class BlockingLauncher:
         return {'service': 'container.rgwbench-agent'}
 
 
+def load_service(store: MemoryStore, endpoints: List[str],
+                 make_launcher: Callable[[Optional[List[str]]], AgentLauncher],
+                 make_channel: Callable[[], Any],
+                 checks: Optional[RunChecks] = None) -> LoadService:
+    """A load service built as the module builds one (PGs watched when `checks` are on)."""
+    log = Log()
+    agents = AgentWorkloads(make_channel=make_channel, server_daemons=ServerDaemons, log=log,
+                            new_pg_watch=(lambda: None) if checks is None else checks.pg_watch)
+    return LoadService(store=store, credentials=CredentialStore(store),
+                       endpoints=lambda: endpoints, agents=agents, make_launcher=make_launcher,
+                       log=log, checks=checks)
+
+
+def load_ended(loads: LoadService, within_s: float = 60.0) -> bool:
+    """Whether the load in progress, if any, ended within `within_s` seconds."""
+    deadline = time.monotonic() + within_s
+    while loads.active() is not None:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
 def service(store: MemoryStore, endpoints: List[str],
             gate: Optional[threading.Event] = None) -> LoadService:
     def no_channel() -> Any:
         if gate is not None:
             gate.wait(10)
         raise RuntimeError('no channel in this test')
-    return LoadService(store, CredentialStore(store), lambda: endpoints, ServerDaemons,
-                       lambda placement: BlockingLauncher(), no_channel, Log())
+    return load_service(store, endpoints, lambda placement: BlockingLauncher(), no_channel)
 
 
 def test_credentials_parse() -> None:
@@ -159,20 +183,14 @@ def test_a_load_goes_to_every_rgw_endpoint_unless_told_where() -> None:
         assert 'x16 on http://127.0.0.1:7, http://127.0.0.1:8' in load_to_text(record)
     finally:
         gate.set()
-    for _ in range(100):
-        if loads.active() is None:
-            break
-        time.sleep(0.1)
+    load_ended(loads, 10.0)
     gate.clear()
     try:
         load_id = loads.start(LoadRequest(endpoint='http://127.0.0.1:5/, http://127.0.0.1:6'))
         assert loads.show(load_id)['targets'] == ['http://127.0.0.1:5', 'http://127.0.0.1:6']
     finally:
         gate.set()
-    for _ in range(100):
-        if loads.active() is None:
-            break
-        time.sleep(0.1)
+    load_ended(loads, 10.0)
 
 
 def test_what_a_load_would_leave_is_written_down_before_it_starts_and_removed_after(
@@ -190,9 +208,7 @@ def test_what_a_load_would_leave_is_written_down_before_it_starts_and_removed_af
     assert left['bucket_prefix'] == 'rgwbench-%s' % load_id
     assert 'S' not in json.dumps(left['record']) and '"secret' not in json.dumps(left)
     gate.set()
-    deadline = time.monotonic() + 20
-    while loads.active() is not None and time.monotonic() < deadline:
-        time.sleep(0.05)
+    load_ended(loads, 20.0)
     assert key not in store.data
 
 
@@ -203,9 +219,7 @@ def test_a_load_whose_clean_up_reached_no_rgw_keeps_its_state_and_its_buckets_ar
     loads = service(store, ['http://127.0.0.1:1'], gate)   # nothing answers there
     load_id = loads.start(LoadRequest(duration_s=5))
     gate.set()
-    deadline = time.monotonic() + 20
-    while loads.active() is not None and time.monotonic() < deadline:
-        time.sleep(0.05)
+    load_ended(loads, 20.0)
     ended = loads.show(load_id)
     (pending,) = loads.leftovers.pending()
     assert pending['bucket_prefix'] == 'rgwbench-%s' % load_id

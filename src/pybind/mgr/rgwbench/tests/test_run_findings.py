@@ -1,6 +1,5 @@
 """The checks around a run and a load: refused before any change, --force, the records."""
 import errno
-import time
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import pytest
@@ -8,7 +7,8 @@ from fixtures import MemoryStore
 from test_agents import ThreadLauncher
 from test_checks_gate import filled, health_err
 from test_checks_workloads import roomy
-from test_loads import BlockingLauncher, Log
+from test_loads import BlockingLauncher, load_ended
+from test_loads import load_service as loads_on
 from test_runs import Events, Setup
 
 from rgwbench.agents.channel import AgentChannel
@@ -19,7 +19,6 @@ from rgwbench.journal import Journal
 from rgwbench.loads import LEFTOVERS_KEY, LoadRequest, LoadService, load_to_text
 from rgwbench.results.report import result_to_text
 from rgwbench.runs.plan_text import run_plan_to_text
-from rgwbench.server_daemons import ServerDaemons
 from rgwbench.tests.s3stub import StubS3
 
 from checks_fakes import FakeView
@@ -154,8 +153,7 @@ def load_service(store: MemoryStore, view: FakeView, made: List[Any]) -> LoadSer
 
     def no_channel() -> Any:
         raise RuntimeError('no channel in this test')
-    return LoadService(store, CredentialStore(store), lambda: ['http://127.0.0.1:9'],
-                       ServerDaemons, launcher, no_channel, Log(), checks=checks_on(view))
+    return loads_on(store, ['http://127.0.0.1:9'], launcher, no_channel, checks_on(view))
 
 
 def test_a_load_that_could_fill_the_cluster_is_refused_forced_or_not() -> None:
@@ -190,15 +188,10 @@ def test_a_load_keeps_what_it_was_checked_with_and_what_it_ran_beside(
     CredentialStore(store).set('access_key: AK\nsecret_key: SK')
     view = FakeView().set('client.rgw', 'debug_rgw', '20')
     view.pgs = SCRUBBING
-    loads = LoadService(store, CredentialStore(store), lambda: [stub.url], ServerDaemons,
-                        lambda placement: ThreadLauncher(['mgr-host']),
-                        lambda: AgentChannel('127.0.0.1', 0, *certificate), Log(),
-                        checks=checks_on(view))
+    loads = loads_on(store, [stub.url], lambda placement: ThreadLauncher(['mgr-host']),
+                     lambda: AgentChannel('127.0.0.1', 0, *certificate), checks_on(view))
     load_id = loads.start(LoadRequest(duration_s=1.0, warmup_s=0.0, concurrency=2))
-    deadline = time.monotonic() + 60
-    while loads.active() is not None:
-        assert time.monotonic() < deadline
-        time.sleep(0.1)
+    assert load_ended(loads)
     record = loads.show(load_id)
     assert record['state'] == 'complete', record['error']
     assert ids(record['findings']) == [('debug-rgw-raised', None, ()),

@@ -2,6 +2,7 @@
 import logging
 import threading
 import time
+from dataclasses import replace
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import pytest
@@ -369,7 +370,7 @@ def test_a_put_workload_the_capacity_guard_stops_keeps_its_figures_and_says_why(
             measured = run is not None and run.start_at is not None and \
                 time.time() > run.start_at + 1.0
             return 'osd.0 is 81.0 % full' if self.asked >= 2 and measured else None
-    s.engine.agents.new_capacity_check = Check
+    s.engine.agents = replace(s.engine.agents, new_capacity_check=Check)
     run_id = s.engine.start(s.profile(
         variants=[{'name': 'as-is', 'settings': {}}], repeats=2,
         workloads=[{'op': 'put', 'size': '4KiB', 'concurrency': 2, 'duration': 2,
