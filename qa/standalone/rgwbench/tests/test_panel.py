@@ -65,7 +65,12 @@ class Panel:
                         return url
                 except OSError:
                     pass
-            assert time.monotonic() < deadline, 'the panel is not serving: %r' % url
+            if time.monotonic() >= deadline:
+                shown = self.cluster.ceph('rgwbench', 'panel', 'show', check=False)
+                raise AssertionError('the panel is not serving on port %d after %.0f s: %r\n'
+                                     'panel show: %s%s\n%s' % (
+                                         self.port, timeout, url, shown.stdout, shown.stderr,
+                                         self.cluster.mgr_logs_tail(40)))
             time.sleep(1)
 
 
