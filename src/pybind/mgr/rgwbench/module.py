@@ -552,16 +552,13 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
         return HandleCommandResult(stdout='profile %s removed' % profile)
 
     # -- runs -----------------------------------------------------------------------
-    def _profile(self, profile: str, duration: Optional[int], concurrency: Optional[int],
-                 sizes: Optional[str], placement: Optional[str], repeats: Optional[int],
-                 warmup: Optional[int], fields: Optional[Dict[str, Any]] = None) -> Profile:
-        """The profile with the overrides; `fields`: those of the workloads' engine fields
-        given (rate, rates, objects, multipart_threshold, part_size, range)."""
+    def _profile(self, profile: str, placement: Optional[str],
+                 overrides: Dict[str, Any]) -> Profile:
+        """The profile with the overrides of `plan`, `run` or the panel, by their names in
+        with_overrides (None: not given), checked there and only there."""
         hosts = placement_hosts(placement, self._known_hosts)
-        given = {k: v for k, v in (fields or {}).items() if v is not None}
-        return with_overrides(self.profiles.get(profile), duration=duration,
-                              concurrency=concurrency, sizes=sizes, placement=hosts,
-                              repeats=repeats, warmup=warmup, **given)
+        given = {k: v for k, v in overrides.items() if v is not None}
+        return with_overrides(self.profiles.get(profile), placement=hosts, **given)
 
     @read_command('rgwbench plan')
     def _cmd_plan(self, profile: str, duration: Optional[int] = None,
@@ -570,13 +567,16 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
                   warmup: Optional[int] = None, rate: Optional[float] = None,
                   rates: Optional[str] = None, objects: Optional[int] = None,
                   multipart_threshold: Optional[str] = None, part_size: Optional[str] = None,
-                  range: Optional[str] = None, format: str = 'plain') -> HandleCommandResult:
+                  range: Optional[str] = None, processes: Optional[int] = None,
+                  payload_signing: Optional[str] = None,
+                  format: str = 'plain') -> HandleCommandResult:
         """Show every step and change a run of a profile would make; changes nothing"""
         fmt = parse_format(format)
-        chosen = self._profile(profile, duration, concurrency, sizes, placement, repeats,
-                               warmup, dict(rate=rate, rates=rates, objects=objects,
-                                            multipart_threshold=multipart_threshold,
-                                            part_size=part_size, range=range))
+        chosen = self._profile(profile, placement, dict(
+            duration=duration, concurrency=concurrency, sizes=sizes, repeats=repeats,
+            warmup=warmup, rate=rate, rates=rates, objects=objects,
+            multipart_threshold=multipart_threshold, part_size=part_size, range=range,
+            processes=processes, payload_signing=payload_signing))
         return HandleCommandResult(stdout=render(self.runs.plan(chosen), fmt, run_plan_to_text))
 
     @write_command('rgwbench run')
@@ -586,13 +586,15 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
                  warmup: Optional[int] = None, rate: Optional[float] = None,
                  rates: Optional[str] = None, objects: Optional[int] = None,
                  multipart_threshold: Optional[str] = None, part_size: Optional[str] = None,
-                 range: Optional[str] = None, force: bool = False,
+                 range: Optional[str] = None, processes: Optional[int] = None,
+                 payload_signing: Optional[str] = None, force: bool = False,
                  yes_i_really_mean_it: bool = False) -> HandleCommandResult:
         """Run a profile: apply each variant, measure, put everything back; returns the run id"""
-        chosen = self._profile(profile, duration, concurrency, sizes, placement, repeats,
-                               warmup, dict(rate=rate, rates=rates, objects=objects,
-                                            multipart_threshold=multipart_threshold,
-                                            part_size=part_size, range=range))
+        chosen = self._profile(profile, placement, dict(
+            duration=duration, concurrency=concurrency, sizes=sizes, repeats=repeats,
+            warmup=warmup, rate=rate, rates=rates, objects=objects,
+            multipart_threshold=multipart_threshold, part_size=part_size, range=range,
+            processes=processes, payload_signing=payload_signing))
         if not yes_i_really_mean_it:
             raise InvalidInput('a run changes settings and restarts daemons of this cluster '
                                'while it lasts; see `ceph rgwbench plan --profile %s` and '
@@ -608,12 +610,7 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
 
     def _with_panel_overrides(self, profile: str, overrides: Dict[str, float]) -> Profile:
         """A profile with the panel's overrides (duration, warmup, repeats, rate, objects)."""
-        def whole(key: str) -> Optional[int]:
-            value = overrides.get(key)
-            return None if value is None else int(value)
-        return self._profile(profile, whole('duration'), None, None, None, whole('repeats'),
-                             whole('warmup'), dict(rate=overrides.get('rate'),
-                                                   objects=whole('objects')))
+        return self._profile(profile, None, dict(overrides))
 
     def _plan(self, profile: str, overrides: Dict[str, float]) -> Tuple[Dict[str, Any], str]:
         """A profile's run plan, as data and as the text `ceph rgwbench plan` prints."""

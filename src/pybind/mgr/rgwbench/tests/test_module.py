@@ -230,9 +230,9 @@ def test_workload_field_options_are_declared(prefix: str) -> None:
 
 def test_run_overrides_reach_the_profile_and_are_checked() -> None:
     mod = ModuleUnderTest({('orchestrator', '_select_orchestrator'): None})
-    taken = mod._profile('tls', None, None, '64KiB', None, None, None,
-                         dict(rate=100.0, rates=None, objects=500, range='0-1KiB',
-                              multipart_threshold=None, part_size=None))
+    taken = mod._profile('tls', None, dict(sizes='64KiB', rate=100.0, rates=None,
+                                           objects=500, range='0-1KiB',
+                                           multipart_threshold=None, part_size=None))
     assert {(w.size, w.rate) for w in taken.workloads} == {('64KiB', 100.0)}
     assert {w.objects for w in taken.workloads if w.op == 'get'} == {500}
     res = call(mod, 'rgwbench run', profile='tls', sizes='64KiB', rate=100.0, objects=500)
@@ -241,3 +241,32 @@ def test_run_overrides_reach_the_profile_and_are_checked() -> None:
     assert res.retval == -errno.EINVAL
     assert res.stderr.strip().endswith('--rates: gives a rate twice')
     assert mod.runs.active() is None
+
+
+@pytest.mark.parametrize('prefix', ['rgwbench plan', 'rgwbench run'])
+def test_processes_and_payload_signing_are_overrides(prefix: str) -> None:
+    (command,) = [c for c in commands() if c['cmd'].split(' name=')[0] == prefix]
+    for option in ('processes,req=false,type=CephInt',
+                   'payload_signing,req=false,type=CephString'):
+        assert ' name=%s' % option in command['cmd']
+
+
+def test_processes_and_payload_signing_reach_the_profile_and_are_checked() -> None:
+    mod = ModuleUnderTest({('orchestrator', '_select_orchestrator'): None})
+    taken = mod._profile('tls', None, dict(processes=0, payload_signing='signed'))
+    assert {(w.processes, w.payload_signing) for w in taken.workloads} == {(0, 'signed')}
+    for words, message in (
+            (dict(processes=65), '--processes: must be a whole number from 0 to 64, got 65'),
+            (dict(processes=-1), '--processes: must be a whole number from 0 to 64, got -1'),
+            (dict(payload_signing='auto'),
+             "--payload-signing: 'auto' is not a signing mode (use unsigned or signed)"),
+            (dict(concurrency=2, processes=4),
+             '--processes: 4 processes are more than the concurrency 2 (workload put-64KiB)')):
+        for prefix in ('rgwbench plan', 'rgwbench run'):
+            res = call(mod, prefix, profile='tls', yes_i_really_mean_it=True, **words) \
+                if prefix == 'rgwbench run' else call(mod, prefix, profile='tls', **words)
+            assert res.retval == -errno.EINVAL, (prefix, words, res)
+            assert res.stderr == message and '\n' not in res.stderr
+            assert res.stdout == ''
+    assert mod.runs.active() is None
+    assert mod.results.ls() == []

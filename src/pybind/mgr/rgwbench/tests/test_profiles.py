@@ -384,12 +384,48 @@ def test_overrides_are_checked(overrides: Dict[str, Any], message: str) -> None:
     assert str(e.value) == message
 
 
+def test_processes_and_payload_signing_overrides_apply_to_every_workload() -> None:
+    profile = with_overrides(sse(), processes=2, payload_signing='signed')
+    assert {(w.processes, w.payload_signing) for w in profile.workloads} == {(2, 'signed')}
+    # text, as the panel sends it, is the same override
+    assert with_overrides(sse(), processes=' 2 ', payload_signing='signed') == profile
+    per_core = with_overrides(sse(), processes=0, payload_signing='unsigned')
+    assert {(w.processes, w.payload_signing) for w in per_core.workloads} == {(0, 'unsigned')}
+    assert [w.job_fields()['processes'] for w in per_core.workloads] == [0, 0]
+
+
+@pytest.mark.parametrize('overrides, message', [
+    ({'processes': 65}, '--processes: must be a whole number from 0 to 64, got 65'),
+    ({'processes': 1.5}, '--processes: must be a whole number from 0 to 64, got 1.5'),
+    ({'processes': 'all'}, "--processes: must be a whole number from 0 to 64, got 'all'"),
+    ({'processes': 17}, '--processes: 17 processes are more than the concurrency 16 '
+                        '(workload put-4MiB)'),
+    ({'payload_signing': 'auto'},
+     "--payload-signing: 'auto' is not a signing mode (use unsigned or signed)"),
+    ({'payload_signing': 'UNSIGNED-PAYLOAD'},
+     "--payload-signing: 'UNSIGNED-PAYLOAD' is not a signing mode (use unsigned or signed)"),
+])
+def test_processes_and_payload_signing_overrides_are_checked_as_documents(
+        overrides: Dict[str, Any], message: str) -> None:
+    with pytest.raises(InvalidInput) as e:
+        with_overrides(sse(), **overrides)
+    assert str(e.value) == message
+    # the same limit, in the same words, for a profile's document
+    (field, value), = overrides.items()
+    document = refused(doc(workloads=[{'op': 'put', 'size': '4MiB', field: value}]))
+    assert document.split(': ', 2)[2] == message.split(': ', 1)[1].split(' (workload ')[0]
+
+
 def test_concurrency_below_processes_names_the_override() -> None:
     profile = parse_profile(doc(workloads=[{'op': 'put', 'concurrency': 8, 'processes': 4}]),
                             SETTINGS)
     with pytest.raises(InvalidInput) as e:
         with_overrides(profile, concurrency=2)
     assert str(e.value) == ('--concurrency: 4 processes are more than the concurrency 2 '
+                            '(workload put-4KiB)')
+    with pytest.raises(InvalidInput) as e:
+        with_overrides(profile, processes=16)
+    assert str(e.value) == ('--processes: 16 processes are more than the concurrency 8 '
                             '(workload put-4KiB)')
 
 
