@@ -608,11 +608,12 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
         """Start a run (the CLI's and the panel's), unless something else changes the cluster."""
         return self.activity.start(Activity.RUN, lambda: self.runs.start(chosen, force=force))
 
-    def _with_panel_overrides(self, profile: str, overrides: Dict[str, float]) -> Profile:
-        """A profile with the panel's overrides (duration, warmup, repeats, rate, objects)."""
+    def _with_panel_overrides(self, profile: str, overrides: Dict[str, str]) -> Profile:
+        """A profile with the panel's overrides (panel.app.OVERRIDES, as text): the CLI's,
+        checked by the same with_overrides."""
         return self._profile(profile, None, dict(overrides))
 
-    def _plan(self, profile: str, overrides: Dict[str, float]) -> Tuple[Dict[str, Any], str]:
+    def _plan(self, profile: str, overrides: Dict[str, str]) -> Tuple[Dict[str, Any], str]:
         """A profile's run plan, as data and as the text `ceph rgwbench plan` prints."""
         plan = self.runs.plan(self._with_panel_overrides(profile, overrides))
         return plan, run_plan_to_text(plan)
