@@ -29,7 +29,8 @@ from .panel.backend import ModuleBackend
 from .panel.service import DEFAULT_PORT, Panel, panel_to_text
 from .pem import self_signed_certificate
 from .placement import agent_hosts, placement_hosts
-from .profiles import Profile, ProfileStore, profile_to_text, profiles_to_text, with_overrides
+from .profiles import (DEFAULT_PROCESSES, Profile, ProfileStore, profile_to_text,
+                       profiles_to_text, with_overrides)
 from .results.calibration import CalibrationStore
 from .results.compare import compare_runs
 from .results.model import strip_histograms
@@ -374,7 +375,8 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
 
     @write_command('rgwbench load')
     def _cmd_load(self, op: str = 'put', size: str = '4KiB', concurrency: int = 16,
-                  duration: int = 30, warmup: int = 2, processes: int = 1, buckets: int = 1,
+                  duration: int = 30, warmup: int = 2, processes: int = DEFAULT_PROCESSES,
+                  buckets: int = 1,
                   placement: Optional[str] = None,
                   endpoint: Optional[str] = None, rate: Optional[float] = None,
                   objects: Optional[int] = None, multipart_threshold: Optional[str] = None,

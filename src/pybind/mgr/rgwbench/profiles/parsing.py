@@ -13,8 +13,8 @@ from .checks import (MAX_BUCKETS, MAX_CONCURRENCY, MAX_REPEATS, FieldError, at_r
                      check_processes, check_range, check_rate, check_rates, check_size,
                      check_target, check_warmup, check_whole, check_workload,
                      default_workload_name, shown, unique_workloads)
-from .types import (DEFAULT_CONCURRENCY, DEFAULT_DURATION_S, DEFAULT_WARMUP_S, ORDERS,
-                    SEQUENTIAL, Profile, Variant, Workload)
+from .types import (DEFAULT_CONCURRENCY, DEFAULT_DURATION_S, DEFAULT_PROCESSES,
+                    DEFAULT_WARMUP_S, ORDERS, SEQUENTIAL, Profile, Variant, Workload)
 
 NAME = re.compile(r'^[a-z0-9][a-z0-9_-]{0,40}$')
 VARIANT_NAME = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.@-]{0,40}$')
@@ -85,7 +85,8 @@ def parse_workload(data: Dict[str, Any], where: Callable[[str], str]) -> Workloa
         duration_s=duration,
         warmup_s=check_warmup(data.get('warmup', min(DEFAULT_WARMUP_S, duration)),
                               where('warmup'), duration),
-        processes=check_processes(data.get('processes', 1), where('processes')),
+        processes=check_processes(data.get('processes', DEFAULT_PROCESSES),
+                                  where('processes')),
         buckets=check_whole(data.get('buckets', 1), where('buckets'), 1, MAX_BUCKETS),
         payload_signing=check_payload_signing(data.get('payload_signing', 'unsigned'),
                                               where('payload_signing')),

@@ -330,3 +330,18 @@ def test_the_panels_overrides_take_the_clis_path(monkeypatch: pytest.MonkeyPatch
             assert json.loads(refused.body) == {'error': str(e.value)}
             assert str(e.value).startswith('--%s: ' % field.replace('_', '-'))
     assert len(planned) == 1 and len(started) == 1 and mod.runs.active() is None
+
+
+def test_a_load_runs_an_engine_process_per_core_unless_told(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    mod = ModuleUnderTest({('orchestrator', '_select_orchestrator'): None})
+    asked: List[Any] = []
+
+    def start(request: Any, force: bool = False) -> str:
+        asked.append(request)
+        return 'load-%d' % len(asked)
+    monkeypatch.setattr(mod.loads, 'start', start)
+    for words in ({}, {'processes': 1}):
+        res = call(mod, 'rgwbench load', **words)
+        assert res.retval == 0, res.stderr
+    assert [r.processes for r in asked] == [0, 1]

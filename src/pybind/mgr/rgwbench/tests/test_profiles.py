@@ -125,8 +125,8 @@ def test_yaml_document_with_defaults() -> None:
     assert profile.variants[1] == Variant('sse-kms', {'tls@rgw': True, 'msgr2-secure': True,
                                                       'sse': 'kms-testing'})
     assert profile.workloads == [
-        Workload('put-4MiB', 'put', {}, '4MiB', 16, 60.0, 5.0, 1, 1),
-        Workload('get-big', 'get', {}, '4MiB', 16, 60.0, 5.0, 1, 1)]
+        Workload('put-4MiB', 'put', {}, '4MiB', 16, 60.0, 5.0, 0, 1),
+        Workload('get-big', 'get', {}, '4MiB', 16, 60.0, 5.0, 0, 1)]
     assert profile.placement == [] and profile.repeats == 1
 
 
@@ -146,8 +146,27 @@ def test_defaults() -> None:
     assert (mixed.name, mixed.mix) == ('mixed-64KiB', {'get': 3.0, 'put': 1.0})
     assert (get.name, get.size) == ('get-4KiB', '4KiB')
     assert (get.concurrency, get.duration_s, get.warmup_s, get.processes, get.buckets) == \
-        (16, 60.0, 5.0, 1, 1)
+        (16, 60.0, 5.0, 0, 1)
     assert profile.repeats == 1 and profile.description == ''
+
+
+def test_an_agent_runs_an_engine_process_per_core_unless_told() -> None:
+    # Issue 11: each agent runs as many engine processes as its host has cores (capped
+    # by agent_processes_max): 0 in the document, made a number by each agent.
+    profile = parse_profile(doc(workloads=[{'op': 'get'}, {'op': 'put', 'processes': 1}]),
+                            SETTINGS)
+    assert [w.processes for w in profile.workloads] == [0, 1]
+    assert [w.to_dict()['processes'] for w in profile.workloads] == [0, 1]
+    assert [w.job_fields()['processes'] for w in profile.workloads] == [0, 1]
+    assert Workload(name='w').processes == 0
+    assert all(w.processes == 0 for p in builtin_profiles(SETTINGS) for w in p.workloads)
+    # a workload stored before processes was a field ran one
+    assert Workload.from_dict({'name': 'old', 'op': 'put'}).processes == 1
+    # a concurrency of 1 is still one process, whatever the cores
+    (one,) = parse_profile(doc(workloads=[{'op': 'put', 'concurrency': 1}]),
+                           SETTINGS).workloads
+    assert one.processes == 0 and Job(concurrency=1, processes=0).with_process_count(
+        ).processes == 1
 
 
 def test_short_duration_gets_a_shorter_default_warmup() -> None:
@@ -452,7 +471,7 @@ def test_profile_to_text() -> None:
     assert 'Estimated duration: 2m 18s' in lines
     assert '  as-is (baseline)  the cluster as it is' in lines
     assert '  threads-256       config: client.rgw/rgw_thread_pool_size=256' in lines
-    assert '  put-4KiB  put  4KiB  16 per RGW   1          10s       2s      1' in lines
+    assert '  put-4KiB  put  4KiB  16 per RGW   per core   10s       2s      1' in lines
     # the dict form (`-f json`) renders the same
     info = ProfileStore(MemoryStore(), SETTINGS).info('quick')
     assert profile_to_text(info.to_dict()) == text
