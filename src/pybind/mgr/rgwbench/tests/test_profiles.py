@@ -12,6 +12,7 @@ from rgwbench.profiles import (BUILTIN_DOCUMENTS, Profile, ProfileInfo, ProfileS
                                Variant, Workload, builtin_names, builtin_profiles,
                                estimate_seconds, format_duration, parse_profile,
                                profile_to_text, profiles_to_text, with_overrides)
+from rgwbench.runs.plan_text import run_plan_to_text
 from rgwbench.settings.registry import all_settings
 from rgwbench.targets import AUTO, INGRESS, RGW, URLS, Target
 
@@ -693,3 +694,22 @@ def test_a_concurrency_per_rgw_is_checked_kept_and_given_up_for_a_total() -> Non
     # the built-ins give theirs per RGW: a cluster of more RGWs is loaded as hard
     assert all(w.concurrency_per_rgw for p in builtin_profiles(SETTINGS)
                for w in p.workloads)
+
+
+def test_a_plan_says_how_each_agent_sends_the_load() -> None:
+    def said(profile: Profile) -> List[str]:
+        text = run_plan_to_text({
+            'profile': profile.name, 'variants': [], 'repeats': 1, 'estimated_s': 60,
+            'problems': [], 'workloads': [w.to_dict() for w in profile.workloads]})
+        return [line for line in text.splitlines() if line.startswith('each agent: ')]
+    assert said(sse()) == [
+        'each agent: one engine process per core of its host (at most '
+        'agent_processes_max); payload unsigned (UNSIGNED-PAYLOAD), in every variant']
+    assert said(with_overrides(sse(), processes=2, payload_signing='signed')) == [
+        'each agent: 2 engine processes; payload signed (its SHA-256), in every variant']
+    mixed = parse_profile(doc(workloads=[{'op': 'put', 'processes': 1},
+                                         {'op': 'get'}]), SETTINGS)
+    assert said(mixed) == [
+        'each agent: put-4KiB: 1 engine process, get-4KiB: one engine process per core of '
+        'its host (at most agent_processes_max); payload unsigned (UNSIGNED-PAYLOAD), in '
+        'every variant']
