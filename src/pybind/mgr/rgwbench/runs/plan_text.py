@@ -58,14 +58,14 @@ def run_plan_to_text(plan: Dict[str, Any]) -> str:
         'rgw': 'every RGW daemon of the service', 'ingress': 'every frontend of the ingress'
     }.get(plan.get('target') or 'auto', plan.get('target')))
     lines.append('workloads: %s' % ', '.join(w['name'] for w in plan['workloads']))
-    engine = engine_text(plan['workloads'])
-    if engine:
-        lines.append(engine)
     for w in plan['workloads']:
         if w.get('prefill_time_s'):
             lines.append('  %s reads %d objects (twice the caches in front of the disks), '
                          'prefilled for at most %g s'
                          % (w['name'], w['objects'], w['prefill_time_s']))
+    engine = engine_text(plan['workloads'])
+    if engine:
+        lines.append(engine)
     if 's3_user' in plan:
         lines.append(user_plan_to_text(plan['s3_user']))
     for variant in plan['variants']:
