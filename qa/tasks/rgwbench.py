@@ -27,7 +27,8 @@ Config keys (see "Teuthology" in doc/mgr/rgwbench.rst):
   profile              the profile to run (required)
   profile_definition   a profile document, stored with `profile set -i -` first
   overrides            duration, concurrency, sizes, placement, repeats, warmup, rate,
-                       rates, objects, range, multipart_threshold, part_size
+                       rates, objects, range, multipart_threshold, part_size, processes,
+                       payload_signing
   credentials          access_key, secret_key (and ca_bundle) for the load; without
                        them an S3 user is created for the run and removed after it
   timeout              seconds the run may take (default 3600)
@@ -74,7 +75,8 @@ CONFIG_KEYS: Dict[str, Tuple[Tuple[type, ...], str]] = {
     'profile_definition': ((dict,), 'a profile document (a mapping)'),
     'overrides': ((dict,), 'a mapping of duration, concurrency, sizes, placement, '
                            'repeats, warmup, rate, rates, objects, range, '
-                           'multipart_threshold, part_size'),
+                           'multipart_threshold, part_size, processes, '
+                           'payload_signing'),
     'credentials': ((dict,), 'a mapping with access_key and secret_key'),
     'timeout': (Number, 'a number of seconds'),
     'poll_interval': (Number, 'a number of seconds'),
@@ -95,6 +97,8 @@ OVERRIDE_KEYS: Dict[str, Tuple[Tuple[type, ...], str]] = {
     'range': ((str,), 'START-END, e.g. 0-1MiB'),
     'multipart_threshold': ((str,), 'a size, e.g. 64MiB'),
     'part_size': ((str,), 'a size, e.g. 16MiB'),
+    'processes': ((int,), 'a whole number of engine processes per agent (0: one per core)'),
+    'payload_signing': ((str,), 'unsigned or signed'),
 }
 CREDENTIAL_KEYS = ('access_key', 'secret_key', 'ca_bundle')
 

@@ -168,6 +168,10 @@ def test_run_args() -> None:
                     '--part-size', '8MiB', '--yes-i-really-mean-it']
     config = rb.validate_config({'profile': 'tls', 'overrides': {'rate': 50.5}})
     assert rb.run_args('tls', config['overrides'])[4:6] == ['--rate', '50.5']
+    config = rb.validate_config({'profile': 'tls', 'overrides': {
+        'processes': 0, 'payload_signing': 'signed'}})
+    assert rb.run_args('tls', config['overrides'])[4:8] == [
+        '--processes', '0', '--payload-signing', 'signed']
 
 
 @pytest.mark.parametrize('stdout, run_id', [

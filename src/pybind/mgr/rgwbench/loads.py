@@ -16,7 +16,7 @@ from .checks.gate import RunChecks, load_profile
 from .credentials import CredentialStore
 from .errors import Busy, InvalidInput, NotFound
 from .kvstore import Store
-from .profiles import FieldError, Workload, parse_workload
+from .profiles import DEFAULT_PROCESSES, FieldError, Workload, parse_workload
 from .results.model import strip_histograms
 from .targets import check_urls, split_urls, unique
 from .workloads import AgentWorkloads, Leftovers, make_job, new_id
@@ -32,7 +32,7 @@ class LoadRequest(NamedTuple):
     op: str = 'put'
     size: str = '4KiB'
     concurrency: int = 16
-    processes: int = 1
+    processes: int = DEFAULT_PROCESSES
     duration_s: float = 30.0
     warmup_s: float = 2.0
     buckets: int = 1

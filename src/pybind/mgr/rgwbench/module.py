@@ -29,7 +29,8 @@ from .panel.backend import ModuleBackend
 from .panel.service import DEFAULT_PORT, Panel, panel_to_text
 from .pem import self_signed_certificate
 from .placement import agent_hosts, placement_hosts
-from .profiles import Profile, ProfileStore, profile_to_text, profiles_to_text, with_overrides
+from .profiles import (DEFAULT_PROCESSES, Profile, ProfileStore, profile_to_text,
+                       profiles_to_text, with_overrides)
 from .results.calibration import CalibrationStore
 from .results.compare import compare_runs
 from .results.model import strip_histograms
@@ -371,7 +372,8 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
 
     @write_command('rgwbench load')
     def _cmd_load(self, op: str = 'put', size: str = '4KiB', concurrency: int = 16,
-                  duration: int = 30, warmup: int = 2, processes: int = 1, buckets: int = 1,
+                  duration: int = 30, warmup: int = 2, processes: int = DEFAULT_PROCESSES,
+                  buckets: int = 1,
                   placement: Optional[str] = None,
                   endpoint: Optional[str] = None, rate: Optional[float] = None,
                   objects: Optional[int] = None, multipart_threshold: Optional[str] = None,
@@ -549,16 +551,13 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
         return HandleCommandResult(stdout='profile %s removed' % profile)
 
     # -- runs -----------------------------------------------------------------------
-    def _profile(self, profile: str, duration: Optional[int], concurrency: Optional[int],
-                 sizes: Optional[str], placement: Optional[str], repeats: Optional[int],
-                 warmup: Optional[int], fields: Optional[Dict[str, Any]] = None) -> Profile:
-        """The profile with the overrides; `fields`: those of the workloads' engine fields
-        given (rate, rates, objects, multipart_threshold, part_size, range)."""
+    def _profile(self, profile: str, placement: Optional[str],
+                 overrides: Dict[str, Any]) -> Profile:
+        """The profile with the overrides of `plan`, `run` or the panel, by their names in
+        with_overrides (None: not given), checked there and only there."""
         hosts = placement_hosts(placement, self._known_hosts)
-        given = {k: v for k, v in (fields or {}).items() if v is not None}
-        return with_overrides(self.profiles.get(profile), duration=duration,
-                              concurrency=concurrency, sizes=sizes, placement=hosts,
-                              repeats=repeats, warmup=warmup, **given)
+        given = {k: v for k, v in overrides.items() if v is not None}
+        return with_overrides(self.profiles.get(profile), placement=hosts, **given)
 
     @read_command('rgwbench plan')
     def _cmd_plan(self, profile: str, duration: Optional[int] = None,
@@ -567,13 +566,16 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
                   warmup: Optional[int] = None, rate: Optional[float] = None,
                   rates: Optional[str] = None, objects: Optional[int] = None,
                   multipart_threshold: Optional[str] = None, part_size: Optional[str] = None,
-                  range: Optional[str] = None, format: str = 'plain') -> HandleCommandResult:
+                  range: Optional[str] = None, processes: Optional[int] = None,
+                  payload_signing: Optional[str] = None,
+                  format: str = 'plain') -> HandleCommandResult:
         """Show every step and change a run of a profile would make; changes nothing"""
         fmt = parse_format(format)
-        chosen = self._profile(profile, duration, concurrency, sizes, placement, repeats,
-                               warmup, dict(rate=rate, rates=rates, objects=objects,
-                                            multipart_threshold=multipart_threshold,
-                                            part_size=part_size, range=range))
+        chosen = self._profile(profile, placement, dict(
+            duration=duration, concurrency=concurrency, sizes=sizes, repeats=repeats,
+            warmup=warmup, rate=rate, rates=rates, objects=objects,
+            multipart_threshold=multipart_threshold, part_size=part_size, range=range,
+            processes=processes, payload_signing=payload_signing))
         return HandleCommandResult(stdout=render(self.runs.plan(chosen), fmt, run_plan_to_text))
 
     @write_command('rgwbench run')
@@ -583,13 +585,15 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
                  warmup: Optional[int] = None, rate: Optional[float] = None,
                  rates: Optional[str] = None, objects: Optional[int] = None,
                  multipart_threshold: Optional[str] = None, part_size: Optional[str] = None,
-                 range: Optional[str] = None, force: bool = False,
+                 range: Optional[str] = None, processes: Optional[int] = None,
+                 payload_signing: Optional[str] = None, force: bool = False,
                  yes_i_really_mean_it: bool = False) -> HandleCommandResult:
         """Run a profile: apply each variant, measure, put everything back; returns the run id"""
-        chosen = self._profile(profile, duration, concurrency, sizes, placement, repeats,
-                               warmup, dict(rate=rate, rates=rates, objects=objects,
-                                            multipart_threshold=multipart_threshold,
-                                            part_size=part_size, range=range))
+        chosen = self._profile(profile, placement, dict(
+            duration=duration, concurrency=concurrency, sizes=sizes, repeats=repeats,
+            warmup=warmup, rate=rate, rates=rates, objects=objects,
+            multipart_threshold=multipart_threshold, part_size=part_size, range=range,
+            processes=processes, payload_signing=payload_signing))
         if not yes_i_really_mean_it:
             raise InvalidInput('a run changes settings and restarts daemons of this cluster '
                                'while it lasts; see `ceph rgwbench plan --profile %s` and '
@@ -603,16 +607,12 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
         """Start a run (the CLI's and the panel's), unless something else changes the cluster."""
         return self.activity.start(Activity.RUN, lambda: self.runs.start(chosen, force=force))
 
-    def _with_panel_overrides(self, profile: str, overrides: Dict[str, float]) -> Profile:
-        """A profile with the panel's overrides (duration, warmup, repeats, rate, objects)."""
-        def whole(key: str) -> Optional[int]:
-            value = overrides.get(key)
-            return None if value is None else int(value)
-        return self._profile(profile, whole('duration'), None, None, None, whole('repeats'),
-                             whole('warmup'), dict(rate=overrides.get('rate'),
-                                                   objects=whole('objects')))
+    def _with_panel_overrides(self, profile: str, overrides: Dict[str, str]) -> Profile:
+        """A profile with the panel's overrides (panel.app.OVERRIDES, as text): the CLI's,
+        checked by the same with_overrides."""
+        return self._profile(profile, None, dict(overrides))
 
-    def _plan(self, profile: str, overrides: Dict[str, float]) -> Tuple[Dict[str, Any], str]:
+    def _plan(self, profile: str, overrides: Dict[str, str]) -> Tuple[Dict[str, Any], str]:
         """A profile's run plan, as data and as the text `ceph rgwbench plan` prints."""
         plan = self.runs.plan(self._with_panel_overrides(profile, overrides))
         return plan, run_plan_to_text(plan)

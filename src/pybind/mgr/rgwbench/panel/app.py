@@ -60,9 +60,9 @@ class PanelBackend(Protocol):
 
     def profiles(self) -> List[Dict[str, Any]]: ...
 
-    def plan(self, profile: str, overrides: Dict[str, float]) -> Tuple[Dict[str, Any], str]: ...
+    def plan(self, profile: str, overrides: Dict[str, str]) -> Tuple[Dict[str, Any], str]: ...
 
-    def start_run(self, profile: str, overrides: Dict[str, float]) -> str: ...
+    def start_run(self, profile: str, overrides: Dict[str, str]) -> str: ...
 
     def abort_run(self) -> str: ...
 
@@ -241,25 +241,20 @@ class PanelApp:
         return _json(404, {'error': 'no such resource'})
 
 
-#: what the panel lets an operator change of a profile for one run, as the CLI's options:
-#: whole numbers, but the open-loop rate (operations a second over all agents)
-OVERRIDES = ('duration', 'warmup', 'repeats', 'rate', 'objects')
-FRACTIONAL = ('rate',)
+#: what the panel lets an operator change of a profile for one run: the overrides of
+#: `rgwbench plan` and `rgwbench run`, by their names in profiles.with_overrides
+OVERRIDES = ('duration', 'warmup', 'repeats', 'rate', 'rates', 'objects',
+             'multipart_threshold', 'part_size', 'range', 'processes', 'payload_signing')
 
 
-def overrides(fields: Dict[str, str]) -> Dict[str, float]:
-    """The run's overrides among the request's fields (empty ones are left out)."""
-    found: Dict[str, float] = {}
-    for name in OVERRIDES:
-        text = (fields.get(name) or '').strip()
-        if not text:
-            continue
-        try:
-            found[name] = float(text) if name in FRACTIONAL else int(text)
-        except ValueError:
-            raise InvalidInput('%s must be a %s, got %r' % (
-                name, 'number' if name in FRACTIONAL else 'whole number', text[:40]))
-    return found
+def overrides(fields: Dict[str, str]) -> Dict[str, str]:
+    """The run's overrides among the request's fields, as text (empty ones are left out).
+
+    They are checked where the CLI's are, when the module applies them to the
+    profile: a refusal names the override as the CLI does (`--warmup: ...`).
+    """
+    return {name: text for name, text in
+            ((name, (fields.get(name) or '').strip()) for name in OVERRIDES) if text}
 
 
 def _attachment(filename: str) -> Tuple[str, str]:

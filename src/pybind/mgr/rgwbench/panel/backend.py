@@ -11,8 +11,8 @@ class ModuleBackend:
 
     def __init__(self, about: Callable[[], Dict[str, Any]], results: ResultStore,
                  runs: RunEngine, profiles: ProfileStore,
-                 plan: Callable[[str, Dict[str, float]], Tuple[Dict[str, Any], str]],
-                 start_run: Callable[[str, Dict[str, float]], str]) -> None:
+                 plan: Callable[[str, Dict[str, str]], Tuple[Dict[str, Any], str]],
+                 start_run: Callable[[str, Dict[str, str]], str]) -> None:
         self.about = about
         self.results = results
         self.engine = runs

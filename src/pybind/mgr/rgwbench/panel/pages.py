@@ -6,6 +6,7 @@ import math
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..checks.finding import ordered
+from ..profiles.checks import MAX_DURATION_S, MAX_PROCESSES, MAX_REPEATS, PAYLOAD_SIGNING
 from ..results.compare import comparison
 from ..results.findings import MARK, marked
 from ..results.model import (CHARTED, Comparison, Figure, Run, RunLike, RunSummary,
@@ -124,29 +125,49 @@ def runs_page(about: Dict[str, Any], runs: Sequence[Union[RunSummary, Mapping[st
         for p in profiles)
     start = (
         '<section id="start"><h2>Start a run</h2>'
-        '<p><label for="profile">Profile</label> <select id="profile">%s</select> '
+        '<p><label for="profile">Profile</label> <select id="profile">%(options)s</select> '
         '<button id="show-plan" type="button">Show its plan</button></p>'
-        '<details id="overrides"><summary>Change durations, repeats, rate or working set '
-        'for this run</summary>'
+        '<details id="overrides"><summary>Change durations, repeats, rates, working set, '
+        'object parts, processes or signing for this run</summary>'
         '<p class="overrides"><label>Duration of each workload (s) <input id="duration" '
-        'type="number" min="1" max="86400" inputmode="numeric"></label> '
-        '<label>Warm-up (s) <input id="warmup" type="number" min="0" max="3600" '
+        'type="number" min="1" max="%(duration)d" inputmode="numeric"></label> '
+        '<label>Warm-up (s) <input id="warmup" type="number" min="0" max="%(duration)d" '
         'inputmode="numeric"></label> '
-        '<label>Repeats <input id="repeats" type="number" min="1" max="100" '
+        '<label>Repeats <input id="repeats" type="number" min="1" max="%(repeats)d" '
         'inputmode="numeric"></label></p>'
         '<p class="overrides"><label>Rate (ops/s over all agents) <input id="rate" '
         'type="number" min="0" step="any" inputmode="decimal"></label> '
+        '<label>or rates, one workload each <input id="rates" type="text" '
+        'placeholder="100,200,400" spellcheck="false"></label> '
         '<label>Objects read (working set) <input id="objects" type="number" min="1" '
-        'inputmode="numeric"></label></p>'
-        '<p class="legend">Empty: as the profile says. A rate runs every workload in open '
-        'loop at that rate, its latency counted from each request\'s intended start; '
-        'objects: how many the workloads that read prefill, over all agents.</p></details>'
+        'inputmode="numeric"></label> '
+        '<label>Range of each GET <input id="range" type="text" placeholder="0-1MiB" '
+        'spellcheck="false"></label></p>'
+        '<p class="overrides"><label>Multipart threshold <input id="multipart_threshold" '
+        'type="text" placeholder="16MiB" spellcheck="false"></label> '
+        '<label>Part size <input id="part_size" type="text" placeholder="8MiB" '
+        'spellcheck="false"></label> '
+        '<label>Engine processes per agent <input id="processes" type="number" min="0" '
+        'max="%(processes)d" inputmode="numeric"></label> '
+        '<label>Payload signing <select id="payload_signing">'
+        '<option value="">as the profile says</option>%(signing)s</select></label></p>'
+        '<p class="legend">Empty: as the profile says; each field is the option of '
+        '<code>ceph rgwbench run</code> of its name, with its limits. A rate runs every '
+        'workload in open loop at that rate, its latency counted from each request\'s '
+        'intended start; rates (comma separated) run each workload once per rate. '
+        'Objects: how many the workloads that read prefill, over all agents; a range '
+        'makes each GET read part of its object. Processes 0: one per core of each '
+        'agent\'s host. The payload signing is the same for every variant.</p></details>'
         '<pre id="plan" hidden></pre>'
         '<p id="confirm-line" hidden><label><input id="confirm" type="checkbox"> '
         'I understand that this run changes settings and restarts daemons of this cluster '
         'while it lasts.</label></p>'
         '<p><button id="start-run" type="button" disabled>Start the run</button></p>'
-        '<p id="start-error" class="error"></p></section>' % options)
+        '<p id="start-error" class="error"></p></section>'
+        % dict(options=options, duration=MAX_DURATION_S, repeats=MAX_REPEATS,
+               processes=MAX_PROCESSES, signing=''.join(
+                   '<option value="%s">%s</option>' % (escaped(mode), escaped(mode))
+                   for mode in PAYLOAD_SIGNING)))
     body = ('%s<section><h2>Runs</h2>%s</section>%s'
             % (_live_section(active), table, start))
     return _layout('rgwbench: runs', about, csrf, body)

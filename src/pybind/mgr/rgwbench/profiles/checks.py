@@ -34,6 +34,9 @@ MAX_RATES = 16
 MAX_OBJECTS = 1000000
 MAX_WORKING_SET = 1 << 40
 MIN_PART_SIZE = 5 << 20
+#: how a PUT's body is signed, the same for every variant of a run: UNSIGNED-PAYLOAD
+#: (as most SDKs send over TLS) or its SHA-256 (which RGW then verifies)
+PAYLOAD_SIGNING = ('unsigned', 'signed')
 
 
 class FieldError(Exception):
@@ -121,6 +124,18 @@ def check_rates(raw: Any, path: str) -> List[float]:
     if len(set(rates)) != len(rates):
         raise FieldError(path, 'gives a rate twice')
     return rates
+
+
+def check_processes(raw: Any, path: str) -> int:
+    """Engine processes of each agent; 0: one per core of its host."""
+    return check_whole(raw, path, 0, MAX_PROCESSES)
+
+
+def check_payload_signing(raw: Any, path: str) -> str:
+    if raw not in PAYLOAD_SIGNING:
+        raise FieldError(path, '%s is not a signing mode (use %s)'
+                         % (shown(raw), ' or '.join(PAYLOAD_SIGNING)))
+    return str(raw)
 
 
 def check_objects(raw: Any, path: str) -> int:

@@ -5,28 +5,33 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Un
 from ..errors import InvalidInput
 from .checks import (MAX_CONCURRENCY, MAX_REPEATS, FieldError, as_number, at_rate,
                      check_duration, check_multipart_threshold, check_objects,
-                     check_part_size, check_placement, check_range, check_rate, check_rates,
-                     check_size, check_whole, check_workload, default_workload_name,
-                     reads_prefilled, shown, unique_workloads)
+                     check_part_size, check_payload_signing, check_placement,
+                     check_processes, check_range, check_rate, check_rates, check_size,
+                     check_whole, check_workload, default_workload_name, reads_prefilled,
+                     shown, unique_workloads)
 from .types import Profile, Workload
 
 Sizes = Union[str, Sequence[str]]
+#: a number as the command line gives it, or as the panel's form does: its text
+Number = Union[int, float, str]
 
 
 @dataclass(frozen=True)
 class Overrides:
     """What `plan`, `run` and the panel change of a profile's workloads (None: as the
     profile says): the command line's words, checked when applied."""
-    duration: Optional[float] = None
-    concurrency: Optional[int] = None
+    duration: Optional[Number] = None
+    concurrency: Optional[Number] = None
     sizes: Optional[Sizes] = None
-    warmup: Optional[float] = None
-    rate: Optional[float] = None
+    warmup: Optional[Number] = None
+    rate: Optional[Number] = None
     rates: Optional[Union[str, Sequence[float]]] = None
-    objects: Optional[int] = None
+    objects: Optional[Number] = None
     multipart_threshold: Optional[str] = None
     part_size: Optional[str] = None
     range: Optional[str] = None
+    processes: Optional[Number] = None
+    payload_signing: Optional[str] = None
 
     def given(self) -> Dict[str, Any]:
         """The overrides given, by their flag (`--part-size`)."""
@@ -81,31 +86,35 @@ def _once_each(workloads: List[Workload]) -> List[Workload]:
     return kept
 
 
-def with_overrides(profile: Profile, duration: Optional[float] = None,
-                   concurrency: Optional[int] = None,
+def with_overrides(profile: Profile, duration: Optional[Number] = None,
+                   concurrency: Optional[Number] = None,
                    sizes: Optional[Sizes] = None,
                    placement: Optional[Union[str, Sequence[str]]] = None,
-                   repeats: Optional[int] = None,
-                   warmup: Optional[float] = None, *,
-                   rate: Optional[float] = None,
+                   repeats: Optional[Number] = None,
+                   warmup: Optional[Number] = None, *,
+                   rate: Optional[Number] = None,
                    rates: Optional[Union[str, Sequence[float]]] = None,
-                   objects: Optional[int] = None,
+                   objects: Optional[Number] = None,
                    multipart_threshold: Optional[str] = None,
                    part_size: Optional[str] = None,
-                   range: Optional[str] = None) -> Profile:
+                   range: Optional[str] = None,
+                   processes: Optional[Number] = None,
+                   payload_signing: Optional[str] = None) -> Profile:
     """The profile with command-line overrides applied to every workload.
 
     `sizes` (a comma list, or a list) replaces each workload's size: every
     workload runs once per size, named after it; `rates` likewise runs each
     workload once per rate (`rate` at one), named after it. `objects` and
-    `range` change the workloads that read (those they apply to). Messages
+    `range` change the workloads that read (those they apply to);
+    `processes` (0: one per core of each agent's host) and `payload_signing`
+    every workload. The values are checked as a profile document's. Messages
     name the override, e.g. `--duration: must be a positive number of
     seconds, got -5`.
     """
     given = Overrides(duration=duration, concurrency=concurrency, sizes=sizes, warmup=warmup,
                       rate=rate, rates=rates, objects=objects,
                       multipart_threshold=multipart_threshold, part_size=part_size,
-                      range=range)
+                      range=range, processes=processes, payload_signing=payload_signing)
     try:
         return _overridden(profile, given, placement, repeats)
     except FieldError as e:
@@ -131,6 +140,11 @@ def _changes(given: Overrides) -> Dict[str, Any]:
             given.multipart_threshold, '--multipart-threshold')
     if given.part_size is not None:
         changes['part_size'] = check_part_size(given.part_size, '--part-size')
+    if given.processes is not None:
+        changes['processes'] = check_processes(given.processes, '--processes')
+    if given.payload_signing is not None:
+        changes['payload_signing'] = check_payload_signing(given.payload_signing,
+                                                           '--payload-signing')
     return changes
 
 
@@ -156,7 +170,7 @@ def _readers(workloads: List[Workload], flag: str, value: Any,
 
 def _overridden(profile: Profile, given: Overrides,
                 placement: Optional[Union[str, Sequence[str]]],
-                repeats: Optional[int]) -> Profile:
+                repeats: Optional[Number]) -> Profile:
     changes = _changes(given)
     workloads = [replace(w, **changes) for w in profile.workloads]
     if given.objects is not None:
@@ -176,10 +190,12 @@ def _overridden(profile: Profile, given: Overrides,
     flags = given.given()
 
     def where(name: str) -> str:
-        flag = {'processes': '--concurrency', 'size': '--sizes'}.get(
-            name, '--' + name.replace('_', '-'))
-        if flag in flags:
-            return flag
+        # processes above the concurrency: the override of either that was given
+        candidates = {'processes': ('--processes', '--concurrency'), 'size': ('--sizes',)}.get(
+            name, ('--' + name.replace('_', '-'),))
+        for flag in candidates:
+            if flag in flags:
+                return flag
         return ', '.join(flags) or 'profile'
 
     for workload in workloads:

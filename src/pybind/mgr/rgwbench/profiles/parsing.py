@@ -7,14 +7,14 @@ from ..documents import load_document
 from ..errors import InvalidInput
 from ..loadgen.workload import ALL_OPS
 from ..settings.base import Setting
-from .checks import (MAX_BUCKETS, MAX_CONCURRENCY, MAX_PROCESSES, MAX_REPEATS, FieldError,
-                     at_rate, check_duration, check_mix, check_multipart_threshold,
-                     check_objects, check_op, check_part_size, check_placement, check_range,
-                     check_rate, check_rates, check_size, check_target, check_warmup,
-                     check_whole, check_workload, default_workload_name, shown,
-                     unique_workloads)
-from .types import (DEFAULT_CONCURRENCY, DEFAULT_DURATION_S, DEFAULT_WARMUP_S, ORDERS,
-                    SEQUENTIAL, Profile, Variant, Workload)
+from .checks import (MAX_BUCKETS, MAX_CONCURRENCY, MAX_REPEATS, FieldError, at_rate,
+                     check_duration, check_mix, check_multipart_threshold, check_objects,
+                     check_op, check_part_size, check_payload_signing, check_placement,
+                     check_processes, check_range, check_rate, check_rates, check_size,
+                     check_target, check_warmup, check_whole, check_workload,
+                     default_workload_name, shown, unique_workloads)
+from .types import (DEFAULT_CONCURRENCY, DEFAULT_DURATION_S, DEFAULT_PROCESSES,
+                    DEFAULT_WARMUP_S, ORDERS, SEQUENTIAL, Profile, Variant, Workload)
 
 NAME = re.compile(r'^[a-z0-9][a-z0-9_-]{0,40}$')
 VARIANT_NAME = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.@-]{0,40}$')
@@ -27,7 +27,6 @@ VARIANT_FIELDS = ('name', 'settings')
 WORKLOAD_FIELDS = ('name', 'op', 'mix', 'size', 'concurrency', 'duration', 'warmup',
                    'processes', 'buckets', 'payload_signing', 'rate', 'rates', 'objects',
                    'multipart_threshold', 'part_size', 'range', 'concurrency_per_rgw')
-PAYLOAD_SIGNING = ('unsigned', 'signed')
 
 
 def _mapping(raw: Any, path: str, known: Sequence[str]) -> Dict[str, Any]:
@@ -86,10 +85,11 @@ def parse_workload(data: Dict[str, Any], where: Callable[[str], str]) -> Workloa
         duration_s=duration,
         warmup_s=check_warmup(data.get('warmup', min(DEFAULT_WARMUP_S, duration)),
                               where('warmup'), duration),
-        processes=check_whole(data.get('processes', 1), where('processes'), 0, MAX_PROCESSES),
+        processes=check_processes(data.get('processes', DEFAULT_PROCESSES),
+                                  where('processes')),
         buckets=check_whole(data.get('buckets', 1), where('buckets'), 1, MAX_BUCKETS),
-        payload_signing=_payload_signing(data.get('payload_signing', 'unsigned'),
-                                         where('payload_signing')),
+        payload_signing=check_payload_signing(data.get('payload_signing', 'unsigned'),
+                                              where('payload_signing')),
         rate=_optional(data, 'rate', check_rate, where),
         objects=_optional(data, 'objects', check_objects, where),
         multipart_threshold=_optional(data, 'multipart_threshold', check_multipart_threshold,
@@ -113,12 +113,6 @@ def parse_workload(data: Dict[str, Any], where: Callable[[str], str]) -> Workloa
 def _optional(data: Dict[str, Any], key: str, check: Callable[[Any, str], Any],
               where: Callable[[str], str]) -> Any:
     return None if data.get(key) is None else check(data[key], where(key))
-
-
-def _payload_signing(raw: Any, path: str) -> str:
-    if raw not in PAYLOAD_SIGNING:
-        raise FieldError(path, '%s is not a signing mode (use unsigned or signed)' % shown(raw))
-    return str(raw)
 
 
 def _setting_value(setting: Setting, raw: Any, path: str) -> Any:

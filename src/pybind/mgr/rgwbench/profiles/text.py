@@ -67,7 +67,8 @@ def profile_to_text(item: Union[ProfileInfo, Profile, Dict[str, Any]]) -> str:
         [[w.name, w.op + (' (%s)' % ','.join('%s=%g' % kv for kv in w.mix.items())
                           if w.mix else ''),
           w.size, ('%d per RGW' % w.concurrency_per_rgw) if w.concurrency_per_rgw
-          else w.concurrency, w.processes, '%gs' % w.duration_s, '%gs' % w.warmup_s,
+          else w.concurrency, w.processes or 'per core', '%gs' % w.duration_s,
+          '%gs' % w.warmup_s,
           w.buckets] for w in profile.workloads], '  '))
     engine = [(w.name, engine_fields(w)) for w in profile.workloads if engine_fields(w)]
     if engine:

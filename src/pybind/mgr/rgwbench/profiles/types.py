@@ -9,6 +9,10 @@ from ..targets import Target
 DEFAULT_CONCURRENCY = 16
 DEFAULT_DURATION_S = 60.0
 DEFAULT_WARMUP_S = 5.0
+#: engine processes of each agent: 0, one per core of its host (at most the module
+#: option agent_processes_max and the agent's share of the concurrency), so that an
+#: agent is not the limit wherever its host has cores to spare
+DEFAULT_PROCESSES = 0
 #: how repeats run: each variant's one after another in one application of its
 #: settings, or round by round (A B A B ...), each repeat a fresh application
 SEQUENTIAL, INTERLEAVED = 'sequential', 'interleaved'
@@ -39,7 +43,7 @@ class Workload:
     concurrency: int = DEFAULT_CONCURRENCY
     duration_s: float = DEFAULT_DURATION_S
     warmup_s: float = DEFAULT_WARMUP_S
-    processes: int = 1
+    processes: int = DEFAULT_PROCESSES
     buckets: int = 1
     # The same for every variant of a run: RGW checks a signed body's SHA-256, which
     # would weigh on the variants that sign it and not on the others.
@@ -98,6 +102,8 @@ class Workload:
                    duration_s=float(data.get('duration', data.get('duration_s',
                                                                   DEFAULT_DURATION_S))),
                    warmup_s=float(data.get('warmup', data.get('warmup_s', DEFAULT_WARMUP_S))),
+                   # to_dict writes it; a record without it ran before it was a field,
+                   # with one process
                    processes=int(data.get('processes', 1)),
                    buckets=int(data.get('buckets', 1)),
                    payload_signing=str(data.get('payload_signing', 'unsigned')),

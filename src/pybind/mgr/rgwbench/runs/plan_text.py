@@ -1,5 +1,5 @@
 """A run's plan as `ceph rgwbench plan` prints it."""
-from typing import Any, Dict
+from typing import Any, Dict, List, Optional
 
 from ..agents.launchers import MGR_PROCESS
 from ..s3user import user_plan_to_text
@@ -19,6 +19,35 @@ def agents_text(agents: Dict[str, Any]) -> str:
     return text
 
 
+def _processes_text(workload: Dict[str, Any]) -> str:
+    processes = int(workload.get('processes') or 0)
+    if not processes:
+        return 'one engine process per core of its host (at most agent_processes_max)'
+    return '%d engine process%s' % (processes, '' if processes == 1 else 'es')
+
+
+SIGNING = {'unsigned': 'payload unsigned (UNSIGNED-PAYLOAD)',
+           'signed': 'payload signed (its SHA-256)'}
+
+
+def engine_text(workloads: List[Dict[str, Any]]) -> Optional[str]:
+    """How each agent sends the load: its engine processes, and the payload signing that
+    every variant's requests have."""
+    if not workloads:
+        return None
+    parts = []
+    for describe in (_processes_text,
+                     lambda w: SIGNING.get(str(w.get('payload_signing')),
+                                           'payload %s' % w.get('payload_signing'))):
+        said = [describe(w) for w in workloads]
+        if len(set(said)) == 1:
+            parts.append(said[0])
+        else:
+            parts.append(', '.join('%s: %s' % (w['name'], text)
+                                   for w, text in zip(workloads, said)))
+    return 'each agent: %s; %s, in every variant' % tuple(parts)
+
+
 def run_plan_to_text(plan: Dict[str, Any]) -> str:
     lines = ['profile %s: %d variant(s) x %d workload(s) x %d repeat(s), about %d min' % (
         plan['profile'], len(plan['variants']), len(plan['workloads']), plan['repeats'],
@@ -34,6 +63,9 @@ def run_plan_to_text(plan: Dict[str, Any]) -> str:
             lines.append('  %s reads %d objects (twice the caches in front of the disks), '
                          'prefilled for at most %g s'
                          % (w['name'], w['objects'], w['prefill_time_s']))
+    engine = engine_text(plan['workloads'])
+    if engine:
+        lines.append(engine)
     if 's3_user' in plan:
         lines.append(user_plan_to_text(plan['s3_user']))
     for variant in plan['variants']:

@@ -155,13 +155,13 @@ class FakeBackend:
         self._call('profiles')
         return PROFILES
 
-    def plan(self, profile: str, overrides: Dict[str, float]) -> Tuple[Dict[str, Any], str]:
+    def plan(self, profile: str, overrides: Dict[str, str]) -> Tuple[Dict[str, Any], str]:
         self._call('plan', profile, overrides)
         if profile != 'quick':
             raise InvalidInput('no profile %r' % profile)
         return PLAN, 'run quick: 2 variants, about 2 min'
 
-    def start_run(self, profile: str, overrides: Dict[str, float]) -> str:
+    def start_run(self, profile: str, overrides: Dict[str, str]) -> str:
         self._call('start_run', profile, overrides)
         return '20261123-090000-abcdef'
 

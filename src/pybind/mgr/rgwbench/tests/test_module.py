@@ -8,7 +8,10 @@ from typing import Any, Dict, List, Tuple
 import pytest
 from mgr_module import HandleCommandResult
 
+from rgwbench.errors import InvalidInput
 from rgwbench.module import Module
+from rgwbench.panel.app import SESSION_COOKIE, Request, Response
+from rgwbench.profiles import Profile, with_overrides
 from rgwbench.results.model import Run
 
 from fixtures import rgw_service_map
@@ -230,9 +233,9 @@ def test_workload_field_options_are_declared(prefix: str) -> None:
 
 def test_run_overrides_reach_the_profile_and_are_checked() -> None:
     mod = ModuleUnderTest({('orchestrator', '_select_orchestrator'): None})
-    taken = mod._profile('tls', None, None, '64KiB', None, None, None,
-                         dict(rate=100.0, rates=None, objects=500, range='0-1KiB',
-                              multipart_threshold=None, part_size=None))
+    taken = mod._profile('tls', None, dict(sizes='64KiB', rate=100.0, rates=None,
+                                           objects=500, range='0-1KiB',
+                                           multipart_threshold=None, part_size=None))
     assert {(w.size, w.rate) for w in taken.workloads} == {('64KiB', 100.0)}
     assert {w.objects for w in taken.workloads if w.op == 'get'} == {500}
     res = call(mod, 'rgwbench run', profile='tls', sizes='64KiB', rate=100.0, objects=500)
@@ -241,3 +244,104 @@ def test_run_overrides_reach_the_profile_and_are_checked() -> None:
     assert res.retval == -errno.EINVAL
     assert res.stderr.strip().endswith('--rates: gives a rate twice')
     assert mod.runs.active() is None
+
+
+@pytest.mark.parametrize('prefix', ['rgwbench plan', 'rgwbench run'])
+def test_processes_and_payload_signing_are_overrides(prefix: str) -> None:
+    (command,) = [c for c in commands() if c['cmd'].split(' name=')[0] == prefix]
+    for option in ('processes,req=false,type=CephInt',
+                   'payload_signing,req=false,type=CephString'):
+        assert ' name=%s' % option in command['cmd']
+
+
+def test_processes_and_payload_signing_reach_the_profile_and_are_checked() -> None:
+    mod = ModuleUnderTest({('orchestrator', '_select_orchestrator'): None})
+    taken = mod._profile('tls', None, dict(processes=0, payload_signing='signed'))
+    assert {(w.processes, w.payload_signing) for w in taken.workloads} == {(0, 'signed')}
+    for words, message in (
+            (dict(processes=65), '--processes: must be a whole number from 0 to 64, got 65'),
+            (dict(processes=-1), '--processes: must be a whole number from 0 to 64, got -1'),
+            (dict(payload_signing='auto'),
+             "--payload-signing: 'auto' is not a signing mode (use unsigned or signed)"),
+            (dict(concurrency=2, processes=4),
+             '--processes: 4 processes are more than the concurrency 2 (workload put-64KiB)')):
+        for prefix in ('rgwbench plan', 'rgwbench run'):
+            res = call(mod, prefix, profile='tls', yes_i_really_mean_it=True, **words) \
+                if prefix == 'rgwbench run' else call(mod, prefix, profile='tls', **words)
+            assert res.retval == -errno.EINVAL, (prefix, words, res)
+            assert res.stderr == message and '\n' not in res.stderr
+            assert res.stdout == ''
+    assert mod.runs.active() is None
+    assert mod.results.ls() == []
+
+
+def panel(mod: Module, method: str, path: str, fields: Dict[str, str]) -> Response:
+    """A request of a logged-in browser to the module's own panel app."""
+    session = mod.panel.sessions.open(mod.panel.passwords.version())
+    return mod.panel.app.handle(Request(
+        method, path, fields if method == 'GET' else {}, fields if method == 'POST' else {},
+        {'x-csrf-token': session.csrf}, {SESSION_COOKIE: session.token}, '192.0.2.7', True))
+
+
+def test_the_panels_overrides_take_the_clis_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    mod = ModuleUnderTest({('orchestrator', '_select_orchestrator'): None})
+    planned: List[Profile] = []
+    started: List[Profile] = []
+
+    def plan(chosen: Profile) -> Dict[str, Any]:
+        planned.append(chosen)
+        return {'profile': chosen.name}
+    monkeypatch.setattr(mod.runs, 'plan', plan)
+    monkeypatch.setattr('rgwbench.module.run_plan_to_text', lambda plan: 'the plan')
+
+    def start(chosen: Profile, force: bool = False) -> str:
+        started.append(chosen)
+        return 'run-1'
+    monkeypatch.setattr(mod, '_start_run', start)
+    form = {'profile': 'tls', 'duration': '20', 'warmup': '2', 'repeats': '2',
+            'rates': '100,200', 'objects': '500', 'multipart_threshold': '16MiB',
+            'part_size': '8MiB', 'range': '0-1KiB', 'processes': '0',
+            'payload_signing': 'signed'}
+    answer = panel(mod, 'GET', '/api/plan', form)
+    assert answer.status == 200, answer.body
+    assert json.loads(answer.body) == {'plan': {'profile': 'tls'}, 'text': 'the plan'}
+    (chosen,) = planned
+    assert chosen == with_overrides(
+        mod.profiles.get('tls'), duration=20, warmup=2, repeats=2, rates=[100.0, 200.0],
+        objects=500, multipart_threshold='16MiB', part_size='8MiB', range='0-1KiB',
+        processes=0, payload_signing='signed')
+    assert chosen.repeats == 2 and [w.name for w in chosen.workloads][:2] == [
+        'put-64KiB@100/s', 'put-64KiB@200/s']
+    assert {(w.processes, w.payload_signing, w.part_size, w.duration_s)
+            for w in chosen.workloads} == {(0, 'signed', '8MiB', 20.0)}
+    started_answer = panel(mod, 'POST', '/api/runs', dict(form, confirm='yes'))
+    assert started_answer.status == 202 and started == planned
+    # What the CLI refuses, the panel refuses in the same words, and nothing starts.
+    for field, text in (('warmup', '2s'), ('repeats', '1.5'), ('processes', '65'),
+                        ('processes', 'all'), ('payload_signing', 'auto'),
+                        ('rates', '5,5'), ('rate', 'fast'), ('part_size', '4MiB'),
+                        ('objects', '1e3x'), ('range', '0-8MiB')):
+        with pytest.raises(InvalidInput) as e:
+            with_overrides(mod.profiles.get('tls'), **{field: text})
+        for method, path in (('GET', '/api/plan'), ('POST', '/api/runs')):
+            refused = panel(mod, method, path, {'profile': 'tls', field: text,
+                                                'confirm': 'yes'})
+            assert refused.status == 400, (field, text, refused.body)
+            assert json.loads(refused.body) == {'error': str(e.value)}
+            assert str(e.value).startswith('--%s: ' % field.replace('_', '-'))
+    assert len(planned) == 1 and len(started) == 1 and mod.runs.active() is None
+
+
+def test_a_load_runs_an_engine_process_per_core_unless_told(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    mod = ModuleUnderTest({('orchestrator', '_select_orchestrator'): None})
+    asked: List[Any] = []
+
+    def start(request: Any, force: bool = False) -> str:
+        asked.append(request)
+        return 'load-%d' % len(asked)
+    monkeypatch.setattr(mod.loads, 'start', start)
+    for words in ({}, {'processes': 1}):
+        res = call(mod, 'rgwbench load', **words)
+        assert res.retval == 0, res.stderr
+    assert [r.processes for r in asked] == [0, 1]

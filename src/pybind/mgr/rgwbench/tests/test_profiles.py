@@ -12,6 +12,7 @@ from rgwbench.profiles import (BUILTIN_DOCUMENTS, Profile, ProfileInfo, ProfileS
                                Variant, Workload, builtin_names, builtin_profiles,
                                estimate_seconds, format_duration, parse_profile,
                                profile_to_text, profiles_to_text, with_overrides)
+from rgwbench.runs.plan_text import run_plan_to_text
 from rgwbench.settings.registry import all_settings
 from rgwbench.targets import AUTO, INGRESS, RGW, URLS, Target
 
@@ -125,8 +126,8 @@ def test_yaml_document_with_defaults() -> None:
     assert profile.variants[1] == Variant('sse-kms', {'tls@rgw': True, 'msgr2-secure': True,
                                                       'sse': 'kms-testing'})
     assert profile.workloads == [
-        Workload('put-4MiB', 'put', {}, '4MiB', 16, 60.0, 5.0, 1, 1),
-        Workload('get-big', 'get', {}, '4MiB', 16, 60.0, 5.0, 1, 1)]
+        Workload('put-4MiB', 'put', {}, '4MiB', 16, 60.0, 5.0, 0, 1),
+        Workload('get-big', 'get', {}, '4MiB', 16, 60.0, 5.0, 0, 1)]
     assert profile.placement == [] and profile.repeats == 1
 
 
@@ -146,8 +147,27 @@ def test_defaults() -> None:
     assert (mixed.name, mixed.mix) == ('mixed-64KiB', {'get': 3.0, 'put': 1.0})
     assert (get.name, get.size) == ('get-4KiB', '4KiB')
     assert (get.concurrency, get.duration_s, get.warmup_s, get.processes, get.buckets) == \
-        (16, 60.0, 5.0, 1, 1)
+        (16, 60.0, 5.0, 0, 1)
     assert profile.repeats == 1 and profile.description == ''
+
+
+def test_an_agent_runs_an_engine_process_per_core_unless_told() -> None:
+    # Issue 11: each agent runs as many engine processes as its host has cores (capped
+    # by agent_processes_max): 0 in the document, made a number by each agent.
+    profile = parse_profile(doc(workloads=[{'op': 'get'}, {'op': 'put', 'processes': 1}]),
+                            SETTINGS)
+    assert [w.processes for w in profile.workloads] == [0, 1]
+    assert [w.to_dict()['processes'] for w in profile.workloads] == [0, 1]
+    assert [w.job_fields()['processes'] for w in profile.workloads] == [0, 1]
+    assert Workload(name='w').processes == 0
+    assert all(w.processes == 0 for p in builtin_profiles(SETTINGS) for w in p.workloads)
+    # a workload stored before processes was a field ran one
+    assert Workload.from_dict({'name': 'old', 'op': 'put'}).processes == 1
+    # a concurrency of 1 is still one process, whatever the cores
+    (one,) = parse_profile(doc(workloads=[{'op': 'put', 'concurrency': 1}]),
+                           SETTINGS).workloads
+    assert one.processes == 0 and Job(concurrency=1, processes=0).with_process_count(
+        ).processes == 1
 
 
 def test_short_duration_gets_a_shorter_default_warmup() -> None:
@@ -384,12 +404,48 @@ def test_overrides_are_checked(overrides: Dict[str, Any], message: str) -> None:
     assert str(e.value) == message
 
 
+def test_processes_and_payload_signing_overrides_apply_to_every_workload() -> None:
+    profile = with_overrides(sse(), processes=2, payload_signing='signed')
+    assert {(w.processes, w.payload_signing) for w in profile.workloads} == {(2, 'signed')}
+    # text, as the panel sends it, is the same override
+    assert with_overrides(sse(), processes=' 2 ', payload_signing='signed') == profile
+    per_core = with_overrides(sse(), processes=0, payload_signing='unsigned')
+    assert {(w.processes, w.payload_signing) for w in per_core.workloads} == {(0, 'unsigned')}
+    assert [w.job_fields()['processes'] for w in per_core.workloads] == [0, 0]
+
+
+@pytest.mark.parametrize('overrides, message', [
+    ({'processes': 65}, '--processes: must be a whole number from 0 to 64, got 65'),
+    ({'processes': 1.5}, '--processes: must be a whole number from 0 to 64, got 1.5'),
+    ({'processes': 'all'}, "--processes: must be a whole number from 0 to 64, got 'all'"),
+    ({'processes': 17}, '--processes: 17 processes are more than the concurrency 16 '
+                        '(workload put-4MiB)'),
+    ({'payload_signing': 'auto'},
+     "--payload-signing: 'auto' is not a signing mode (use unsigned or signed)"),
+    ({'payload_signing': 'UNSIGNED-PAYLOAD'},
+     "--payload-signing: 'UNSIGNED-PAYLOAD' is not a signing mode (use unsigned or signed)"),
+])
+def test_processes_and_payload_signing_overrides_are_checked_as_documents(
+        overrides: Dict[str, Any], message: str) -> None:
+    with pytest.raises(InvalidInput) as e:
+        with_overrides(sse(), **overrides)
+    assert str(e.value) == message
+    # the same limit, in the same words, for a profile's document
+    (field, value), = overrides.items()
+    document = refused(doc(workloads=[{'op': 'put', 'size': '4MiB', field: value}]))
+    assert document.split(': ', 2)[2] == message.split(': ', 1)[1].split(' (workload ')[0]
+
+
 def test_concurrency_below_processes_names_the_override() -> None:
     profile = parse_profile(doc(workloads=[{'op': 'put', 'concurrency': 8, 'processes': 4}]),
                             SETTINGS)
     with pytest.raises(InvalidInput) as e:
         with_overrides(profile, concurrency=2)
     assert str(e.value) == ('--concurrency: 4 processes are more than the concurrency 2 '
+                            '(workload put-4KiB)')
+    with pytest.raises(InvalidInput) as e:
+        with_overrides(profile, processes=16)
+    assert str(e.value) == ('--processes: 16 processes are more than the concurrency 8 '
                             '(workload put-4KiB)')
 
 
@@ -416,7 +472,7 @@ def test_profile_to_text() -> None:
     assert 'Estimated duration: 2m 18s' in lines
     assert '  as-is (baseline)  the cluster as it is' in lines
     assert '  threads-256       config: client.rgw/rgw_thread_pool_size=256' in lines
-    assert '  put-4KiB  put  4KiB  16 per RGW   1          10s       2s      1' in lines
+    assert '  put-4KiB  put  4KiB  16 per RGW   per core   10s       2s      1' in lines
     # the dict form (`-f json`) renders the same
     info = ProfileStore(MemoryStore(), SETTINGS).info('quick')
     assert profile_to_text(info.to_dict()) == text
@@ -638,3 +694,22 @@ def test_a_concurrency_per_rgw_is_checked_kept_and_given_up_for_a_total() -> Non
     # the built-ins give theirs per RGW: a cluster of more RGWs is loaded as hard
     assert all(w.concurrency_per_rgw for p in builtin_profiles(SETTINGS)
                for w in p.workloads)
+
+
+def test_a_plan_says_how_each_agent_sends_the_load() -> None:
+    def said(profile: Profile) -> List[str]:
+        text = run_plan_to_text({
+            'profile': profile.name, 'variants': [], 'repeats': 1, 'estimated_s': 60,
+            'problems': [], 'workloads': [w.to_dict() for w in profile.workloads]})
+        return [line for line in text.splitlines() if line.startswith('each agent: ')]
+    assert said(sse()) == [
+        'each agent: one engine process per core of its host (at most '
+        'agent_processes_max); payload unsigned (UNSIGNED-PAYLOAD), in every variant']
+    assert said(with_overrides(sse(), processes=2, payload_signing='signed')) == [
+        'each agent: 2 engine processes; payload signed (its SHA-256), in every variant']
+    mixed = parse_profile(doc(workloads=[{'op': 'put', 'processes': 1},
+                                         {'op': 'get'}]), SETTINGS)
+    assert said(mixed) == [
+        'each agent: put-4KiB: 1 engine process, get-4KiB: one engine process per core of '
+        'its host (at most agent_processes_max); payload unsigned (UNSIGNED-PAYLOAD), in '
+        'every variant']

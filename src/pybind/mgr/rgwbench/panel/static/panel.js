@@ -84,7 +84,11 @@
     pollTimer = window.setTimeout(poll, 200);
   }
 
-  var OVERRIDES = ['duration', 'warmup', 'repeats', 'rate', 'objects'];
+  // The form's fields, each the override of `ceph rgwbench run` of its name (sent as
+  // typed: the module checks them as it checks the CLI's).
+  var OVERRIDES = ['duration', 'warmup', 'repeats', 'rate', 'rates', 'objects',
+                   'multipart_threshold', 'part_size', 'range', 'processes',
+                   'payload_signing'];
 
   function overrides() {
     var found = {};
@@ -110,6 +114,7 @@
     profile.addEventListener('change', planChanged);
     OVERRIDES.forEach(function (name) {
       $(name).addEventListener('input', planChanged);
+      $(name).addEventListener('change', planChanged);
     });
     showPlan.addEventListener('click', function () {
       $('start-error').textContent = '';
