@@ -163,10 +163,18 @@ class PanelServer:
             'server.ssl_module': 'builtin' if ssl_files else None,
             'server.ssl_certificate': ssl_files[0] if ssl_files else None,
             'server.ssl_private_key': ssl_files[1] if ssl_files else None}
+        # A server left by a start that failed (its port taken after wait_for_port)
+        # keeps its own address: started again, it would listen on the old port while
+        # the panel publishes the new one.
+        cherrypy.server.httpserver = None
         cherrypy.config.update(settings)
         cherrypy.tree.mount(_Root(self.app), '/', config=_app_config())
         self._global = True
-        cherrypy.engine.start()
+        try:
+            cherrypy.engine.start()
+        except BaseException:
+            self.stop()
+            raise
 
     def stop(self) -> None:
         if self._adapter is not None:

@@ -195,3 +195,42 @@ def test_a_failed_start_leaves_no_key(server: Tuple[Any, Any, Mounted],
 def test_a_json_body_too_deep_or_not_json_is_no_form(body: bytes) -> None:
     # Nested past the parser's depth, it once ended in a 500 from CherryPy.
     assert parse_form(body, 'application/json') == {}
+
+
+class GlobalEngine:
+    """Pacific's global CherryPy engine, as far as _start_global uses it: a start makes
+    a server for the configured port unless one is left, and the first start fails."""
+
+    def __init__(self, fake: Any) -> None:
+        self.fake = fake
+        self.ports: List[int] = []
+        self.stops = 0
+
+    def start(self) -> None:
+        if self.fake.server.httpserver is None:
+            self.fake.server.httpserver = types.SimpleNamespace(
+                port=self.fake.config.settings['server.socket_port'])
+        self.ports.append(self.fake.server.httpserver.port)
+        if len(self.ports) == 1:
+            raise OSError('port %d taken after the wait' % self.ports[0])
+
+    def stop(self) -> None:
+        self.stops += 1
+
+
+def test_a_failed_start_leaves_no_server_that_a_start_on_another_port_would_reuse(
+        server: Tuple[Any, Any, Mounted], monkeypatch: pytest.MonkeyPatch) -> None:
+    module, fake, _ = server
+    monkeypatch.delitem(sys.modules, 'cherrypy_mgr')   # Pacific: the global engine
+    fake.server = types.SimpleNamespace(httpserver=None)
+    fake.config = types.SimpleNamespace(settings={})
+    fake.config.update = fake.config.settings.update
+    fake.tree = types.SimpleNamespace(mount=lambda *a, **k: None)
+    fake.engine = GlobalEngine(fake)
+    monkeypatch.setattr(module, 'wait_for_port', lambda address, port: None)
+    panel = module.PanelServer(FakeApp(), log=None)
+    with pytest.raises(OSError):
+        panel.start('::', 9494, None)
+    assert fake.engine.stops == 1 and fake.server.httpserver is None
+    module.PanelServer(FakeApp(), log=None).start('::', 37075, None)
+    assert fake.engine.ports == [9494, 37075]
