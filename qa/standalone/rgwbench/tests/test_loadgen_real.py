@@ -421,7 +421,8 @@ def test_sse_c_round_trip_and_encrypted_at_rest(sse_rgw: Cluster, s3: Dict[str, 
     try:
         res = run_json(s3['url'], s3, *common, '--duration', '2', '--sse-c-key', key,
                        '--bucket-prefix', enc)
-        check_figures(res, s3, 'get', SIZE, 2.0)
+        # 40 GETs of 4 KiB in 2 s: a starved machine may give this radosgw no tick.
+        check_figures(res, s3, 'get', SIZE, 2.0, rgw_ticks=False)
         assert res['sse'] == 'sse-c' and res['prefill']['objects'] == 8
         # Without the key (or with another one) the objects cannot be read.
         sse = engine_module('sse')
