@@ -77,13 +77,8 @@ def with_haproxy(entry: Dict[str, Any], cpu: float, rss: float) -> Dict[str, Any
 #: and only for the workload its agents could read them in
 INGRESS: Dict[str, Any] = {
     'run_id': 'r2', 'profile': 'tls', 'state': 'complete', 'baseline': 'no-tls',
-    'variants': [
-        {'name': 'no-tls', 'settings': {}, 'workloads': [
-            workload('get-4MiB', 96351.0, 24088.0, 42.0, 80.0, 3.19, 313.0),
-            workload('put-4MiB', 58086.0, 14521.0, 64.0, 120.0, 3.62, 308.0)]},
-        {'name': 'tls-rgw', 'settings': {'tls@rgw': True}, 'workloads': [
-            workload('get-4MiB', 95965.0, 23991.0, 42.0, 81.0, 4.46, 336.0),
-            workload('put-4MiB', 55651.0, 13913.0, 70.0, 130.0, 6.19, 329.0)]},
+    # RUN's no-tls and tls-rgw variants, then one behind the ingress
+    'variants': RUN['variants'][:2] + [
         {'name': 'tls-haproxy', 'settings': {'tls@ingress': True}, 'workloads': [
             workload('get-4MiB', 70336.0, 17584.0, 57.0, 110.0, 2.95, 301.0),
             with_haproxy(workload('put-4MiB', 47050.0, 11762.0, 79.0, 150.0, 3.40, 300.0),
