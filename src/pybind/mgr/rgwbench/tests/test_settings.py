@@ -392,7 +392,7 @@ def test_session_applies_in_a_thread_and_reverts_on_request() -> None:
         s.show()
     assert s.in_place() is None
     journal_id = s.apply({'rgw-per-host': '2'})
-    s.wait(10)
+    s.wait(120)
     assert s.in_place() == {'journal_id': journal_id, 'state': 'applied', 'progress': 'in place',
                             'settings': {'rgw-per-host': '2'}}
     assert not s.changing()
@@ -403,7 +403,7 @@ def test_session_applies_in_a_thread_and_reverts_on_request() -> None:
     with pytest.raises(InvalidInput, match='nothing to change'):
         session(cluster, store).apply({'rgw-per-host': '2'})
     s.revert()
-    s.wait(10)
+    s.wait(120)
     shown = s.show()
     assert shown['state'] == 'reverted' and shown['changes'][0]['state'] == 'undone'
     assert s.in_place() is None
@@ -421,7 +421,7 @@ def test_session_refuses_while_settings_are_in_place_or_the_cluster_is_unhealthy
     assert cluster.calls == [] and Journal.unfinished(store) is None
     cluster.unclean = None
     s.apply({'rgw-per-host': '2'})
-    s.wait(10)
+    s.wait(120)
     with pytest.raises(Busy, match='not undone yet'):
         session(cluster, store).apply({'msgr2-secure': 'on'})
 
@@ -434,7 +434,7 @@ def test_session_refuses_settings_that_restart_osds_it_cannot_stop() -> None:
         s.apply({'msgr2-secure': 'on'}, force=True)
     assert cluster.calls == [] and Journal.unfinished(store) is None
     s.apply({'rgw-per-host': '2'})   # restarts no OSD
-    s.wait(10)
+    s.wait(120)
     assert s.in_place() is not None
 
 
@@ -443,7 +443,7 @@ def test_a_failed_apply_puts_everything_back_and_says_why() -> None:
     cluster.fail_on = 'restart osd'
     s = session(cluster, store)
     s.apply({'msgr2-secure': 'on'})
-    s.wait(10)
+    s.wait(120)
     shown = s.show()
     assert shown['state'] == 'failed' and 'restart osd failed' in shown['error']
     assert shown['progress'] == 'not everything could be put back; it is tried again when ' \
@@ -460,7 +460,7 @@ def test_a_new_mgr_puts_back_what_the_old_one_left() -> None:
     cluster, store = FakeCluster(), MemoryStore()
     old = session(cluster, store)
     old.apply({'msgr2-secure': 'on'})
-    old.wait(10)
+    old.wait(120)
     assert old.show()['state'] == 'applied'
     new = session(cluster, store)  # the module of the new active mgr
     new.recover(threading.Event())
@@ -474,7 +474,7 @@ def test_recovery_is_retried_until_everything_is_put_back() -> None:
     cluster, store = FakeCluster(), MemoryStore()
     s = session(cluster, store)
     s.apply({'msgr2-secure': 'on'})
-    s.wait(10)
+    s.wait(120)
     cluster.fail_on = 'config'
     stopping = threading.Event()
     attempts: List[float] = []
@@ -544,8 +544,10 @@ def test_a_restart_that_is_done_before_it_returns_is_not_waited_for(
 
 def test_settings_revert_does_not_race_the_recovery_loop() -> None:
     cluster, store = FakeCluster(), MemoryStore()
-    session(cluster, store).apply({'rgw-per-host': '2'})
-    session(cluster, store).wait(10)
+    old = session(cluster, store)
+    old.apply({'rgw-per-host': '2'})
+    old.wait(120)   # a cap only
+    assert old.show()['state'] == 'applied' and cluster.calls == ['service rgw.default']
     s = session(cluster, store)   # the new mgr's module: serve() recovers, a user reverts
     in_put, release = threading.Event(), threading.Event()
     put_service = cluster.put_service
