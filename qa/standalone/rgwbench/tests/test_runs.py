@@ -255,9 +255,10 @@ def test_sse_runs_with_tls_msgr2_and_encryption_and_puts_it_all_back(runs: Clust
         assert variant['error'] is None, variant
         assert all(c['state'] == 'undone' for c in variant['changes'])
         assert all(w.get('ops', 0) > 0 and w.get('errors') == 0
-                   for w in variant['workloads']), [
-            {k: w.get(k) for k in ('name', 'ops', 'errors', 'error', 'stopped', 'refused')}
-            for w in variant['workloads']]
+                   for w in variant['workloads']), (variant['name'], [
+            {k: w.get(k) for k in ('name', 'ops', 'errors', 'error', 'stopped', 'elapsed_s',
+                                   'repeats')}
+            for w in variant['workloads']])
     # What the GETs read: SSE variants prefill their own (SSE changes what is stored).
     reads = {v['name']: [w['prefilled_by'] for w in v['workloads'] if w['op'] == 'get']
              for v in record['variants']}

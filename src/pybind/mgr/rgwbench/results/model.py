@@ -402,8 +402,12 @@ class WorkloadResult:
                  duration_s: float, merged: Optional['WorkloadResult'],
                  error: Optional[str], stopped: Optional[str] = None,
                  prefilled_by: Optional[str] = None) -> 'WorkloadResult':
-        """A run's entry for a workload: what it is, what its repeats gave, its error (or null)."""
+        """A run's entry for a workload: what it is, what its repeats gave, its error (or
+        null): `error` (how its agents failed) and the merged repeats' own (every repeat
+        failed, e.g. none ended a request in its window), so that a workload that measured
+        nothing never reads as one without an error."""
         base = merged if merged is not None else cls()
+        error = '; '.join(filter(None, [error, base.error])) or None
         return replace(base, name=name, op=op, object_size=object_size,
                        concurrency=concurrency, duration_s=duration_s, error=error,
                        stopped=stopped, prefilled_by=prefilled_by, nulls=base.nulls | {'error'})

@@ -240,3 +240,13 @@ def test_a_repeat_in_whose_window_no_request_ended_enters_no_mean() -> None:
     assert [r.error for r in merged.repeats or []] == [
         None, 'no request ended in its measured window', None]
     assert merge_repeats([empty]).error == 'no request ended in its measured window'
+    # ... and the run's entry says so (CI: an SSE run's PUT had no ops and no error)
+    entry = WorkloadResult.measured(name='put-4MiB', op='put', object_size='4MiB',
+                                    concurrency=2, duration_s=4.0,
+                                    merged=merge_repeats([empty]), error=None)
+    assert entry.to_dict()['error'] == 'no request ended in its measured window'
+    assert entry.figures.ops is None
+    both = WorkloadResult.measured(name='put-4MiB', op='put', object_size='4MiB',
+                                   concurrency=2, duration_s=4.0,
+                                   merged=merge_repeats([empty]), error='agent a: gone')
+    assert both.error == 'agent a: gone; no request ended in its measured window'
