@@ -18,7 +18,7 @@ After every round the cluster must be as before it (see `fault_snapshot`), and
 the run must have ended `complete`, `failed` or `aborted` (a fault may come
 after its end) with its result readable.
 
-    RGWBENCH_FAULT_ROUNDS   rounds per release (default 4: each kind of fault once),
+    RGWBENCH_FAULT_ROUNDS   rounds per release (default 5: each kind of fault once, then one more),
                             more for soak runs
     RGWBENCH_FAULT_SEED     the random seed (default: a new one, printed)
 
@@ -40,7 +40,7 @@ from test_runs import snapshot as runs_snapshot
 from test_runs import wait_run
 from test_settings import wait_clean, wait_settled
 
-ROUNDS = int(os.environ.get('RGWBENCH_FAULT_ROUNDS') or 4)
+ROUNDS = int(os.environ.get('RGWBENCH_FAULT_ROUNDS') or 5)
 PROFILE_NAME = 'fault-loop'
 THREADS = 96
 # The baseline: the shortest variant that still applies and puts back a config
