@@ -6,9 +6,10 @@ and a failover needs a standby mgr.
 import json
 import re
 import time
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
 
 import pytest
+import secrets_shown
 from conftest import Cluster, one_line
 from test_settings_tls import OPTIONS
 
@@ -250,23 +251,51 @@ def test_sse_runs_with_tls_msgr2_and_encryption_and_puts_it_all_back(runs: Clust
     # together, and under CI's load (twelve clusters on one disk) none ended within 4 s.
     run_id = runs.ceph('rgwbench', 'run', '--profile', 'sse', *FAST, '--concurrency', '4',
                        '--yes-i-really-mean-it').stdout.strip()
-    record = wait_run(runs, run_id, timeout=1500)
+    seen, sse_keys = watch_for_secrets(runs, run_id, timeout=1500)
+    record = wait_run(runs, run_id)
     assert record['state'] == 'complete', record.get('error')
     assert len(record['variants']) >= 3
     for variant in record['variants']:
         assert variant['error'] is None, variant
         assert all(c['state'] == 'undone' for c in variant['changes'])
+        shown = [{k: w.get(k) for k in ('name', 'ops', 'errors', 'error', 'stopped',
+                                        'elapsed_s', 'repeats')}
+                 for w in variant['workloads']]
         assert all(w.get('ops', 0) > 0 and w.get('errors') == 0
-                   for w in variant['workloads']), (variant['name'], [
-            {k: w.get(k) for k in ('name', 'ops', 'errors', 'error', 'stopped', 'elapsed_s',
-                                   'repeats')}
-            for w in variant['workloads']])
+                   for w in variant['workloads']), (variant['name'], shown)
     # What the GETs read: SSE variants prefill their own (SSE changes what is stored).
     reads = {v['name']: [w['prefilled_by'] for w in v['workloads'] if w['op'] == 'get']
              for v in record['variants']}
     assert reads == {v: [v] * len(r) for v, r in reads.items()} and all(reads.values()), reads
     runs.wait_rgw_registered()
     assert snapshot(runs) == before and buckets(runs) == []
+    # While it ran: no S3 secret key, SSE key or agent token where others can read
+    assert sse_keys, 'the SSE key was never seen in the config while the run ran'
+    seen.update(secrets_shown.mgr_logs(runs))
+    secrets_shown.assert_none_shown(seen, dict(
+        {'the S3 secret key': runs.s3()['secret_key']},
+        **{'the SSE key %d' % n: key for n, key in enumerate(sse_keys)}))
+
+
+def watch_for_secrets(c: Cluster, run_id: str,
+                      timeout: float) -> Tuple[Dict[str, str], Set[str]]:
+    """Until the run ends: what the places others read show (see secrets_shown.py),
+    and the SSE-KMS keys the run's variants set (the keys' values, without their ids)."""
+    seen: Dict[str, str] = {}
+    keys: Set[str] = set()
+    reads = [('rgwbench', 'status'), ('rgwbench', 'results', 'show', run_id),
+             ('rgwbench', 'results', 'ls'), ('rgwbench', 'settings', 'show'),
+             ('rgwbench', 'credentials', 'show')]
+    deadline = time.monotonic() + timeout
+    while (c.try_ceph_json('rgwbench', 'results', 'show', run_id) or {}).get(
+            'state', 'running') == 'running':
+        secrets_shown.add(seen, secrets_shown.looks(c, reads))
+        for option in c.ceph_json('config', 'dump'):
+            if option['name'] == 'rgw_crypt_s3_kms_encryption_keys':
+                keys.update(k.split('=', 1)[1] for k in option['value'].split() if '=' in k)
+        assert time.monotonic() < deadline, 'run %s still running' % run_id
+        time.sleep(5)   # each look is a dozen `ceph` commands
+    return seen, keys
 
 
 def test_an_aborted_run_keeps_what_it_measured_and_restores_the_cluster(
