@@ -1,7 +1,6 @@
 """`ceph rgwbench credentials` and `ceph rgwbench load` in the real mgr: agents
 started locally and through the orchestrator, results merged, nothing left behind."""
 import errno
-import glob
 import json
 import os
 import signal
@@ -11,6 +10,7 @@ from typing import Any, Dict, Iterator, List, Tuple
 
 import pytest
 
+import secrets_shown
 from conftest import Cluster, active_mgr_pid, one_line
 
 
@@ -307,8 +307,8 @@ def test_a_put_load_stops_before_an_osd_gets_nearfull(
 
 def test_no_secret_shows_while_a_load_runs(cluster: Cluster,
                                            credentials: Dict[str, Any]) -> None:
-    """What a read-only `ceph` user, a process list and the mgr's log show: no S3 secret."""
-    secret = credentials['secret_key']
+    """What a read-only `ceph` user, a process list and the mgr's log show: no S3 secret
+    and no agent token."""
     hosts = [h['hostname'] for h in cluster.ceph_json('orch', 'host', 'ls')]
     load_id = cluster.ceph('rgwbench', 'load', '--op', 'put', '--size', '4KiB',
                            '--concurrency', '2', '--duration', '20', '--warmup', '1',
@@ -319,26 +319,16 @@ def test_no_secret_shows_while_a_load_runs(cluster: Cluster,
     while cluster.ceph_json('rgwbench', 'load', 'show', load_id)['state'] == 'running':
         # Each look is several `ceph` runs, seconds on a busy machine: the load lasts
         # 20 s so that its agents' spec is there for one look at least.
-        looks = {
-            'orch ls --export': cluster.ceph('orch', 'ls', '--export').stdout,
-            'ps': subprocess.run(['ps', '-eo', 'args'], stdout=subprocess.PIPE,
-                                 universal_newlines=True).stdout,
-            'orch ps': cluster.ceph('orch', 'ps', '-f', 'json').stdout,
-            'status': cluster.ceph('rgwbench', 'status', '-f', 'json').stdout,
-            'load show': cluster.ceph('rgwbench', 'load', 'show', load_id, '-f', 'json').stdout,
-            'credentials show': cluster.ceph('rgwbench', 'credentials', 'show',
-                                             '-f', 'json').stdout}
-        specs_with_agents += 'rgwbench-agent' in looks['orch ls --export']
-        for name, text in looks.items():
-            seen[name] = seen.get(name, '') + text
+        now = secrets_shown.looks(cluster, [('rgwbench', 'status'),
+                                            ('rgwbench', 'load', 'show', load_id),
+                                            ('rgwbench', 'credentials', 'show')])
+        specs_with_agents += 'rgwbench-agent' in now['orch ls --export']
+        secrets_shown.add(seen, now)
         assert time.monotonic() < deadline, 'load %s still running' % load_id
         time.sleep(1)
     record = cluster.ceph_json('rgwbench', 'load', 'show', load_id)
     assert record['state'] == 'complete', record.get('error')
     assert specs_with_agents, 'the agents\' spec was never seen while the load ran'
-    for log in glob.glob(os.path.join(cluster.dir, 'log', 'mgr.*.log')):
-        with open(log, errors='replace') as f:
-            seen[log] = f.read()
+    seen.update(secrets_shown.mgr_logs(cluster))
     assert len(seen) > 6
-    for name, text in seen.items():
-        assert secret not in text, 'the S3 secret key shows in %s' % name
+    secrets_shown.assert_none_shown(seen, {'the S3 secret key': credentials['secret_key']})

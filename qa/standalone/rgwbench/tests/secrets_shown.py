@@ -1,0 +1,61 @@
+"""Where the tests look for secrets while rgwbench works: what a read-only `ceph`
+user reads, what a process list on any host shows, what the mgr logs.
+
+The hosts of a test cluster are network namespaces of this machine, and agents'
+containers are its processes: one process list shows every host's.
+"""
+import glob
+import os
+import re
+import subprocess
+from typing import Dict, Mapping, Sequence
+
+from conftest import Cluster
+
+# An agent's token (`secrets.token_urlsafe(32)`): 43 URL-safe characters, known only
+# to the agent and the mgr, so a test looks for its shape: a run of exactly 43 such
+# characters with an upper case letter, a lower case one and a digit (no name, id or
+# key of a test cluster has that shape: its mgr logs were scanned for it).
+AGENT_TOKEN = re.compile(r'(?<![A-Za-z0-9_+/=-])'
+                         r'(?=[A-Za-z0-9_-]{0,42}[A-Z])(?=[A-Za-z0-9_-]{0,42}[a-z])'
+                         r'(?=[A-Za-z0-9_-]{0,42}[0-9])[A-Za-z0-9_-]{43}'
+                         r'(?![A-Za-z0-9_+/=-])')
+
+
+def looks(c: Cluster, module_reads: Sequence[Sequence[str]]) -> Dict[str, str]:
+    """One look at each place: the orchestrator's specs and daemons, the process
+    list, and the module's read commands `module_reads` (each in JSON)."""
+    seen = {'orch ls --export': c.ceph('orch', 'ls', '--export').stdout,
+            'orch ps': c.ceph('orch', 'ps', '-f', 'json').stdout,
+            'ps -ef': subprocess.run(['ps', '-eo', 'args'], stdout=subprocess.PIPE,
+                                     universal_newlines=True).stdout}
+    for args in module_reads:
+        proc = c.ceph(*args, '-f', 'json', check=False)
+        seen['ceph ' + ' '.join(args)] = proc.stdout + proc.stderr
+    return seen
+
+
+def add(seen: Dict[str, str], more: Mapping[str, str]) -> None:
+    for name, text in more.items():
+        seen[name] = seen.get(name, '') + text
+
+
+def mgr_logs(c: Cluster) -> Dict[str, str]:
+    found = {}
+    for log in glob.glob(os.path.join(c.dir, 'log', 'mgr.*.log')):
+        with open(log, errors='replace') as f:
+            found[os.path.basename(log)] = f.read()
+    return found
+
+
+def assert_none_shown(seen: Mapping[str, str], secrets: Mapping[str, str]) -> None:
+    """No secret of `secrets` (what it is: its value), and nothing shaped as an agent's
+    token or sent as one, shows in any of `seen`."""
+    assert secrets and all(secrets.values()), secrets
+    for name, text in seen.items():
+        for what, secret in secrets.items():
+            assert secret not in text, '%s shows in %s' % (what, name)
+        assert 'Bearer ' not in text, 'an Authorization header shows in %s' % name
+        tokens = AGENT_TOKEN.findall(text)
+        assert not tokens, 'what looks like an agent token shows in %s: %s' % (
+            name, tokens[:3])
