@@ -12,8 +12,7 @@ from mgr_util import build_url
 from .activity import Activity, ActivityGuard, Going
 from .agents.channel import AgentChannel
 from .agents.coordinator import DEADMAN_S
-from .agents.launchers import (AgentLauncher, LocalLauncher, LocalWithSamplers,
-                               OrchestratorLauncher)
+from .agents.placing import AgentPlacing
 from .agents.sources import mgr_host_addresses
 from .capacity import DEFAULT_MARGIN, CapacityGuard
 from .certificates import Certificates, certificate_to_text
@@ -28,7 +27,7 @@ from .orchestration import orchestrator_state, rgw_service_under_test
 from .panel.backend import ModuleBackend
 from .panel.service import DEFAULT_PORT, Panel, panel_to_text
 from .pem import self_signed_certificate
-from .placement import agent_hosts, placement_hosts
+from .placement import placement_hosts
 from .profiles import (DEFAULT_PROCESSES, Profile, ProfileStore, profile_to_text,
                        profiles_to_text, with_overrides)
 from .results.calibration import CalibrationStore
@@ -130,6 +129,14 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
         self._stopping = threading.Event()
         self._agent_cert: Optional[Tuple[str, str]] = None
         self.credentials = CredentialStore(self)
+        self.placing = AgentPlacing(
+            self, raise_if_exception=orchestrator.raise_if_exception,
+            has_backend=lambda: orchestrator_state(self).backend is not None,
+            rgw_service_names=lambda: self._rgw_service_names(self._cluster_access()),
+            rgw_service=lambda names: self._rgw_service(self._cluster_access(), names),
+            server_daemons=self._server_daemons,
+            image=lambda: str(self.get_module_option('agent_image') or
+                              self.get_ceph_option('container_image') or ''))
         capacity = CapacityGuard(
             self, lambda: float(self.get_module_option('capacity_margin') or 0.0))
         self.checks = RunChecks(view=MgrClusterView(self), keep_objects=self._keep_objects,
@@ -144,7 +151,7 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
             new_pg_watch=self.checks.pg_watch)
         self.loads = LoadService(store=self, credentials=self.credentials,
                                  endpoints=self._rgw_endpoints, agents=agents,
-                                 make_launcher=self._agent_launcher, log=self.log,
+                                 make_launcher=self.placing.launcher, log=self.log,
                                  checks=self.checks)
         self.settings = SettingsSession(self, self._settings_applier, self.log)
         self.profiles = ProfileStore(self, all_settings())
@@ -155,9 +162,9 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
             cluster=RunCluster(make_applier=self._settings_applier,
                                ceph_version=lambda: ceph_version_number(self.version),
                                checks=self.checks,
-                               rgw_daemons=lambda: len(self._rgw_hosts()),
-                               agent_hosts=self._agent_hosts),
-            agents=agents, make_launcher=self._agent_launcher,
+                               rgw_daemons=lambda: len(self.placing.rgw_hosts()),
+                               agent_hosts=self.placing.hosts),
+            agents=agents, make_launcher=self.placing.launcher,
             events=ClusterRunEvents(self, self.log), log=self.log)
         self.activity = ActivityGuard(probes={
             Going.RUN: lambda: _field(self.runs.active(), 'run_id'),
@@ -262,45 +269,6 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
     def _deadman_s(self) -> float:
         return float(self.get_module_option('agent_deadman_timeout') or DEADMAN_S)
 
-    def _known_hosts(self) -> List[str]:
-        return [h.hostname for h in orchestrator.raise_if_exception(self.get_hosts())]
-
-    def _agent_hosts(self, placement: Optional[List[str]]) -> List[str]:
-        return agent_hosts(placement, self._placed_rgw_hosts, self._known_hosts)
-
-    def _agent_launcher(self, placement: Optional[List[str]]) -> AgentLauncher:
-        hosts = self._agent_hosts(placement)
-        image = str(self.get_module_option('agent_image') or
-                    self.get_ceph_option('container_image') or '')
-        if hosts:
-            samplers = self._server_daemons().unwatched_hosts(hosts, self._known_hosts())
-            return OrchestratorLauncher(self, hosts, image, orchestrator.raise_if_exception,
-                                        samplers=samplers)
-        local = LocalLauncher()
-        if orchestrator_state(self).backend is None:
-            return local
-        samplers = self._server_daemons().unwatched_hosts(local.agent_ids(),
-                                                          self._known_hosts())
-        if not samplers:
-            return local
-        return LocalWithSamplers(local, OrchestratorLauncher(
-            self, [], image, orchestrator.raise_if_exception, samplers=samplers))
-
-    def _rgw_hosts(self, names: Optional[List[str]] = None) -> List[str]:
-        """The host of each daemon of the RGW service under test (a host once a daemon);
-        `names`: the RGW services, when already read."""
-        service = self._rgw_service(self._cluster_access(), names)
-        return [str(d.hostname) for d in orchestrator.raise_if_exception(
-            self.list_daemons(service_name=service))]
-
-    def _placed_rgw_hosts(self) -> Optional[List[str]]:
-        """The RGW hosts agents go to by default: None with no orchestrator backend, none
-        when the orchestrator manages no RGW service (RGWs deployed by other means)."""
-        if orchestrator_state(self).backend is None:
-            return None
-        names = self._rgw_service_names(self._cluster_access())
-        return self._rgw_hosts(names) if names else []
-
     def _remove_service(self, service_name: str) -> None:
         orchestrator.raise_if_exception(self.remove_service(service_name))
 
@@ -382,7 +350,7 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
         """Run one workload now on agents, without changing any setting; returns its id"""
         request = load_request(op=op, size=size, concurrency=concurrency, processes=processes,
                                duration=duration, warmup=warmup, buckets=buckets,
-                               placement=placement_hosts(placement, self._known_hosts),
+                               placement=placement_hosts(placement, self.placing.known_hosts),
                                endpoint=endpoint, rate=rate, objects=objects,
                                multipart_threshold=multipart_threshold, part_size=part_size,
                                range=range)
@@ -555,7 +523,7 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
                  overrides: Dict[str, Any]) -> Profile:
         """The profile with the overrides of `plan`, `run` or the panel, by their names in
         with_overrides (None: not given), checked there and only there."""
-        hosts = placement_hosts(placement, self._known_hosts)
+        hosts = placement_hosts(placement, self.placing.known_hosts)
         given = {k: v for k, v in overrides.items() if v is not None}
         return with_overrides(self.profiles.get(profile), placement=hosts, **given)
 
