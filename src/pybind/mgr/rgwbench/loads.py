@@ -46,11 +46,11 @@ class LoadRequest(NamedTuple):
     range: Optional[str] = None
 
     def workload(self) -> Workload:
-        return Workload(name='load', op=self.op, size=self.size, concurrency=self.concurrency,
-                        processes=self.processes, duration_s=self.duration_s,
-                        warmup_s=self.warmup_s, buckets=self.buckets, rate=self.rate,
-                        objects=self.objects, multipart_threshold=self.multipart_threshold,
-                        part_size=self.part_size, range=self.range)
+        return Workload(name='load', **{f: getattr(self, f) for f in WORKLOAD_FIELDS})
+
+
+# What a load asks of its workload: its fields but where the agents go and what they load.
+WORKLOAD_FIELDS = tuple(f for f in LoadRequest._fields if f not in ('placement', 'endpoint'))
 
 
 def load_request(*, op: str, size: str, concurrency: int, processes: int, duration: int,
@@ -70,13 +70,8 @@ def load_request(*, op: str, size: str, concurrency: int, processes: int, durati
                                   if field else 'load')
     except FieldError as e:
         raise InvalidInput(str(e))
-    return LoadRequest(op=workload.op, size=workload.size, concurrency=workload.concurrency,
-                       processes=workload.processes, duration_s=workload.duration_s,
-                       warmup_s=workload.warmup_s, buckets=workload.buckets,
-                       placement=placement, endpoint=endpoint, rate=workload.rate,
-                       objects=workload.objects,
-                       multipart_threshold=workload.multipart_threshold,
-                       part_size=workload.part_size, range=workload.range)
+    return LoadRequest(placement=placement, endpoint=endpoint,
+                       **{f: getattr(workload, f) for f in WORKLOAD_FIELDS})
 
 
 def compact(record: Dict[str, Any], limit: int = MAX_STORED) -> Dict[str, Any]:
