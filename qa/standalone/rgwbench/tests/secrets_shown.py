@@ -50,12 +50,12 @@ def mgr_logs(c: Cluster) -> Dict[str, str]:
 
 def assert_none_shown(seen: Mapping[str, str], secrets: Mapping[str, str]) -> None:
     """No secret of `secrets` (what it is: its value), and nothing shaped as an agent's
-    token or sent as one, shows in any of `seen`."""
+    token, shows in any of `seen`. (Not the word `Bearer`: the process list is this
+    machine's, where other tests send wrong tokens on purpose.)"""
     assert secrets and all(secrets.values()), secrets
     for name, text in seen.items():
         for what, secret in secrets.items():
             assert secret not in text, '%s shows in %s' % (what, name)
-        assert 'Bearer ' not in text, 'an Authorization header shows in %s' % name
         tokens = AGENT_TOKEN.findall(text)
         assert not tokens, 'what looks like an agent token shows in %s: %s' % (
             name, tokens[:3])
