@@ -496,8 +496,12 @@ def test_the_agents_endpoint_refuses_wrong_tokens_and_bodies_and_its_agent_goes_
         cluster: Cluster, hostile: Panel) -> None:
     before, folders = buckets(cluster), agent_folders(cluster)
     with unchanged(cluster):
+        # The endpoint is there while the load is: 45 s, for eleven tries that may each
+        # wait 15 s for an answer twice (on a loaded CI machine the tries of a 15 s load
+        # outlasted it, and its endpoint was gone).
+        started = time.monotonic()
         load_id = cluster.ceph('rgwbench', 'load', '--op', 'put', '--size', '4KiB',
-                               '--concurrency', '2', '--duration', '15', '--warmup', '1',
+                               '--concurrency', '2', '--duration', '45', '--warmup', '1',
                                '--placement', 'mgr').stdout.strip()
         server, _ = agent_channel(cluster, folders)
         agent = socket.gethostname()
@@ -521,7 +525,12 @@ def test_the_agents_endpoint_refuses_wrong_tokens_and_bodies_and_its_agent_goes_
             ({}, 'GET /../../etc/passwd', b''),
         ]
         for headers, line, body in tries:
-            status = agent_call(server, headers, line, body)
+            try:
+                status = agent_call(server, headers, line, body)
+            except ConnectionRefusedError:
+                raise AssertionError('%s: the endpoint is gone %.0f s after the load began: %s'
+                                     % (line, time.monotonic() - started, cluster.ceph_json(
+                                         'rgwbench', 'load', 'show', load_id)))
             # 0: closed at once (a method the endpoint has no handler for answers 501)
             assert status in (0, 400, 401, 404, 411, 413, 429, 431, 501), (line, status)
         # The right agent is never locked out by the wrong tokens of its source.
