@@ -482,9 +482,10 @@ def test_an_agents_code_read_from_its_spec_is_refused_from_another_host(
     store_credentials(hosts3)
     try:
         # Long enough that the agents' channel still listens when host 3 tries, however
-        # slowly a starved machine lists the spec (CI at load 60: 5 s were over by then).
+        # slowly a starved machine lists the spec (CI at load 60: 5 s were over by then,
+        # and at load 80 so were 20 s).
         load_id = hosts3.ceph('rgwbench', 'load', '--op', 'put', '--size', '8KiB',
-                              '--duration', '20', '--warmup', '1', '--placement',
+                              '--duration', '60', '--warmup', '1', '--placement',
                               host2['name']).stdout.strip()
         deadline = time.monotonic() + 120
         config = None

@@ -117,10 +117,11 @@ def test_load_with_a_local_agent(cluster: Cluster, credentials: Dict[str, Any]) 
     # Long enough that the second command lands while the first load goes, even when
     # each `ceph` call takes seconds on a busy machine.
     load_id = cluster.ceph('rgwbench', 'load', '--op', 'put', '--size', '4KiB',
-                           '--concurrency', '4', '--duration', '12', '--warmup', '1',
+                           '--concurrency', '4', '--duration', '30', '--warmup', '1',
                            '--placement', 'mgr').stdout.strip()
     busy = cluster.ceph('rgwbench', 'load', check=False)
-    assert busy.returncode == errno.EBUSY and load_id in one_line(busy.stderr)
+    assert busy.returncode == errno.EBUSY and load_id in one_line(busy.stderr), (
+        busy, cluster.ceph_json('rgwbench', 'load', 'show', load_id))
     record = wait_load(cluster, load_id)
     assert record['state'] == 'complete', record.get('error')
     assert record['endpoint'] == credentials['url']

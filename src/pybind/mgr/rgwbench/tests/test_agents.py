@@ -553,7 +553,9 @@ def test_a_sampling_agent_sends_no_load_and_adds_nothing_to_the_totals(
     (sampled,) = alone['server'].values()
     assert 0.5 < sampled['haproxy']['window_s'] <= 4.0
     assert [d['daemon'] for d in sampled['haproxy']['per_daemon']] == ['haproxy.test1'], sampled
-    assert sampled['haproxy']['cpu_s'] > 0
+    # Read from the process itself: its memory (its CPU in a window of a second or two
+    # may be no tick at all on a starved machine: CI at load 80 saw 0.0).
+    assert sampled['haproxy']['rss_mib'] > 0 and sampled['haproxy']['cpu_s'] >= 0, sampled
     merged = summary['result']
     assert (merged['concurrency'], merged['processes'], merged['rate'], merged['objects']) == (
         4, 2, 8.0, 20)

@@ -97,7 +97,8 @@ def test_findings_before_and_during_a_workload_are_kept_with_it(
     events = ChangingEvents('variant threads, workload put-4KiB',
                             lambda: setattr(view, 'pgs', SCRUBBING))
     s = Setup(stub, certificate, checks=checks_on(view), events=events)
-    run_id = s.engine.start(s.profile())
+    one_second = [{'op': 'put', 'size': '4KiB', 'concurrency': 2, 'duration': 1, 'warmup': 0}]
+    run_id = s.engine.start(s.profile(workloads=one_second))
     s.engine.wait(60)
     record = s.results.load(run_id)
     assert record['state'] == 'complete', record['error']

@@ -31,7 +31,7 @@ PROFILE = {'name': 'tiny', 'baseline': 'as-is',
            'variants': [{'name': 'as-is', 'settings': {}},
                         {'name': 'threads', 'settings': {
                             'config': {'client.rgw/rgw_thread_pool_size': 128}}}],
-           'workloads': [{'op': 'put', 'size': '4KiB', 'concurrency': 2, 'duration': 1,
+           'workloads': [{'op': 'put', 'size': '4KiB', 'concurrency': 2, 'duration': 2,
                           'warmup': 0}]}
 
 
