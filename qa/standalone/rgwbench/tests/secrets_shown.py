@@ -12,11 +12,13 @@ from typing import Dict, Mapping, Sequence
 
 from conftest import Cluster
 
-# An agent's token (`secrets.token_urlsafe(32)`): 43 URL-safe characters, known only
-# to the agent and the mgr, so a test looks for its shape: a run of exactly 43 such
-# characters with an upper case letter, a lower case one and a digit (no name, id or
-# key of a test cluster has that shape: its mgr logs were scanned for it).
-AGENT_TOKEN = re.compile(r'(?<![A-Za-z0-9_+/=-])'
+# An agent's token (`secrets.token_urlsafe(32)`, as the panel's session cookie and CSRF
+# token are): 43 URL-safe characters, known only to the agent and the mgr, so a test
+# looks for its shape: a run of exactly 43 such characters with an upper case letter, a
+# lower case one and a digit (no name, id or key of a test cluster has that shape: its
+# mgr logs were scanned for it; CherryPy's log of a failed request's headers, with the
+# panel's cookie, was found so).
+AGENT_TOKEN = re.compile(r'(?<![A-Za-z0-9_+/-])'
                          r'(?=[A-Za-z0-9_-]{0,42}[A-Z])(?=[A-Za-z0-9_-]{0,42}[a-z])'
                          r'(?=[A-Za-z0-9_-]{0,42}[0-9])[A-Za-z0-9_-]{43}'
                          r'(?![A-Za-z0-9_+/=-])')

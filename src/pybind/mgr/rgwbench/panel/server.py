@@ -113,7 +113,10 @@ class _Root:
 
 
 def _app_config() -> Dict[str, Dict[str, Any]]:
+    # CherryPy logs a failed request's headers by default: the session cookie and the
+    # CSRF token would be in the mgr log for anyone who reads it.
     return {'/': {'request.process_request_body': False,
+                  'tools.log_headers.on': False,
                   'tools.sessions.on': False,
                   'response.headers.server': 'rgwbench',
                   'request.show_tracebacks': False}}

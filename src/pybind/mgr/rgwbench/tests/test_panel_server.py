@@ -234,3 +234,10 @@ def test_a_failed_start_leaves_no_server_that_a_start_on_another_port_would_reus
     assert fake.engine.stops == 1 and fake.server.httpserver is None
     module.PanelServer(FakeApp(), log=None).start('::', 37075, None)
     assert fake.engine.ports == [9494, 37075]
+
+
+def test_a_failed_requests_headers_are_not_logged(server: Tuple[Any, Any, Mounted]) -> None:
+    # CherryPy's default logs them on every error, with the session cookie and the CSRF
+    # token: the integration test of secrets (test_load.py) found them in the mgr log.
+    module, _, _ = server
+    assert module._app_config()['/']['tools.log_headers.on'] is False
