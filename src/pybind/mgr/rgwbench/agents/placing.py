@@ -10,24 +10,21 @@ from typing import Any, Callable, List, Optional, Protocol, Sequence
 
 from ..placement import agent_hosts
 from ..server_daemons import ServerDaemons
-from .launchers import AgentLauncher, LocalLauncher, LocalWithSamplers, OrchestratorLauncher
+from .launchers import (AgentLauncher, LocalLauncher, LocalWithSamplers, Orchestrator,
+                        OrchestratorLauncher)
 
 
-class HostsAndDaemons(Protocol):
-    """The orchestrator calls placing makes (OrchestratorClientMixin); its launchers make
-    more (launchers.Orchestrator)."""
+class HostsAndDaemons(Orchestrator, Protocol):
+    """The orchestrator calls of placing (OrchestratorClientMixin): its launchers' and
+    the hosts'."""
 
     def get_hosts(self) -> Any: ...
-
-    def list_daemons(self, service_name: Optional[str] = None, daemon_type: Optional[str] = None,
-                     daemon_id: Optional[str] = None, host: Optional[str] = None,
-                     refresh: bool = False) -> Any: ...
 
 
 class AgentPlacing:
     """The hosts and the launcher of a placement, read from the cluster when asked."""
 
-    def __init__(self, orch: Any, *, raise_if_exception: Callable[[Any], Any],
+    def __init__(self, orch: HostsAndDaemons, *, raise_if_exception: Callable[[Any], Any],
                  has_backend: Callable[[], bool],
                  rgw_service_names: Callable[[], List[str]],
                  rgw_service: Callable[[Optional[List[str]]], str],

@@ -32,6 +32,12 @@ class FakeOrchestrator:
         self.asked.append(service_name)
         return [Daemon(h) for h in self.rgw]
 
+    def apply(self, specs: List[Any], no_overwrite: bool = False) -> Any:
+        raise AssertionError('choosing where agents go launches none')
+
+    def remove_service(self, service_name: str, force: bool = False) -> Any:
+        raise AssertionError('choosing where agents go removes nothing')
+
 
 def placing(orch: FakeOrchestrator, *, backend: bool = True, services: Any = ('rgw.foo',),
             daemons: ServerDaemons = ServerDaemons()) -> AgentPlacing:
