@@ -6,7 +6,7 @@ and a failover needs a standby mgr.
 import json
 import re
 import time
-from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 import pytest
 import secrets_shown
@@ -62,7 +62,10 @@ def no_run_left(runs: Cluster) -> Iterator[None]:
         wait_run(runs, active['run_id'])
 
 
-def wait_run(c: Cluster, run_id: str, timeout: float = 900) -> Dict[str, Any]:
+def wait_run(c: Cluster, run_id: str, timeout: float = 900,
+             meanwhile: Optional[Callable[[], None]] = None,
+             every_s: float = 2) -> Dict[str, Any]:
+    """The run's record once it has ended; `meanwhile` is called every `every_s` until then."""
     deadline = time.monotonic() + timeout
     while True:
         record: Optional[Dict[str, Any]] = c.try_ceph_json('rgwbench', 'results', 'show',
@@ -70,7 +73,9 @@ def wait_run(c: Cluster, run_id: str, timeout: float = 900) -> Dict[str, Any]:
         if record is not None and record['state'] != 'running':
             return record
         assert time.monotonic() < deadline, 'run %s still running' % run_id
-        time.sleep(2)
+        if meanwhile is not None:
+            meanwhile()
+        time.sleep(every_s)
 
 
 def wait_progress(c: Cluster, run_id: str, words: str, timeout: float = 600) -> None:
@@ -251,8 +256,9 @@ def test_sse_runs_with_tls_msgr2_and_encryption_and_puts_it_all_back(runs: Clust
     # together, and under CI's load (twelve clusters on one disk) none ended within 4 s.
     run_id = runs.ceph('rgwbench', 'run', '--profile', 'sse', *FAST, '--concurrency', '4',
                        '--yes-i-really-mean-it').stdout.strip()
-    seen, sse_keys = watch_for_secrets(runs, run_id, timeout=1500)
-    record = wait_run(runs, run_id)
+    watch = SecretWatch(runs, run_id)
+    record = wait_run(runs, run_id, timeout=1500, meanwhile=watch.look,
+                      every_s=5)   # each look is a dozen `ceph` commands
     assert record['state'] == 'complete', record.get('error')
     assert len(record['variants']) >= 3
     for variant in record['variants']:
@@ -270,32 +276,31 @@ def test_sse_runs_with_tls_msgr2_and_encryption_and_puts_it_all_back(runs: Clust
     runs.wait_rgw_registered()
     assert snapshot(runs) == before and buckets(runs) == []
     # While it ran: no S3 secret key, SSE key or agent token where others can read
-    assert sse_keys, 'the SSE key was never seen in the config while the run ran'
-    seen.update(secrets_shown.mgr_logs(runs))
-    secrets_shown.assert_none_shown(seen, dict(
+    assert watch.sse_keys, 'the SSE key was never seen in the config while the run ran'
+    watch.seen.update(secrets_shown.mgr_logs(runs))
+    secrets_shown.assert_none_shown(watch.seen, dict(
         {'the S3 secret key': runs.s3()['secret_key']},
-        **{'the SSE key %d' % n: key for n, key in enumerate(sse_keys)}))
+        **{'the SSE key %d' % n: key for n, key in enumerate(watch.sse_keys)}))
 
 
-def watch_for_secrets(c: Cluster, run_id: str,
-                      timeout: float) -> Tuple[Dict[str, str], Set[str]]:
-    """Until the run ends: what the places others read show (see secrets_shown.py),
-    and the SSE-KMS keys the run's variants set (the keys' values, without their ids)."""
-    seen: Dict[str, str] = {}
-    keys: Set[str] = set()
-    reads = [('rgwbench', 'status'), ('rgwbench', 'results', 'show', run_id),
-             ('rgwbench', 'results', 'ls'), ('rgwbench', 'settings', 'show'),
-             ('rgwbench', 'credentials', 'show')]
-    deadline = time.monotonic() + timeout
-    while (c.try_ceph_json('rgwbench', 'results', 'show', run_id) or {}).get(
-            'state', 'running') == 'running':
-        secrets_shown.add(seen, secrets_shown.looks(c, reads))
-        for option in c.ceph_json('config', 'dump'):
+class SecretWatch:
+    """What the places others read show while a run goes (see secrets_shown.py), and
+    the SSE-KMS keys its variants set (the keys' values, without their ids)."""
+
+    def __init__(self, c: Cluster, run_id: str) -> None:
+        self.c = c
+        self.reads = [('rgwbench', 'status'), ('rgwbench', 'results', 'show', run_id),
+                      ('rgwbench', 'results', 'ls'), ('rgwbench', 'settings', 'show'),
+                      ('rgwbench', 'credentials', 'show')]
+        self.seen: Dict[str, str] = {}
+        self.sse_keys: Set[str] = set()
+
+    def look(self) -> None:
+        secrets_shown.add(self.seen, secrets_shown.looks(self.c, self.reads))
+        for option in self.c.ceph_json('config', 'dump'):
             if option['name'] == 'rgw_crypt_s3_kms_encryption_keys':
-                keys.update(k.split('=', 1)[1] for k in option['value'].split() if '=' in k)
-        assert time.monotonic() < deadline, 'run %s still running' % run_id
-        time.sleep(5)   # each look is a dozen `ceph` commands
-    return seen, keys
+                self.sse_keys.update(k.split('=', 1)[1] for k in option['value'].split()
+                                     if '=' in k)
 
 
 def test_an_aborted_run_keeps_what_it_measured_and_restores_the_cluster(
