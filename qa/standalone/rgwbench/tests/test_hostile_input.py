@@ -391,7 +391,8 @@ def test_the_panel_refuses_bad_methods_lengths_cookies_csrf_and_encodings(
             answer = raw(url, ('POST /api/runs HTTP/1.1\r\nHost: p\r\nCookie: %s\r\n'
                                'X-CSRF-Token: %s\r\nContent-Length: %s\r\n\r\n'
                                % (session, csrf, length)).encode(), body=b'x' * 5)
-            misses.check(status_of(answer) in (400, 411, 413), (length, answer[:200]))
+            # 408: a machine this busy may not read the body in the server's time.
+            misses.check(status_of(answer) in (400, 408, 411, 413), (length, answer[:200]))
         two = raw(url, ('POST /api/runs HTTP/1.1\r\nHost: p\r\nCookie: %s\r\nX-CSRF-Token: '
                         '%s\r\nContent-Length: 3\r\nContent-Length: 99\r\n\r\nabc'
                         % (session, csrf)).encode())

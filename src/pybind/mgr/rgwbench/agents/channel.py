@@ -24,7 +24,7 @@ from typing import Any, Dict, Optional, Protocol, Tuple
 from ..brake import AuthBrake, source_of
 from ..loadgen.clock import ECHO, MGR_CLOCK, SENT
 from ..pem_files import PemFiles
-from ..request_body import BodyRefused, body_length
+from ..request_body import BodyRefused, body_length, read_body
 from .clock import ClockSample, sample
 
 log = logging.getLogger(__name__)
@@ -132,14 +132,15 @@ class _Handler(BaseHTTPRequestHandler):
             return
         session, agent = found
         try:
-            length = body_length(self.headers.get('Content-Length'),
-                                 self.headers.get('Transfer-Encoding'), MAX_BODY)
+            raw = read_body(self.rfile, body_length(self.headers.get('Content-Length'),
+                                                    self.headers.get('Transfer-Encoding'),
+                                                    MAX_BODY))
         except BodyRefused as e:
-            self.close_connection = True  # the body is not read: nothing else can follow
+            self.close_connection = True  # the body is not (all) read: nothing can follow
             self._reply(e.status, {'error': str(e)})
             return
         try:
-            body = json.loads(self.rfile.read(length) or b'{}')
+            body = json.loads(raw or b'{}')
         except ValueError:
             self._reply(400, {'error': 'body is not JSON'})
             return

@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 import cherrypy
 
 from ..pem_files import PemFiles
-from ..request_body import BodyRefused, body_length
+from ..request_body import BodyRefused, body_length, read_body
 from .app import SECURITY_HEADERS, PanelApp, Request, Response, parse_cookies, parse_form
 
 MAX_BODY = 1024 * 1024
@@ -82,14 +82,13 @@ class _Root:
         req = cherrypy.request
         headers = {str(k).lower(): str(v) for k, v in req.headers.items()}
         try:
-            length = body_length(headers.get('content-length'),
-                                 headers.get('transfer-encoding'), MAX_BODY)
+            body = read_body(req.rfile, body_length(headers.get('content-length'),
+                                                    headers.get('transfer-encoding'), MAX_BODY))
         except BodyRefused as e:
-            # Nothing of the body is read, so the connection cannot carry another request.
+            # The body is not (all) read, so the connection cannot carry another request.
             return self._answer(Response(e.status, json.dumps({'error': str(e)}).encode(),
                                          'application/json',
                                          SECURITY_HEADERS + [('Connection', 'close')]))
-        body = req.rfile.read(length) if length else b''
         query = {k: v[0] if isinstance(v, list) else str(v)
                  for k, v in cherrypy.lib.httputil.parse_query_string(
                      req.query_string).items()}

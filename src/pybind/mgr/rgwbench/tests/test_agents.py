@@ -16,6 +16,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple, Sequence
 
 import pytest
 
+from rgwbench.agents import channel as channel_module
 from rgwbench.agents.channel import MAX_PER_SOURCE, AgentChannel
 from rgwbench.brake import AuthBrake
 from rgwbench.agents.coordinator import AGENT_FAILED, DONE, AgentRun, agents_failed
@@ -287,6 +288,24 @@ def test_a_body_of_a_bad_length_is_refused_unread(stub: StubS3, certificate: Tup
                          + b'{' * 4096)
             head = sock.recv(4096)  # a server reading to the end would not answer
         assert head.startswith(b'HTTP/1.0 400') or head.startswith(b'HTTP/1.1 400'), head
+    finally:
+        channel.close()
+
+
+def test_a_body_that_never_arrives_gets_a_timeout_answer(
+        stub: StubS3, certificate: Tuple[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # Before, the read's timeout ended the request with no answer at all.
+    monkeypatch.setattr(channel_module, 'TIMEOUT_S', 1)
+    agent_run = AgentRun(job(stub), ThreadLauncher(['host-a']))
+    channel = AgentChannel('127.0.0.1', 0, *certificate)
+    channel.open(agent_run)
+    try:
+        with tls_to(channel) as sock:
+            sock.sendall(('POST /agent/v1/progress HTTP/1.1\r\nHost: x\r\nAuthorization: '
+                          'Bearer %s\r\nX-Agent-Id: host-a\r\nContent-Length: 10\r\n\r\n{"a"'
+                          % token_of(agent_run, 'host-a')).encode())
+            head = sock.recv(4096)
+        assert head.split(b' ')[1:2] == [b'408'], head
     finally:
         channel.close()
 

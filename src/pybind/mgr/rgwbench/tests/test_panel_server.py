@@ -6,6 +6,7 @@ server.py uses, and a request whose body never ends.
 import glob
 import importlib
 import os
+import socket
 import sys
 import tempfile
 import types
@@ -31,6 +32,19 @@ class EndlessBody:
             raise AssertionError('the whole of an endless body was asked for')
         self.read_bytes += size
         return b'x' * size
+
+
+class StoppingBody:
+    """A body that stops after `sent` bytes: the client closed, or its bytes never came."""
+
+    def __init__(self, sent: int, then: Optional[BaseException]) -> None:
+        self.sent = sent
+        self.then = then
+
+    def read(self, size: int = -1) -> bytes:
+        if self.then is not None:
+            raise self.then
+        return b'x' * min(size, self.sent)
 
 
 class FakeResponse:
@@ -146,6 +160,17 @@ def test_a_body_of_a_good_length_is_read_to_that_length(
     headers = dict(headers, **{'Content-Type': 'application/x-www-form-urlencoded'})
     response, body, app = serve(module, fake, headers)
     assert response.status == 200 and body.read_bytes == read and len(app.seen) == 1
+
+
+@pytest.mark.parametrize('then, status', [(socket.timeout('timed out'), 408), (None, 400),
+                                          (ConnectionResetError(104, 'reset'), 400)])
+def test_a_body_that_stops_before_its_length_is_refused_not_handed_on(
+        server: Tuple[Any, Any, Mounted], then: Optional[BaseException], status: int) -> None:
+    # A body that never came made CherryPy answer 500 (and log the request's headers).
+    module, fake, _ = server
+    response, _, app = serve(module, fake, {'Content-Length': '10'}, StoppingBody(4, then))
+    assert response.status == status and app.seen == []
+    assert response.headers.get('Connection') == 'close'
 
 
 def test_the_server_bounds_request_lines_and_bodies(server: Tuple[Any, Any, Mounted]) -> None:
