@@ -393,6 +393,12 @@ def test_the_panel_refuses_bad_methods_lengths_cookies_csrf_and_encodings(
                                % (session, csrf, length)).encode(), body=b'x' * 5)
             # 408: a machine this busy may not read the body in the server's time.
             misses.check(status_of(answer) in (400, 408, 411, 413), (length, answer[:200]))
+        # A body that stops coming: answered 408 once the server's read times out (10 s),
+        # not 500.
+        stalled = raw(url, ('POST /api/runs HTTP/1.1\r\nHost: p\r\nCookie: %s\r\nX-CSRF-Token:'
+                            ' %s\r\nContent-Length: 10\r\n\r\nabcd' % (session, csrf)).encode(),
+                      wait_s=90)
+        misses.check(status_of(stalled) == 408, stalled[:200])
         two = raw(url, ('POST /api/runs HTTP/1.1\r\nHost: p\r\nCookie: %s\r\nX-CSRF-Token: '
                         '%s\r\nContent-Length: 3\r\nContent-Length: 99\r\n\r\nabc'
                         % (session, csrf)).encode())

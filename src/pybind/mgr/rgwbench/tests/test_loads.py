@@ -11,8 +11,8 @@ from fixtures import MemoryStore
 
 from rgwbench.credentials import CredentialStore, parse_credentials
 from rgwbench.errors import Busy, InvalidInput, NotFound
-from rgwbench.agents.launchers import (AgentLauncher, NotReachable, processes_in,
-                                       remove_leftovers)
+from rgwbench.agents.launchers import (AgentLauncher, LocalLauncher, NotReachable,
+                                       processes_in, remove_leftovers)
 from rgwbench.checks.gate import RunChecks
 from rgwbench.server_daemons import ServerDaemons
 from rgwbench.loads import (LEFTOVERS_KEY, LoadRequest, LoadService, compact, load_request,
@@ -296,11 +296,14 @@ def test_leftovers_stay_while_the_orchestrator_does_not_answer(
 
 
 def local_agent_left(store: MemoryStore, load_id: str, folder: str, host: str) -> str:
+    """The record a local agent on `host` leaves, as its launcher writes it."""
     key = '%s/rgwbench-%s' % (LEFTOVERS_KEY, load_id)
+    launcher = LocalLauncher(host)
+    launcher.folder = folder
     store.set_store(key, json.dumps({
         'record': {'load_id': load_id, 'request': LoadRequest()._asdict(), 'agents': {},
                    'endpoint': 'http://127.0.0.1:1', 'started': 1.0},
-        'agents': {'folder': folder, 'host': host}, 'endpoint': 'http://127.0.0.1:1',
+        'agents': launcher.leftovers(), 'endpoint': 'http://127.0.0.1:1',
         'bucket_prefix': 'rgwbench-%s' % load_id, 'buckets': 1, 'key_prefix': 'rgwbench/'}))
     return key
 

@@ -14,7 +14,7 @@ from rgwbench.rgw_admin import S3Keys
 from rgwbench.rgw_daemons import RGWDaemon
 from rgwbench.settings.applier import SettingsApplier
 from rgwbench.settings.base import SettingContext
-from rgwbench.settings.cluster import ClusterAccess, Daemon, NotReady, pg_states
+from rgwbench.settings.cluster import ClusterAccess, Daemon, GaveUp, NotReady, pg_states
 from rgwbench.settings.daemons import ConfigOption, Msgr2Secure, RGWPerHost, RGWRestart
 from rgwbench.settings.registry import parse_assignments
 from rgwbench.settings.session import SettingsSession
@@ -540,6 +540,26 @@ def test_a_restart_that_is_done_before_it_returns_is_not_waited_for(
                             sleep=sleep)
     cluster.restart('rgw.default')
     assert now[0] < 5
+
+
+def test_a_wait_ends_as_soon_as_its_waiter_gives_up() -> None:
+    # The fake cluster of the run tests waits its own way: this is the real wait an
+    # abort cuts short (an OSD restart's, say), not one that runs to its time-out.
+    now = [0.0]
+    aborted = threading.Event()
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+        if now[0] > 30:
+            aborted.set()
+    cluster = ClusterAccess(InstantRestartMgr(), lambda found: found,  # type: ignore
+                            lambda spec: spec, timeout_s=600, clock=lambda: now[0],
+                            sleep=sleep)
+    with cluster.giving_up_when(aborted.is_set):
+        with pytest.raises(GaveUp, match='osd.1 to restart'):
+            cluster.wait_for('osd.1 to restart', lambda: 'still down')
+    assert 30 < now[0] < 60
+    cluster.wait_for('nothing', lambda: None)  # outside, a given-up wait is over
 
 
 def test_settings_revert_does_not_race_the_recovery_loop() -> None:
