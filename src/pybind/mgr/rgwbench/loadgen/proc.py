@@ -19,7 +19,10 @@ when sampling starts, and again only when one of them ends, at every sample
 until the daemon is back (a restart), and every ``RESCAN_S`` for a daemon
 not found at all. A sample reads
 ``/proc/<pid>/stat`` (utime + stime, in clock ticks) and
-``/proc/<pid>/status`` (VmRSS) of the known pids only.
+``/proc/<pid>/status`` (VmRSS) of the known pids only. A process is known by
+its pid and its start time: a pid the kernel gave to a new process (a busy
+host reuses pids within a second) is a process that ended, never a counter
+that went back.
 
 ``cpu_cores`` is the CPU time the processes used during the window divided
 by the window's wall time; ``rss_mib`` is the mean of the per-second samples
@@ -52,8 +55,14 @@ def _read(path: str) -> Optional[str]:
         return None
 
 
-def cpu_ticks(pid: int, root: str = "/proc") -> Optional[int]:
-    """utime + stime of a process in clock ticks, or None if it is gone."""
+class Ticks(NamedTuple):
+    """A process's CPU time so far, and when it started (both in clock ticks)."""
+    cpu: int
+    started: int
+
+
+def process_ticks(pid: int, root: str = "/proc") -> Optional[Ticks]:
+    """The CPU ticks and start time of a process, or None if it is gone."""
     text = _read("%s/%d/stat" % (root, pid))
     if text is None:
         return None
@@ -61,9 +70,15 @@ def cpu_ticks(pid: int, root: str = "/proc") -> Optional[int]:
     # remaining fields start after the last ')'
     rest = text[text.rfind(")") + 2:].split()
     try:
-        return int(rest[11]) + int(rest[12])
+        return Ticks(int(rest[11]) + int(rest[12]), int(rest[19]))
     except (IndexError, ValueError):
         return None
+
+
+def cpu_ticks(pid: int, root: str = "/proc") -> Optional[int]:
+    """utime + stime of a process in clock ticks, or None if it is gone."""
+    found = process_ticks(pid, root)
+    return None if found is None else found.cpu
 
 
 def rss_kib(pid: int, root: str = "/proc") -> Optional[int]:
@@ -203,6 +218,12 @@ class _Counted(NamedTuple):
     daemon: Optional[Daemon]
 
 
+class _Process(NamedTuple):
+    """One process: its pid and its start time (a pid alone may be reused)."""
+    pid: int
+    started: int
+
+
 class ProcSampler:
     """Samples the cluster's daemons (or every process of some programs) over a window."""
 
@@ -222,10 +243,10 @@ class ProcSampler:
         self.hz = clock_ticks or os.sysconf("SC_CLK_TCK")
         self.monotonic = monotonic
         self._start_wall = 0.0
-        self._first: Dict[int, int] = {}
-        self._last: Dict[int, int] = {}
-        self._counted: Dict[int, _Counted] = {}
-        self._live: Set[int] = set()
+        self._first: Dict[_Process, int] = {}
+        self._last: Dict[_Process, int] = {}
+        self._counted: Dict[_Process, _Counted] = {}
+        self._live: Dict[int, _Process] = {}   # pid -> its process being counted
         self._last_scan = 0.0
         self._rss: Dict[str, List[float]] = {}
         self._rss_pid: Dict[int, List[float]] = {}
@@ -246,8 +267,9 @@ class ProcSampler:
         """Whether a daemon has no process now (``ever``: of those that had one)."""
         if not self.by_daemon:
             return not ever  # a new process of a program may come at any time
+        live = set(self._live.values())
         having = {c.daemon.name for p, c in self._counted.items()
-                  if p in self._live and c.daemon is not None}
+                  if p in live and c.daemon is not None}
         had = {c.daemon.name for c in self._counted.values() if c.daemon is not None}
         return any(d.name not in having and (d.name in had or not ever)
                    for d in self.daemons)
@@ -256,19 +278,20 @@ class ProcSampler:
         for pid, counted in found.items():
             if pid in self._live:
                 continue
-            ticks = cpu_ticks(pid, self.root)
+            ticks = process_ticks(pid, self.root)
             if ticks is None:
                 continue
-            # One found again after it ended (a pid can be reused) starts over.
-            self._first[pid] = 0 if in_window else ticks
-            self._last[pid] = ticks
-            self._counted[pid] = counted
-            self._live.add(pid)
+            process = _Process(pid, ticks.started)
+            if process not in self._counted:
+                self._first[process] = 0 if in_window else ticks.cpu
+            self._last[process] = ticks.cpu
+            self._counted[process] = counted
+            self._live[pid] = process
 
     # -- sampling -----------------------------------------------------------------------
     def start(self, now: Optional[float] = None) -> None:
         self._start_wall = time.time() if now is None else now
-        self._first, self._last, self._counted, self._live = {}, {}, {}, set()
+        self._first, self._last, self._counted, self._live = {}, {}, {}, {}
         self._add(self._scan(), in_window=False)
         self._rss = {}
         self._rss_pid = {}
@@ -280,24 +303,24 @@ class ProcSampler:
         if not self._started:
             return
         ended = False
-        for pid in sorted(self._live):
-            ticks = cpu_ticks(pid, self.root)
-            if ticks is None:
-                self._live.discard(pid)
+        for pid, process in sorted(self._live.items()):
+            ticks = process_ticks(pid, self.root)
+            if ticks is None or ticks.started != process.started:
+                del self._live[pid]
                 ended = True
                 continue
-            self._last[pid] = ticks
+            self._last[process] = ticks.cpu
         # A restarting daemon is looked for at every sample until it is back.
         if ended or self._without_process(ever=True) or (
                 self._without_process(ever=False)
                 and self.monotonic() - self._last_scan >= RESCAN_S):
             self._add(self._scan(), in_window=True)
         totals: Dict[str, float] = {}
-        for pid in sorted(self._live):
+        for pid, process in sorted(self._live.items()):
             kib = rss_kib(pid, self.root)
             if kib is None:
                 continue
-            key = self._key(self._counted[pid])
+            key = self._key(self._counted[process])
             totals[key] = totals.get(key, 0.0) + kib / 1024.0
             self._rss_pid.setdefault(pid, []).append(kib / 1024.0)
         for key in self._keys():
@@ -311,31 +334,38 @@ class ProcSampler:
         return [d.name for d in self.daemons] if self.by_daemon else list(self.names)
 
     # -- figures ------------------------------------------------------------------------
-    def _figures(self, pids: List[int], rss: List[float], wall: float) -> Dict[str, Any]:
-        ticks = sum(self._last[p] - self._first[p] for p in pids)
+    def _figures(self, processes: List[_Process], rss: List[float],
+                 wall: float) -> Dict[str, Any]:
+        ticks = sum(self._last[p] - self._first[p] for p in processes)
         samples = rss or [0.0]
         return {"cpu_s": round(ticks / float(self.hz), 3),
                 "cpu_cores": round(ticks / float(self.hz) / wall, 4),
                 "rss_mib": round(sum(samples) / len(samples), 2),
                 "rss_mib_max": round(max(samples), 2)}
 
-    def _one(self, pid: int, wall: float) -> Dict[str, float]:
-        figures = self._figures([pid], self._rss_pid.get(pid) or [], wall)
+    def _one(self, pid: int, processes: List[_Process], wall: float) -> Dict[str, float]:
+        """The figures of a pid: of each process that had it in the window, together."""
+        figures = self._figures([p for p in processes if p.pid == pid],
+                                self._rss_pid.get(pid) or [], wall)
         del figures["cpu_s"]
         return figures
+
+    @staticmethod
+    def _pids(processes: Iterable[_Process]) -> List[int]:
+        return sorted({p.pid for p in processes})
 
     def _per_daemon(self, program: str, wall: float) -> Tuple[List[Dict[str, Any]], List[str]]:
         found, missing = [], []
         for daemon in self.daemons:
             if daemon.program != program:
                 continue
-            pids = sorted(p for p, c in self._counted.items() if c.daemon == daemon)
-            if not pids:
+            processes = [p for p, c in self._counted.items() if c.daemon == daemon]
+            if not processes:
                 missing.append(daemon.name)
                 continue
             entry: Dict[str, Any] = {"daemon": daemon.name, "host": daemon.host}
-            entry.update(self._figures(pids, self._rss.get(daemon.name, []), wall))
-            entry["pids"] = pids
+            entry.update(self._figures(processes, self._rss.get(daemon.name, []), wall))
+            entry["pids"] = self._pids(processes)
             found.append(entry)
         return found, missing
 
@@ -349,7 +379,8 @@ class ProcSampler:
         wall = max(end_wall - self._start_wall, 1e-9)
         out: Dict[str, Dict[str, Any]] = {}
         for program in self.names:
-            pids = sorted(p for p, c in self._counted.items() if c.program == program)
+            processes = [p for p, c in self._counted.items() if c.program == program]
+            pids = self._pids(processes)
             if self.by_daemon:
                 per_daemon, missing = self._per_daemon(program, wall)
                 rss = [sum(values) for values in zip(*(self._rss.get(d["daemon"], [])
@@ -363,11 +394,11 @@ class ProcSampler:
             entry: Dict[str, Any] = {
                 "daemons": len(per_daemon) if self.by_daemon else len(pids),
                 "pids": pids}
-            entry.update(self._figures(pids, rss, wall))
+            entry.update(self._figures(processes, rss, wall))
             entry["window_s"] = round(wall, 3)
             # "daemon": the named daemons only; "name": every process of the program.
             entry["counted_by"] = "daemon" if self.by_daemon else "name"
-            entry["processes"] = {str(p): self._one(p, wall) for p in pids}
+            entry["processes"] = {str(p): self._one(p, processes, wall) for p in pids}
             if self.by_daemon:
                 entry["per_daemon"] = per_daemon
                 entry["missing"] = missing

@@ -14,12 +14,14 @@ from rgwbench.loadgen.result import OpStats, Series, finalize, merge_results, su
 
 
 def _fake_proc(root: str, pid: int, comm: str, utime: int, stime: int, rss_kib: int,
-               argv: Sequence[str] = (), cgroup: str = "0::/user.slice\n") -> None:
+               argv: Sequence[str] = (), cgroup: str = "0::/user.slice\n",
+               started: int = 0) -> None:
     d = os.path.join(root, str(pid))
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "comm"), "w") as f:
         f.write(comm + "\n")
-    fields = ["S"] + ["0"] * 10 + [str(utime), str(stime)] + ["0"] * 30
+    fields = (["S"] + ["0"] * 10 + [str(utime), str(stime)] + ["0"] * 6 + [str(started)]
+              + ["0"] * 23)
     with open(os.path.join(d, "stat"), "w") as f:
         # a command name with spaces and parentheses, as the kernel allows
         f.write("%d (%s) %s\n" % (pid, comm + " (x) y", " ".join(fields)))
@@ -217,6 +219,37 @@ def test_proc_sampler_by_program_name(tmp_path: Any) -> None:
     assert rgw["processes"]["12"]["cpu_cores"] == 0.25  # started in the window
     assert out["haproxy"]["cpu_cores"] == 0.0 and out["haproxy"]["rss_mib"] == 10.0
     assert "bash" not in out
+
+
+@pytest.mark.parametrize("by_daemon", [False, True])
+def test_a_pid_reused_by_a_new_process_is_a_process_that_ended(
+        tmp_path: Any, by_daemon: bool) -> None:
+    # CI saw radosgw at -5.96 cores: a radosgw of another cluster on the host ended, and
+    # its pid went to a new process, whose few ticks were taken for the old one's.
+    root = str(tmp_path)
+    _cluster_on_a_fake_host(root)
+    daemons = DAEMONS if by_daemon else None
+    sampler = proc.ProcSampler(root=root, clock_ticks=100, daemons=daemons, fsid=FSID,
+                               monotonic=lambda: 0.0)
+    sampler.start(now=0.0)
+    _fake_proc(root, 11, "radosgw", 1200, 0, 100 * 1024,
+               ["/usr/bin/radosgw", "--name=client.rgw.foo.vm.def", "--fsid", FSID])
+    sampler.sample()  # 200 ticks of pid 11 ...
+    # ... which ends; its pid goes to a new radosgw of the same daemon: 30 ticks so far.
+    _fake_proc(root, 11, "radosgw", 30, 0, 100 * 1024,
+               ["/usr/bin/radosgw", "--name=client.rgw.foo.vm.def", "--fsid", FSID],
+               started=5000)
+    sampler.sample()
+    _fake_proc(root, 11, "radosgw", 80, 0, 100 * 1024,
+               ["/usr/bin/radosgw", "--name=client.rgw.foo.vm.def", "--fsid", FSID],
+               started=5000)
+    out = sampler.stop(now=10.0)["radosgw"]
+    if by_daemon:
+        def_ = [d for d in out["per_daemon"] if d["daemon"] == "rgw.foo.vm.def"][0]
+        assert def_["cpu_s"] == pytest.approx(2.0 + 0.8) and def_["pids"] == [11]
+    # Every radosgw of the host when counted by name: 10, 12 and 13 used nothing.
+    assert out["cpu_s"] == pytest.approx(2.0 + 0.8)
+    assert out["processes"]["11"]["cpu_cores"] == pytest.approx(0.28)
 
 
 def test_proc_reads_this_process() -> None:
