@@ -503,13 +503,14 @@ def test_the_agents_endpoint_refuses_wrong_tokens_and_bodies_and_its_agent_goes_
         cluster: Cluster, hostile: Panel) -> None:
     before, folders = buckets(cluster), agent_folders(cluster)
     with unchanged(cluster):
-        # The endpoint is there while the load is: 45 s, for eleven tries that may each
+        # The endpoint is there while the load is: 120 s, for eleven tries that may each
         # wait 15 s for an answer twice (on a loaded CI machine the tries of a 15 s load
-        # outlasted it, and its endpoint was gone).
+        # outlasted it, and those of a 45 s one did on Tentacle). At 20 PUTs a second
+        # the load costs the machine little while it waits.
         started = time.monotonic()
         load_id = cluster.ceph('rgwbench', 'load', '--op', 'put', '--size', '4KiB',
-                               '--concurrency', '2', '--duration', '45', '--warmup', '1',
-                               '--placement', 'mgr').stdout.strip()
+                               '--concurrency', '2', '--rate', '20', '--duration', '120',
+                               '--warmup', '1', '--placement', 'mgr').stdout.strip()
         server, _ = agent_channel(cluster, folders)
         agent = socket.gethostname()
         tries: List[Tuple[Dict[str, str], str, bytes]] = [
@@ -541,7 +542,7 @@ def test_the_agents_endpoint_refuses_wrong_tokens_and_bodies_and_its_agent_goes_
             # 0: closed at once (a method the endpoint has no handler for answers 501)
             assert status in (0, 400, 401, 404, 411, 413, 429, 431, 501), (line, status)
         # The right agent is never locked out by the wrong tokens of its source.
-        record = wait_load(cluster, load_id)
+        record = wait_load(cluster, load_id, timeout=300)
         assert record['state'] == 'complete', record.get('error')
         assert record['result']['ops'] > 0
         assert buckets(cluster) == before
