@@ -82,8 +82,13 @@ class _Root:
         req = cherrypy.request
         headers = {str(k).lower(): str(v) for k, v in req.headers.items()}
         try:
-            body = read_body(req.rfile, body_length(headers.get('content-length'),
-                                                    headers.get('transfer-encoding'), MAX_BODY))
+            length = body_length(headers.get('content-length'),
+                                 headers.get('transfer-encoding'), MAX_BODY)
+            try:
+                body = read_body(req.rfile, length)
+            except BodyRefused:
+                _forget_unread_body(req.rfile)
+                raise
         except BodyRefused as e:
             # The body is not (all) read, so the connection cannot carry another request.
             return self._answer(Response(e.status, json.dumps({'error': str(e)}).encode(),
@@ -109,6 +114,17 @@ class _Root:
             else:
                 out.headers[name] = value
         return response.body
+
+
+def _forget_unread_body(rfile: Any) -> None:
+    """Tell cheroot there is no more body to read before it answers.
+
+    On a connection it keeps, cheroot reads what is left of a body before
+    sending the answer; after a read that timed out it cannot, and it dropped
+    the connection without the answer.
+    """
+    if hasattr(rfile, 'remaining'):
+        rfile.remaining = 0
 
 
 def _app_config() -> Dict[str, Dict[str, Any]]:
