@@ -229,7 +229,9 @@ def test_a_local_agent_ends_itself_when_its_mgr_dies_and_the_mgr_back_removes_th
         # What the agent left (its folder, the load's buckets, the record of them) goes
         # when a mgr comes back on this host.
         cluster.start()
-        deadline = time.monotonic() + 240
+        # The mgr back loads its modules first: minutes on a machine as loaded as CI's
+        # (CI: a load not ended 240 s after the start).
+        deadline = time.monotonic() + 480
         while True:
             proc = cluster.ceph('rgwbench', 'load', 'show', load_id, '-f', 'json',
                                 check=False)
