@@ -11,12 +11,10 @@ Python's ssl module only, for the same reason.
 import datetime
 import hashlib
 import ipaddress
-import os
 import re
 import shutil
 import ssl
 import subprocess
-import tempfile
 from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from .pem_files import PemFiles
@@ -54,20 +52,16 @@ def self_signed_certificate(common_name: str, sans: Sequence[str] = (),
                                    'with subject alternative names')
         from mgr_util import create_self_signed_cert
         return create_self_signed_cert('rgwbench', common_name)
-    folder = tempfile.mkdtemp(prefix='rgwbench-cert-')
-    try:
-        cert, key = os.path.join(folder, 'cert.pem'), os.path.join(folder, 'key.pem')
-        argv = ['openssl', 'req', '-x509', '-newkey', 'rsa:2048', '-nodes',
-                '-days', str(days), '-subj', '/O=rgwbench/CN=%s' % common_name,
-                '-keyout', key, '-out', cert]
-        if sans:
-            argv += ['-addext', 'subjectAltName=%s' % ','.join(san_entries(sans))]
-        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                       timeout=60)
-        with open(cert) as c, open(key) as k:
-            return c.read(), k.read()
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    # Both on openssl's standard output, never in a file: a mgr killed while openssl
+    # ran left its key in a temp folder.
+    argv = ['openssl', 'req', '-x509', '-newkey', 'rsa:2048', '-nodes',
+            '-days', str(days), '-subj', '/O=rgwbench/CN=%s' % common_name, '-keyout', '-']
+    if sans:
+        argv += ['-addext', 'subjectAltName=%s' % ','.join(san_entries(sans))]
+    made = subprocess.run(argv, check=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=60)
+    bundle = split_pem(made.stdout)
+    return bundle.certificate, bundle.key
 
 
 class PemBundle(NamedTuple):

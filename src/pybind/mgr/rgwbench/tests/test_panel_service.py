@@ -9,7 +9,7 @@ from panel_harness import PASSWORD, FakeBackend
 
 from rgwbench.panel.app import PanelApp
 from rgwbench.panel.service import Listen, Panel, panel_to_text
-from rgwbench.pem import describe_certificate
+from rgwbench.pem import describe_certificate, self_signed_certificate
 
 
 # -- the service --------------------------------------------------------------------
@@ -242,3 +242,16 @@ def test_a_password_change_ends_the_panels_sessions() -> None:
     panel.password_changed()
     assert panel.describe()['sessions'] == 0
     assert panel.sessions.find(session.token, panel.passwords.version()) is None
+
+
+def test_a_self_signed_key_is_made_in_no_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    # In a file, a mgr killed while openssl ran left the key in a temp folder.
+    def no_file(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError('a file was made for the key')
+    monkeypatch.setattr('tempfile.mkdtemp', no_file)
+    monkeypatch.setattr('tempfile.mkstemp', no_file)
+    cert, key = self_signed_certificate('rgwbench-test', ['127.0.0.1', 'host-a'])
+    assert cert.startswith('-----BEGIN CERTIFICATE-----') and 'PRIVATE KEY-----' in key
+    assert 'BEGIN CERTIFICATE' not in key and 'PRIVATE KEY' not in cert
+    info = describe_certificate(cert)
+    assert 'IP:127.0.0.1' in info['sans'] and 'DNS:host-a' in info['sans']
