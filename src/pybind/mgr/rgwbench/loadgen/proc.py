@@ -75,12 +75,6 @@ def process_ticks(pid: int, root: str = "/proc") -> Optional[Ticks]:
         return None
 
 
-def cpu_ticks(pid: int, root: str = "/proc") -> Optional[int]:
-    """utime + stime of a process in clock ticks, or None if it is gone."""
-    found = process_ticks(pid, root)
-    return None if found is None else found.cpu
-
-
 def rss_kib(pid: int, root: str = "/proc") -> Optional[int]:
     text = _read("%s/%d/status" % (root, pid))
     if text is None:
@@ -267,9 +261,8 @@ class ProcSampler:
         """Whether a daemon has no process now (``ever``: of those that had one)."""
         if not self.by_daemon:
             return not ever  # a new process of a program may come at any time
-        live = set(self._live.values())
-        having = {c.daemon.name for p, c in self._counted.items()
-                  if p in live and c.daemon is not None}
+        live = [self._counted[p] for p in self._live.values()]
+        having = {c.daemon.name for c in live if c.daemon is not None}
         had = {c.daemon.name for c in self._counted.values() if c.daemon is not None}
         return any(d.name not in having and (d.name in had or not ever)
                    for d in self.daemons)

@@ -254,11 +254,11 @@ def test_a_pid_reused_by_a_new_process_is_a_process_that_ended(
 
 def test_proc_reads_this_process() -> None:
     pid = os.getpid()
-    ticks = proc.cpu_ticks(pid)
-    assert ticks is not None and ticks >= 0
+    ticks = proc.process_ticks(pid)
+    assert ticks is not None and ticks.cpu >= 0 and ticks.started > 0
     rss = proc.rss_kib(pid)
     assert rss is not None and rss > 1000
-    assert proc.cpu_ticks(2 ** 22 + 12345) is None  # no such process
+    assert proc.process_ticks(2 ** 22 + 12345) is None  # no such process
 
 
 def _raw(seed: int, ops: int, host: str, seconds: int = 3) -> Dict[str, Any]:
