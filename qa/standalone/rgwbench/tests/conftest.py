@@ -41,7 +41,7 @@ class Cluster:
     def __init__(self, release: str, directory: str) -> None:
         self.release = release
         self.dir = directory
-        self._tools: Dict[str, List[str]] = {}
+        self._argv: Dict[str, List[str]] = {}  # what `cluster info` says runs the tools
         # One session per thread: a command that blocks (a settings apply that restarts
         # OSDs) must not hold up another thread's (the mgr failover meant to cut it).
         self._sessions: Dict[int, CephSession] = {}
@@ -101,10 +101,12 @@ class Cluster:
                                            proc.stderr.decode('utf-8', 'replace'))
 
     def tool_argv(self, tool: str) -> List[str]:
-        """The command line of `ceph` or `radosgw-admin` that `cluster TOOL` would run."""
-        if tool not in self._tools:
-            self._tools = json.loads(self.tool('info').stdout)['tools']
-        return list(self._tools[tool])
+        """The command line of `ceph` or `radosgw-admin` that `cluster TOOL` would run,
+        or of the `ceph` session (`ceph_session`)."""
+        if tool not in self._argv:
+            info = json.loads(self.tool('info').stdout)
+            self._argv = dict(info['tools'], ceph_session=info['ceph_session'])
+        return list(self._argv[tool])
 
     def mgr_logs_tail(self, lines: int = 25) -> str:
         found = []
@@ -133,7 +135,7 @@ class Cluster:
         with self._sessions_lock:
             session = self._sessions.get(me)
         if session is None:
-            session = CephSession(json.loads(self.tool('info').stdout)['ceph_session'])
+            session = CephSession(self.tool_argv('ceph_session'))
             with self._sessions_lock:
                 self._sessions[me] = session
         return session
