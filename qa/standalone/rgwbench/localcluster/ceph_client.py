@@ -11,6 +11,20 @@ import threading
 from typing import List, Optional, Tuple
 
 
+def split_format(args: List[str]) -> Tuple[List[str], Optional[str]]:
+    """The words without `-f X` / `--format X` / `--format=X`, and X."""
+    words, fmt = [], None
+    rest = iter(args)
+    for word in rest:
+        if word in ('-f', '--format'):
+            fmt = next(rest, None)
+        elif word.startswith('--format='):
+            fmt = word.split('=', 1)[1]
+        else:
+            words.append(word)
+    return words, fmt
+
+
 class SessionEnded(RuntimeError):
     """The session process ended twice without answering (its connection failed)."""
 

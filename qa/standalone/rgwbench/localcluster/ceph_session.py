@@ -15,10 +15,11 @@ said on stderr.
 import errno
 import json
 import sys
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict
 
 import rados
 from ceph_argparse import json_command, parse_json_funcsigs, validate_command
+from ceph_client import split_format
 
 
 def descriptions(cluster: Any) -> Dict[str, Any]:
@@ -26,20 +27,6 @@ def descriptions(cluster: Any) -> Dict[str, Any]:
     if ret:
         raise RuntimeError('get_command_descriptions: %s' % outs)
     return dict(parse_json_funcsigs(outbuf.decode('utf-8'), 'cli'))
-
-
-def split_format(args: List[str]) -> Tuple[List[str], Optional[str]]:
-    """The words without `-f X` / `--format X` / `--format=X`, and X."""
-    words, fmt = [], None
-    rest = iter(args)
-    for word in rest:
-        if word in ('-f', '--format'):
-            fmt = next(rest, None)
-        elif word.startswith('--format='):
-            fmt = word.split('=', 1)[1]
-        else:
-            words.append(word)
-    return words, fmt
 
 
 def answer(cluster: Any, sigdict: Dict[str, Any], request: Dict[str, Any]) -> Dict[str, Any]:

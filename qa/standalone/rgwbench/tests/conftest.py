@@ -13,6 +13,7 @@ import ssl
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.parse
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
@@ -23,10 +24,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CLUSTER = os.path.join(os.path.dirname(HERE), 'cluster')
 # The cluster tool's package (localcluster), for tests that read it directly.
 sys.path.insert(0, os.path.dirname(HERE))
-from localcluster.ceph_client import CephSession  # noqa: E402
+from localcluster.ceph_client import CephSession, split_format  # noqa: E402
 from localcluster.keeper import unexpected_crashes  # noqa: E402
 
 RELEASES = [r for r in os.environ.get('RGWBENCH_RELEASES', 'pacific,tentacle').split(',') if r]
+# Words the `ceph` tool acts on itself (files, identities, daemons it talks to
+# directly): a command with one of them runs the tool.
+CEPH_TOOL_WORDS = frozenset(('-o', '--output-file', '-i', '--in-file', '-n', '--name', '--id',
+                             '-k', '--keyring', '-c', '--conf', '-s', '-w', '--watch',
+                             '--connect-timeout', 'tell', 'daemon'))
 
 
 class Cluster:
@@ -35,8 +41,11 @@ class Cluster:
     def __init__(self, release: str, directory: str) -> None:
         self.release = release
         self.dir = directory
-        self._tools: Dict[str, List[str]] = {}
-        self._session: Optional[CephSession] = None
+        self._argv: Dict[str, List[str]] = {}  # what `cluster info` says runs the tools
+        # One session per thread: a command that blocks (a settings apply that restarts
+        # OSDs) must not hold up another thread's (the mgr failover meant to cut it).
+        self._sessions: Dict[int, CephSession] = {}
+        self._sessions_lock = threading.Lock()
 
     def tool(self, *args: str, check: bool = True, timeout: float = 900,
              env: Optional[Dict[str, str]] = None) -> 'subprocess.CompletedProcess[str]':
@@ -47,14 +56,33 @@ class Cluster:
         return run([CLUSTER, command, '--dir', self.dir] + rest, check, timeout, env)
 
     def close_session(self) -> None:
-        if self._session is not None:
-            self._session.close()
-            self._session = None
+        with self._sessions_lock:
+            sessions, self._sessions = list(self._sessions.values()), {}
+        for session in sessions:
+            session.close()
 
     def ceph(self, *args: str, check: bool = True) -> 'subprocess.CompletedProcess[str]':
-        # The `ceph` command line the cluster tool would run, run directly: tests
-        # call it thousands of times, and a second Python start each time was a
-        # good part of the machine's CPU while the suite ran.
+        """`ceph ARGS` as the `ceph` tool answers it.
+
+        A command expected to succeed goes over the test's connection to the
+        cluster (see `_session_call`), with the tool's exit status, output and
+        `Error E...:` line: a `ceph` tool run costs about 0.4 CPU seconds, and
+        the tests' 2000 of them were a seventh of CI's CPU. A command that may
+        fail runs the tool itself: its refusal is what an operator sees.
+        """
+        if check and not CEPH_TOOL_WORDS.intersection(args):
+            ret, out, outs = self._session_call(args, json_format=False)
+            _, fmt = split_format(list(args))
+            stdout = ('\n' if fmt and fmt.startswith('json') else '') + out
+            if ret < 0:
+                stderr = 'Error %s: %s\n' % (errno.errorcode.get(-ret, 'Unknown'), outs)
+            else:
+                stderr = outs + '\n' if outs else ''
+            proc = subprocess.CompletedProcess(['ceph'] + list(args), abs(ret), stdout, stderr)
+            if proc.returncode != 0:
+                raise AssertionError('ceph %s failed (%d):\n%s\n%s' % (
+                    ' '.join(args), proc.returncode, stdout[-3000:], stderr[-3000:]))
+            return proc
         try:
             return run(self.tool_argv('ceph') + list(args), check, timeout=120)
         except subprocess.TimeoutExpired as e:
@@ -73,10 +101,12 @@ class Cluster:
                                            proc.stderr.decode('utf-8', 'replace'))
 
     def tool_argv(self, tool: str) -> List[str]:
-        """The command line of `ceph` or `radosgw-admin` that `cluster TOOL` would run."""
-        if tool not in self._tools:
-            self._tools = json.loads(self.tool('info').stdout)['tools']
-        return list(self._tools[tool])
+        """The command line of `ceph` or `radosgw-admin` that `cluster TOOL` would run,
+        or of the `ceph` session (`ceph_session`)."""
+        if tool not in self._argv:
+            info = json.loads(self.tool('info').stdout)
+            self._argv = dict(info['tools'], ceph_session=info['ceph_session'])
+        return list(self._argv[tool])
 
     def mgr_logs_tail(self, lines: int = 25) -> str:
         found = []
@@ -100,11 +130,22 @@ class Cluster:
         ret, out, _ = self._session_call(args)
         return json.loads(out) if ret == 0 else None
 
-    def _session_call(self, args: Sequence[str]) -> Tuple[int, str, str]:
-        if self._session is None:
-            self._session = CephSession(json.loads(self.tool('info').stdout)['ceph_session'])
+    def _thread_session(self) -> CephSession:
+        me = threading.get_ident()
+        with self._sessions_lock:
+            session = self._sessions.get(me)
+        if session is None:
+            session = CephSession(self.tool_argv('ceph_session'))
+            with self._sessions_lock:
+                self._sessions[me] = session
+        return session
+
+    def _session_call(self, args: Sequence[str],
+                      json_format: bool = True) -> Tuple[int, str, str]:
+        session = self._thread_session()
         try:
-            ret, out, outs = self._session.call(list(args) + ['-f', 'json'], timeout=120)
+            ret, out, outs = session.call(list(args) + (['-f', 'json'] if json_format else []),
+                                          timeout=120)
         except subprocess.TimeoutExpired as e:
             self.close_session()
             raise AssertionError('ceph %s: no answer in 120 s; the mgr logs end:\n%s' % (
