@@ -71,17 +71,10 @@ class Cluster:
         fail runs the tool itself: its refusal is what an operator sees.
         """
         if check and not CEPH_TOOL_WORDS.intersection(args):
-            ret, out, outs = self._session_call(args, json_format=False)
-            _, fmt = split_format(list(args))
-            stdout = ('\n' if fmt and fmt.startswith('json') else '') + out
-            if ret < 0:
-                stderr = 'Error %s: %s\n' % (errno.errorcode.get(-ret, 'Unknown'), outs)
-            else:
-                stderr = outs + '\n' if outs else ''
-            proc = subprocess.CompletedProcess(['ceph'] + list(args), abs(ret), stdout, stderr)
+            proc = self.ceph_reply(*args)
             if proc.returncode != 0:
                 raise AssertionError('ceph %s failed (%d):\n%s\n%s' % (
-                    ' '.join(args), proc.returncode, stdout[-3000:], stderr[-3000:]))
+                    ' '.join(args), proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:]))
             return proc
         try:
             return run(self.tool_argv('ceph') + list(args), check, timeout=120)
@@ -89,6 +82,20 @@ class Cluster:
             # A mgr that does not answer: say what the mgrs last wrote.
             raise AssertionError('ceph %s: no answer in 120 s; the mgr logs end:\n%s' % (
                 ' '.join(args), self.mgr_logs_tail())) from e
+
+    def ceph_reply(self, *args: str) -> 'subprocess.CompletedProcess[str]':
+        """`ceph ARGS` as the tool would answer it (exit status, output, `Error E...:`
+        line), over the test's connection, whatever the answer: for the polls and reads
+        a test repeats every second, not for a refusal a test shows as an operator sees
+        it (see `ceph`)."""
+        ret, out, outs = self._session_call(args, json_format=False)
+        _, fmt = split_format(list(args))
+        stdout = ('\n' if fmt and fmt.startswith('json') else '') + out
+        if ret < 0:
+            stderr = 'Error %s: %s\n' % (errno.errorcode.get(-ret, 'Unknown'), outs)
+        else:
+            stderr = outs + '\n' if outs else ''
+        return subprocess.CompletedProcess(['ceph'] + list(args), abs(ret), stdout, stderr)
 
     def ceph_input(self, data: Union[str, bytes], *args: str,
                    timeout: float = 120) -> 'subprocess.CompletedProcess[str]':

@@ -32,7 +32,7 @@ def looks(c: Cluster, module_reads: Sequence[Sequence[str]]) -> Dict[str, str]:
             'ps -ef': subprocess.run(['ps', '-eo', 'args'], stdout=subprocess.PIPE,
                                      universal_newlines=True).stdout}
     for args in module_reads:
-        proc = c.ceph(*args, '-f', 'json', check=False)
+        proc = c.ceph_reply(*args, '-f', 'json')
         seen['ceph ' + ' '.join(args)] = proc.stdout + proc.stderr
     return seen
 

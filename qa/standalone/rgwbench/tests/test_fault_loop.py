@@ -169,14 +169,12 @@ def wait_idle(c: Cluster, timeout: float = 600) -> None:
     """Until the module says nothing is in progress, in place or left to remove."""
     deadline = time.monotonic() + timeout
     while True:
-        proc = c.ceph('rgwbench', 'status', '-f', 'json', check=False)
-        if proc.returncode == 0:
-            shown = json.loads(proc.stdout)
-            if not shown['run_in_progress'] and shown['active_run'] is None and \
-                    shown['active_load'] is None and shown['settings_in_place'] is None \
-                    and not shown.get('leftovers'):
-                return
-        assert time.monotonic() < deadline, 'the module is still busy: %s' % proc.stdout
+        shown = c.try_ceph_json('rgwbench', 'status')
+        if shown is not None and not shown['run_in_progress'] and \
+                shown['active_run'] is None and shown['active_load'] is None and \
+                shown['settings_in_place'] is None and not shown.get('leftovers'):
+            return
+        assert time.monotonic() < deadline, 'the module is still busy: %s' % shown
         time.sleep(2)
 
 
@@ -195,8 +193,8 @@ def wait_unchanged(c: Cluster, before: Dict[str, Any], timeout: float = 180) -> 
 
 
 def run_state(c: Cluster, run_id: str) -> Optional[str]:
-    proc = c.ceph('rgwbench', 'results', 'show', run_id, '-f', 'json', check=False)
-    return str(json.loads(proc.stdout)['state']) if proc.returncode == 0 else None
+    record = c.try_ceph_json('rgwbench', 'results', 'show', run_id)
+    return None if record is None else str(record['state'])
 
 
 # -- the faults: each returns what it hit, in a few words ---------------------

@@ -184,9 +184,9 @@ def test_a_mgr_restart_during_a_load_leaves_nothing_behind(
     # nobody runs a command: the module cleans up when it starts again
     deadline = time.monotonic() + 240
     while True:
-        proc = cluster.ceph('rgwbench', 'load', 'show', load_id, '-f', 'json', check=False)
-        if proc.returncode == 0 and json.loads(proc.stdout)['state'] != 'running':
-            record = json.loads(proc.stdout)
+        shown = cluster.try_ceph_json('rgwbench', 'load', 'show', load_id)
+        if shown is not None and shown['state'] != 'running':
+            record = shown
             break
         assert time.monotonic() < deadline, 'load %s never ended' % load_id
         time.sleep(2)
