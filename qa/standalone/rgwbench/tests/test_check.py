@@ -12,9 +12,9 @@ from typing import AbstractSet, Any, Dict, Iterator, List, Set
 import pytest
 
 from conftest import RELEASES, Cluster, new_cluster_dir, one_line
-from test_load import agent_folders, buckets, set_credentials, wait_load
+from test_load import agent_folders, buckets, osd_utilization, set_credentials, wait_load
 from test_orchestrator import cluster_argv
-from test_runs import snapshot
+from test_runs import snapshot, wait_run
 
 
 def check(cluster: Cluster, *args: str) -> List[Dict[str, Any]]:
@@ -173,6 +173,68 @@ def test_a_load_that_would_fill_the_cluster_is_refused_even_forced(
     assert cluster.ceph_json('rgwbench', 'status')['active_load'] is None
     assert cluster.ceph_json('rgwbench', 'load', 'ls') == loads
     assert buckets(cluster) == before
+
+
+# A run shaped as the built-in `sizes` is: PUTs of large objects for a long time.
+SIZES_LIKE: Dict[str, Any] = {
+    'name': 'sizes-like', 'baseline': 'as-is', 'variants': [{'name': 'as-is', 'settings': {}}],
+    'workloads': [{'name': 'put-1MiB', 'op': 'put', 'size': '1MiB', 'duration': 100,
+                   'warmup': 1, 'concurrency': 4}]}
+# And one whose GET needs a prefill of 62.5 GiB: past what any local cluster holds.
+PAST_CAPACITY: Dict[str, Any] = dict(SIZES_LIKE, name='past-capacity', workloads=[
+    {'name': 'get-64MiB', 'op': 'get', 'size': '64MiB', 'objects': 1000, 'duration': 10}])
+
+
+def test_a_run_past_capacity_is_refused_and_a_sizes_like_run_stops_at_the_guard(
+        cluster: Cluster, stored_credentials: None) -> None:
+    ratios = cluster.ceph_json('osd', 'dump')
+    for profile in (SIZES_LIKE, PAST_CAPACITY):
+        proc = cluster.ceph_input(json.dumps(profile), 'rgwbench', 'profile', 'set')
+        assert proc.returncode == 0, proc.stderr
+    try:
+        before, buckets_before = snapshot(cluster), buckets(cluster)
+        results_before = cluster.ceph_json('rgwbench', 'results', 'ls')
+        for force in ([], ['--force']):
+            proc = cluster.ceph('rgwbench', 'run', '--profile', 'past-capacity', *force,
+                                '--yes-i-really-mean-it', check=False)
+            assert proc.returncode == errno.ENOSPC, proc
+            assert one_line(proc.stderr).startswith(
+                'Error ENOSPC: refusing the run: capacity-exceeded: the prefills of'), proc.stderr
+        assert snapshot(cluster) == before and buckets(cluster) == buckets_before
+        assert cluster.ceph_json('rgwbench', 'results', 'ls') == results_before
+        assert cluster.ceph_json('rgwbench', 'status')['active_run'] is None
+
+        # The sizes-like run may start (an hour of PUTs is the guard's to stop). Once it
+        # writes, the OSD's nearfull ratio comes down to 5.5 points above what it uses
+        # then, as if others filled the cluster meanwhile: the guard stops the PUTs 5
+        # points below it, the OSD never gets there, and the run goes on to its end.
+        run_id = cluster.ceph('rgwbench', 'run', '--profile', 'sizes-like',
+                              '--yes-i-really-mean-it').stdout.strip()
+        began = time.monotonic()
+        while not [b for b in buckets(cluster) if b.startswith('rgwbench-%s' % run_id)]:
+            assert time.monotonic() - began < 240, 'the run never created its bucket'
+            time.sleep(1)
+        nearfull = round(osd_utilization(cluster) + 0.05 + 0.005, 4)
+        cluster.ceph('osd', 'set-nearfull-ratio', str(nearfull))
+        seen: List[float] = []
+        record = wait_run(cluster, run_id, timeout=600,
+                          meanwhile=lambda: seen.append(osd_utilization(cluster)), every_s=1)
+        seen.append(osd_utilization(cluster))
+        assert record['state'] == 'complete', record.get('error')
+        put = record['variants'][0]['workloads'][0]
+        assert (put.get('stopped') or '').startswith('capacity: osd.'), put.get('stopped')
+        assert put['ops'] > 0 and put['error'] is None, put
+        assert put['elapsed_s'] < 95, 'the PUTs were not stopped early'
+        assert max(seen) < nearfull, 'an OSD reached %.3f, nearfull is %.3f: %s' % (
+            max(seen), nearfull, seen)
+        shown = cluster.ceph('rgwbench', 'results', 'show', run_id).stdout
+        assert 'put-1MiB: stopped early (capacity: osd.' in shown, shown
+        # what the PUTs wrote is removed, as after any workload
+        assert buckets(cluster) == buckets_before
+    finally:
+        cluster.ceph('osd', 'set-nearfull-ratio', str(ratios['nearfull_ratio']))
+        for profile in (SIZES_LIKE, PAST_CAPACITY):
+            cluster.ceph('rgwbench', 'profile', 'rm', str(profile['name']))
 
 
 def test_settings_that_restart_osds_are_refused_where_one_osd_holds_every_pg(
