@@ -30,20 +30,27 @@ class MgrData(Protocol):
 
 @dataclass(frozen=True)
 class Fullness:
-    """How full the fullest OSD is, and the ratio at which Ceph calls it nearfull."""
+    """How full the fullest OSD is, the ratio at which Ceph calls it nearfull, and what
+    the workload's requests in flight can still add to it once its agents are told to
+    stop (they end the requests they have begun: a 256 MiB PUT writes all of it)."""
     osd: int
     used_ratio: float
     nearfull_ratio: float
+    in_flight_ratio: float = 0.0
+
+    def stop_at(self, margin: float) -> float:
+        return self.nearfull_ratio - margin - self.in_flight_ratio
 
     def too_full(self, margin: float) -> bool:
-        return self.used_ratio >= self.nearfull_ratio - margin
+        return self.used_ratio >= self.stop_at(margin)
 
     def describe(self, margin: float) -> str:
+        in_flight = ' and %.1f %% its requests in flight can still write' % (
+            100 * self.in_flight_ratio) if self.in_flight_ratio >= 0.0005 else ''
         return ('osd.%d is %.1f %% full; the guard stops writes at %.1f %% (nearfull %.1f %% '
-                'less the margin of %.1f %%)' % (
-                    self.osd, 100 * self.used_ratio,
-                    100 * (self.nearfull_ratio - margin), 100 * self.nearfull_ratio,
-                    100 * margin))
+                'less the margin of %.1f %%%s)' % (
+                    self.osd, 100 * self.used_ratio, 100 * self.stop_at(margin),
+                    100 * self.nearfull_ratio, 100 * margin, in_flight))
 
 
 def _used_ratio(stats: Dict[str, Any]) -> Optional[float]:
@@ -61,14 +68,36 @@ def _used_ratio(stats: Dict[str, Any]) -> Optional[float]:
     return max(0.0, min(1.0, (total_f - available_f) / total_f))
 
 
-def fullest_osd(osd_stats: Dict[str, Any], osd_map: Dict[str, Any]) -> Optional[Fullness]:
+def _total_bytes(stats: Dict[str, Any]) -> float:
+    statfs = stats.get('statfs') or {}
+    try:
+        return float(statfs.get('total') or 0) or 1024.0 * float(stats.get('kb') or 0)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def in_flight_ratio(in_flight_bytes: int, osd_stats: Dict[str, Any],
+                    osd_map: Dict[str, Any]) -> float:
+    """What `in_flight_bytes` of new objects take of an OSD: written `size` times (the
+    largest of the pools' sizes: the data pool is not known here; more than an erasure
+    coded pool takes) and spread over all the OSDs' bytes."""
+    if in_flight_bytes <= 0:
+        return 0.0
+    total = sum(_total_bytes(s) for s in osd_stats.get('osd_stats', []))
+    copies = max((int(p.get('size') or 0) for p in osd_map.get('pools') or []), default=0)
+    return in_flight_bytes * (copies or 3) / total if total > 0 else 0.0
+
+
+def fullest_osd(osd_stats: Dict[str, Any], osd_map: Dict[str, Any],
+                in_flight_bytes: int = 0) -> Optional[Fullness]:
     """The fullest OSD (None when no OSD reports its store yet)."""
     nearfull = float(osd_map.get('nearfull_ratio') or 0.85)
+    held = in_flight_ratio(in_flight_bytes, osd_stats, osd_map)
     seen: List[Fullness] = []
     for stats in osd_stats.get('osd_stats', []):
         ratio = _used_ratio(stats)
         if ratio is not None and 'osd' in stats:
-            seen.append(Fullness(int(stats['osd']), ratio, nearfull))
+            seen.append(Fullness(int(stats['osd']), ratio, nearfull, held))
     return max(seen, key=lambda f: f.used_ratio) if seen else None
 
 
@@ -113,7 +142,7 @@ class FillTrend:
         if found.too_full(margin):
             return found.describe(margin)
         rate = self.rate()
-        if found.used_ratio + rate * LOOKAHEAD_S >= found.nearfull_ratio - margin:
+        if found.used_ratio + rate * LOOKAHEAD_S >= found.stop_at(margin):
             return '%s, filling by %.2f %% a second: it would get there within %d s' % (
                 found.describe(margin).replace(' is ', ' was ', 1), 100 * rate, LOOKAHEAD_S)
         return None
@@ -126,11 +155,18 @@ class CapacityGuard:
         self.mgr = mgr
         self.margin = margin
 
-    def fullness(self) -> Optional[Fullness]:
-        return fullest_osd(self.mgr.get('osd_stats'), self.mgr.get('osd_map'))
+    def fullness(self, in_flight_bytes: int = 0) -> Optional[Fullness]:
+        return fullest_osd(self.mgr.get('osd_stats'), self.mgr.get('osd_map'), in_flight_bytes)
 
-    def new_check(self) -> FillTrend:
-        return FillTrend(self.fullness, self.margin)
+    def new_check(self, in_flight_bytes: int = 0) -> FillTrend:
+        return FillTrend(lambda: self.fullness(in_flight_bytes), self.margin)
+
+
+def in_flight_bytes(job: Dict[str, Any]) -> int:
+    """The most a job's requests can have begun writing at once: every worker a PUT of
+    its largest object (a prefill's writers are as many)."""
+    found = Job.from_dict(job)
+    return found.concurrency * found.sizes.max_size
 
 
 def writes(job: Dict[str, Any]) -> bool:

@@ -7,7 +7,7 @@ import pytest
 
 from rgwbench.agents.coordinator import AgentRun
 from rgwbench.capacity import (CapacityGuard, CapacityWatch, FillTrend, Fullness, fullest_osd,
-                               writes, writes_while_measured)
+                               in_flight_bytes, writes, writes_while_measured)
 from rgwbench.loadgen import prepare
 from rgwbench.loadgen.agent import LivePoster
 from rgwbench.loadgen.agent import prefill_watched
@@ -53,6 +53,42 @@ def test_the_guard_stops_writes_within_its_margin_of_nearfull() -> None:
     problem = CapacityGuard(Maps(OSD_STATS), lambda: 0.05).new_check().problem()       # 81>=80
     assert problem == ('osd.1 is 81.0 % full; the guard stops writes at 80.0 % (nearfull '
                        '85.0 % less the margin of 5.0 %)')
+
+
+class PooledMaps(Maps):
+    """Maps whose pools keep 2 copies: 16 GiB of OSDs hold 8 GiB of objects."""
+
+    def get(self, data_name: str) -> Any:
+        found = super().get(data_name)
+        return dict(found, pools=[{'pool': 1, 'size': 2}, {'pool': 7, 'size': 2}]) \
+            if data_name == 'osd_map' else found
+
+
+def test_what_requests_in_flight_can_still_write_lowers_where_the_guard_stops() -> None:
+    # The README's cluster, 2 OSDs of 8 GiB and pools of 2 copies, filled by the built-in
+    # `sizes` profile: four 256 MiB PUTs begun are 2 GiB written once they end, 12.5 %
+    # of each OSD. Told to stop at 80 %, they took it from 83.8 % to 96.7 % (full).
+    stats = {'osd_stats': [dict(s, statfs={'total': 8 * GIB, 'available': int(8 * GIB * 0.3)})
+                           for s in OSD_STATS['osd_stats']]}           # both 70 % full
+    guard = CapacityGuard(PooledMaps(stats), lambda: 0.05)
+    assert guard.new_check().problem() is None                       # 70 < 80
+    held = in_flight_bytes({'op': 'put', 'size': '256MiB', 'concurrency': 4})
+    assert held == GIB
+    problem = guard.new_check(held).problem()                         # 70 >= 67.5
+    assert problem == ('osd.0 is 70.0 % full; the guard stops writes at 67.5 % (nearfull '
+                       '85.0 % less the margin of 5.0 % and 12.5 % its requests in flight '
+                       'can still write)')
+    # small objects hold back next to nothing: 16 x 4 KiB
+    assert guard.new_check(in_flight_bytes({'op': 'put', 'size': '4KiB',
+                                            'concurrency': 16})).problem() is None
+
+
+def test_in_flight_is_the_largest_object_of_every_worker() -> None:
+    assert in_flight_bytes({'op': 'get', 'size': '4KiB-1MiB', 'concurrency': 8}) == 8 << 20
+    assert in_flight_bytes({'op': 'put', 'size': '4KiB,64MiB', 'concurrency': 2}) == 128 << 20
+    # pools unknown: three copies, as Ceph's default size
+    found = fullest_osd(OSD_STATS, OSD_MAP, in_flight_bytes=GIB)
+    assert found is not None and found.in_flight_ratio == pytest.approx(3 / 16)
 
 
 def test_an_osd_that_fills_fast_stops_writes_before_it_is_within_the_margin() -> None:

@@ -354,8 +354,9 @@ def test_a_put_workload_the_capacity_guard_stops_keeps_its_figures_and_says_why(
     made: List['Check'] = []
 
     class Check:   # each workload's own: the PUT's trips when asked a second time
-        def __init__(self) -> None:
+        def __init__(self, in_flight_bytes: int) -> None:
             self.asked = self.asked_while_measured = 0
+            self.in_flight_bytes = in_flight_bytes
             made.append(self)
 
         def problem(self) -> Optional[str]:
@@ -380,6 +381,7 @@ def test_a_put_workload_the_capacity_guard_stops_keeps_its_figures_and_says_why(
     record = s.results.load(run_id)
     put, get = record['variants'][0]['workloads']
     assert put['stopped'] == 'capacity: osd.0 is 81.0 % full'
+    assert made[0].in_flight_bytes == 2 * 4096   # what its two workers can have begun
     assert put['ops'] > 0 and put['error'] is None
     assert len(put['repeats']) == 1, 'a second repeat wrote again after the guard stopped'
     assert 'stopped' not in get
