@@ -22,6 +22,8 @@ AGENT_MOUNT = '/var/lib/rgwbench-agent'
 # on): the host's network, and its processes, so that the agent finds the RGW and
 # HAProxy daemons of its host in /proc by their names.
 CONTAINER_ARGS = ('--net=host', '--pid=host')
+# The files of the agents' spec, as JSON: the rest of the spec fits in what 64 KiB leaves.
+MAX_SPEC_FILES_BYTES = 60000
 
 _BOOTSTRAP = '''\
 # rgwbench load agent: unpacks the load engine and runs it as an agent.
@@ -47,14 +49,32 @@ def bootstrap_script() -> str:
     """One Python file carrying the engine, for hosts that have only python3.
 
     The engine travels as text (xz-compressed, base64) because container
-    service files are text and orchestrator specs are kept in 64 KiB values.
+    service files are text, and without its comments because orchestrator specs
+    are kept in values of at most 64 KiB (see MAX_SPEC_FILES_BYTES).
     """
-    here = os.path.dirname(os.path.abspath(bundle.__file__))
     packed = io.BytesIO()
     with tarfile.open(fileobj=packed, mode='w:xz') as tar:
-        for name in bundle.package_files():
-            tar.add(os.path.join(here, name), arcname='loadgen/' + name)
+        for name, source in bundle.package_sources():
+            data = source.encode('utf-8')
+            member = tarfile.TarInfo('loadgen/' + name)
+            member.size, member.mode = len(data), 0o644
+            tar.addfile(member, io.BytesIO(data))
     return _BOOTSTRAP % base64.b64encode(packed.getvalue()).decode()
+
+
+def spec_files(config: Dict[str, Any]) -> Dict[str, str]:
+    """The files of the agents' container service: the engine and its configuration.
+
+    The orchestrator keeps a spec in one value of the cluster's config-key store,
+    at most 64 KiB (mon_config_key_max_entry_size); a larger one is only logged as
+    not stored, and a mgr that takes over then knows nothing of the agents.
+    """
+    files = {'agent/agent.py': bootstrap_script(), 'agent/agent.json': json.dumps(config)}
+    size = len(json.dumps(files))
+    if size > MAX_SPEC_FILES_BYTES:
+        raise ValueError('the agents\' container spec would be %d bytes; the orchestrator '
+                         'keeps at most 64 KiB a spec' % size)
+    return files
 
 
 MGR_PROCESS, ORCHESTRATOR = 'mgr-process', 'orchestrator'
@@ -185,8 +205,7 @@ class OrchestratorLauncher:
             extra_entrypoint_args=[AGENT_MOUNT + '/agent.py',
                                    '--config', AGENT_MOUNT + '/agent.json'],
             args=list(CONTAINER_ARGS), dirs=['agent'],
-            files={'agent/agent.py': bootstrap_script(),
-                   'agent/agent.json': json.dumps(config)},
+            files=spec_files(config),
             volume_mounts={'agent': AGENT_MOUNT})
 
     def launch(self, config: Dict[str, Any]) -> None:

@@ -1,12 +1,16 @@
 """The load engine's command line, run as a separate process."""
 import ast
+import base64
+import io
 import json
 import os
 import socket
 import subprocess
+import re
 import sys
+import tarfile
 import zipfile
-from typing import Any, Iterator, List
+from typing import Any, Dict, Iterator, List
 
 import pytest
 
@@ -158,6 +162,41 @@ def test_zipapp_runs_with_the_standard_library_only(stub: StubS3, tmp_path: Any)
     out = run(base(stub.url, "--op", "put", "--ops", "20", "--json"), target=pyz)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["ops"] == 20
+
+
+def test_the_agents_engine_runs_without_its_comments(stub: StubS3, tmp_path: Any) -> None:
+    # What an agent's container unpacks from its spec: the package, comments dropped.
+    from rgwbench.agents.launchers import bootstrap_script
+    engine = re.search(r'ENGINE = """([^"]+)"""', bootstrap_script())
+    assert engine is not None
+    with tarfile.open(fileobj=io.BytesIO(base64.b64decode(engine.group(1))), mode="r:xz") as tar:
+        tar.extractall(str(tmp_path))
+        shipped = sorted(tar.getnames())
+    assert shipped == ["loadgen/" + n for n in bundle.package_files()]
+    assert "# " not in (tmp_path / "loadgen" / "runner.py").read_text()
+    out = run(base(stub.url, "--op", "put", "--ops", "20", "--json"),
+              target=str(tmp_path / "loadgen"))
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["ops"] == 20
+
+
+def test_without_comments_the_code_does_the_same() -> None:
+    source = ('''"""A module."""  # its docstring
+x = "kept"  # a comment
+def f(a):
+    """Docstring."""
+    # a comment alone
+    s = """a string that is a value"""
+    return a + len(s)
+class C:
+    "doc"
+''')
+    stripped = bundle.without_comments(source)
+    assert "#" not in stripped and "Docstring" not in stripped and "A module" not in stripped
+    names: Dict[str, Any] = {}
+    exec(compile(stripped, "m", "exec"), names)
+    assert names["x"] == "kept" and names["f"](1) == 1 + len("a string that is a value")
+    assert names["f"].__doc__ == "" and names["C"].__doc__ == ""
 
 
 def test_the_engine_ships_no_test_support(tmp_path: Any) -> None:
