@@ -175,29 +175,22 @@ def test_a_load_that_would_fill_the_cluster_is_refused_even_forced(
     assert buckets(cluster) == before
 
 
-# A run shaped as the built-in `sizes` is: PUTs of large objects for a long time.
+# A run shaped as the built-in `sizes` is: PUTs of large objects for a long time, at a
+# pace the test knows (20 MiB/s, a quarter of a point of an 8 GiB OSD a second): how fast
+# an OSD fills cannot be read from the mgr's figures, which can stay still for seconds
+# and then jump by 10 points (Tentacle).
 SIZES_LIKE: Dict[str, Any] = {
     'name': 'sizes-like', 'baseline': 'as-is', 'variants': [{'name': 'as-is', 'settings': {}}],
-    'workloads': [{'name': 'put-1MiB', 'op': 'put', 'size': '1MiB', 'duration': 120,
-                   'warmup': 1, 'concurrency': 4}]}
+    'workloads': [{'name': 'put-1MiB', 'op': 'put', 'size': '1MiB', 'duration': 300,
+                   'warmup': 1, 'concurrency': 4, 'rate': 20}]}
 # And one whose GET needs a prefill of 62.5 GiB: past what any local cluster holds.
 PAST_CAPACITY: Dict[str, Any] = dict(SIZES_LIKE, name='past-capacity', workloads=[
     {'name': 'get-64MiB', 'op': 'get', 'size': '64MiB', 'objects': 1000, 'duration': 10}])
-
-
-# The capacity guard's margin below nearfull (capacity.DEFAULT_MARGIN).
+# The capacity guard's margin below nearfull (capacity.DEFAULT_MARGIN), and the room the
+# test leaves above it: 6 points, 24 s of these writes, reached well within the PUTs'
+# time even on a loaded machine; the mgr's figures, seconds old, are 2-3 points behind.
 MARGIN = 0.05
-
-
-def fill_rate(cluster: Cluster, timeout: float = 120) -> Tuple[float, float]:
-    """How full the fullest OSD is once it was seen to grow, and how fast it grew (a second)."""
-    began, first = time.monotonic(), osd_utilization(cluster)
-    while True:
-        time.sleep(1)
-        now = osd_utilization(cluster)
-        if now > first + 0.002:
-            return now, (now - first) / (time.monotonic() - began)
-        assert time.monotonic() - began < timeout, 'the OSD never grew from %.3f' % first
+ROOM = 0.06
 
 
 def test_a_run_past_capacity_is_refused_and_a_sizes_like_run_stops_at_the_guard(
@@ -220,20 +213,19 @@ def test_a_run_past_capacity_is_refused_and_a_sizes_like_run_stops_at_the_guard(
         assert cluster.ceph_json('rgwbench', 'status')['active_run'] is None
 
         # The sizes-like run may start (an hour of PUTs is the guard's to stop). Once it
-        # writes, and the test has seen how fast the OSD fills, the OSD's nearfull ratio
-        # comes down, as if others filled the cluster meanwhile, to the guard's margin
-        # above what about 40 s more of these writes would take: the guard, which looks
-        # ahead at the rate it sees, stops the PUTs before the OSD gets there. (Lowered
-        # to the margin only, a fast writer of 1 MiB objects gets past it in the seconds
-        # the mgr's figures are old: 65 MiB/s here, 0.8 points of an 8 GiB OSD a second.)
+        # writes, the OSD's nearfull ratio comes down, as if others filled the cluster
+        # meanwhile, to the guard's margin and ROOM above what the OSD uses: the guard
+        # stops the PUTs before the OSD gets there. (Lowered to the margin only, 1 MiB
+        # PUTs as fast as they go, 65 MiB/s, passed it in the seconds the mgr's figures
+        # are old.)
         run_id = cluster.ceph('rgwbench', 'run', '--profile', 'sizes-like',
                               '--yes-i-really-mean-it').stdout.strip()
         began = time.monotonic()
         while not [b for b in buckets(cluster) if b.startswith('rgwbench-%s' % run_id)]:
             assert time.monotonic() - began < 240, 'the run never created its bucket'
             time.sleep(1)
-        used, rate = fill_rate(cluster)
-        nearfull = round(used + MARGIN + min(0.15, max(0.01, 40 * rate)), 4)
+        used = osd_utilization(cluster)
+        nearfull = round(used + MARGIN + ROOM, 4)
         cluster.ceph('osd', 'set-nearfull-ratio', str(nearfull))
         lowered = time.monotonic()
         seen: List[Tuple[float, float]] = []   # (seconds since lowered, utilization)
@@ -246,14 +238,14 @@ def test_a_run_past_capacity_is_refused_and_a_sizes_like_run_stops_at_the_guard(
         put = record['variants'][0]['workloads'][0]
         assert (put.get('stopped') or '').startswith('capacity: osd.'), put.get('stopped')
         assert put['ops'] > 0 and put['error'] is None, put
-        assert put['elapsed_s'] < 115, 'the PUTs were not stopped early'
+        assert put['elapsed_s'] < 295, 'the PUTs were not stopped early'
         highest = max(u for _, u in seen)
         assert highest < nearfull, (
-            'an OSD reached %.3f, nearfull is %.3f (%.4f a second seen at %.3f): %s; %s' % (
-                highest, nearfull, rate, used, seen, {k: put.get(k) for k in (
+            'an OSD reached %.3f, nearfull is %.3f (lowered at %.3f): %s; %s' % (
+                highest, nearfull, used, seen, {k: put.get(k) for k in (
                     'stopped', 'ops', 'bytes', 'elapsed_s', 'throughput_mib_s')}))
         shown = cluster.ceph('rgwbench', 'results', 'show', run_id).stdout
-        assert 'put-1MiB: stopped early (capacity: osd.' in shown, shown
+        assert '%s: stopped early (capacity: osd.' % put['name'] in shown, shown
         # what the PUTs wrote is removed, as after any workload
         assert buckets(cluster) == buckets_before
     finally:
