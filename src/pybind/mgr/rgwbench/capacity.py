@@ -53,27 +53,26 @@ class Fullness:
                     100 * self.nearfull_ratio, 100 * margin, in_flight))
 
 
+def _store_bytes(stats: Dict[str, Any]) -> Optional[Tuple[float, float]]:
+    """(total, available) bytes of one OSD's store: its statfs, or its KiB figures."""
+    statfs = stats.get('statfs') or {}
+    total, available, unit = statfs.get('total'), statfs.get('available'), 1.0
+    if not total:
+        total, available, unit = stats.get('kb'), stats.get('kb_avail'), 1024.0
+    try:
+        total_f, available_f = unit * float(total or 0), unit * float(available or 0)
+    except (TypeError, ValueError):
+        return None
+    return (total_f, available_f) if total_f > 0 else None
+
+
 def _used_ratio(stats: Dict[str, Any]) -> Optional[float]:
     """Used over total of one OSD's store, as Ceph's full ratios count it."""
-    statfs = stats.get('statfs') or {}
-    total, available = statfs.get('total'), statfs.get('available')
-    if not total:
-        total, available = stats.get('kb'), stats.get('kb_avail')
-    try:
-        total_f, available_f = float(total or 0), float(available or 0)
-    except (TypeError, ValueError):
+    found = _store_bytes(stats)
+    if found is None:
         return None
-    if total_f <= 0:
-        return None
-    return max(0.0, min(1.0, (total_f - available_f) / total_f))
-
-
-def _total_bytes(stats: Dict[str, Any]) -> float:
-    statfs = stats.get('statfs') or {}
-    try:
-        return float(statfs.get('total') or 0) or 1024.0 * float(stats.get('kb') or 0)
-    except (TypeError, ValueError):
-        return 0.0
+    total, available = found
+    return max(0.0, min(1.0, (total - available) / total))
 
 
 def in_flight_ratio(in_flight_bytes: int, osd_stats: Dict[str, Any],
@@ -83,7 +82,8 @@ def in_flight_ratio(in_flight_bytes: int, osd_stats: Dict[str, Any],
     coded pool takes) and spread over all the OSDs' bytes."""
     if in_flight_bytes <= 0:
         return 0.0
-    total = sum(_total_bytes(s) for s in osd_stats.get('osd_stats', []))
+    total = sum(found[0] for found in map(_store_bytes, osd_stats.get('osd_stats', []))
+                if found is not None)
     copies = max((int(p.get('size') or 0) for p in osd_map.get('pools') or []), default=0)
     return in_flight_bytes * (copies or 3) / total if total > 0 else 0.0
 
