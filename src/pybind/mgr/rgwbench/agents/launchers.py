@@ -1,6 +1,7 @@
 """Where load agents run: a process on the active mgr's host, or a container
 service that the orchestrator places on chosen hosts."""
 import base64
+import errno
 import io
 import json
 import os
@@ -14,6 +15,7 @@ import time
 import uuid
 from typing import Any, Dict, List, Optional, Protocol, Sequence
 
+from ..errors import RGWBenchError
 from ..loadgen import bundle
 
 AGENT_SERVICE_ID = 'rgwbench-agent'
@@ -72,8 +74,8 @@ def spec_files(config: Dict[str, Any]) -> Dict[str, str]:
     files = {'agent/agent.py': bootstrap_script(), 'agent/agent.json': json.dumps(config)}
     size = len(json.dumps(files))
     if size > MAX_SPEC_FILES_BYTES:
-        raise ValueError('the agents\' container spec would be %d bytes; the orchestrator '
-                         'keeps at most 64 KiB a spec' % size)
+        raise RGWBenchError('the agents\' container spec would be %d bytes; the '
+                            'orchestrator keeps at most 64 KiB a spec' % size, errno.EFBIG)
     return files
 
 

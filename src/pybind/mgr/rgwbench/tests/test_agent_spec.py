@@ -1,9 +1,11 @@
 """The agents' container spec fits the orchestrator's store of specs."""
+import errno
 import json
 
 import pytest
 
 from rgwbench.agents.launchers import MAX_SPEC_FILES_BYTES, bootstrap_script, spec_files
+from rgwbench.errors import RGWBenchError
 
 
 def test_the_agents_spec_fits_what_the_orchestrator_stores() -> None:
@@ -21,5 +23,6 @@ def test_the_agents_spec_fits_what_the_orchestrator_stores() -> None:
 
 def test_a_spec_past_the_store_is_refused_before_it_is_applied() -> None:
     config = {'codes': {'host-%05d' % n: 'c' * 32 for n in range(5000)}}
-    with pytest.raises(ValueError, match='the orchestrator keeps at most 64 KiB a spec'):
+    with pytest.raises(RGWBenchError, match='the orchestrator keeps at most 64 KiB a spec') as e:
         spec_files(config)
+    assert e.value.errno == -errno.EFBIG   # one line with its errno, as every refusal
