@@ -2,6 +2,7 @@
 service that the orchestrator places on chosen hosts."""
 import base64
 import errno
+import functools
 import io
 import json
 import os
@@ -47,8 +48,10 @@ sys.exit(status)
 '''
 
 
+@functools.lru_cache(maxsize=1)
 def bootstrap_script() -> str:
-    """One Python file carrying the engine, for hosts that have only python3.
+    """One Python file carrying the engine, for hosts that have only python3 (made once
+    per mgr: it takes about 0.3 CPU s, and the sources do not change while it runs).
 
     The engine travels as text (xz-compressed, base64) because container
     service files are text, and without its comments because orchestrator specs
