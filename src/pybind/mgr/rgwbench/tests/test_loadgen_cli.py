@@ -4,9 +4,9 @@ import base64
 import io
 import json
 import os
+import re
 import socket
 import subprocess
-import re
 import sys
 import tarfile
 import zipfile
