@@ -23,7 +23,7 @@ from .credentials import CredentialStore, credentials_to_text
 from .errors import Busy, InvalidInput
 from .formatting import parse_format, render
 from .loads import LoadService, load_request, load_to_text, loads_to_text
-from .orchestration import orchestrator_state, rgw_service_under_test
+from .orchestration import orchestrator_state, rgw_service_under_test, wait_for_backend
 from .panel.backend import ModuleBackend
 from .panel.service import DEFAULT_PORT, Panel, panel_to_text
 from .pem import self_signed_certificate
@@ -123,6 +123,7 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
          for opt, default, desc in SSE_MODULE_OPTIONS]
 
     leftovers_retry_s = 60.0
+    backend_wait_s = 60.0
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -185,6 +186,10 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
         # back first.
         # Each clean-up on its own: one that fails must not keep the journals (the
         # settings) from being put back.
+        if self.loads.leftovers.pending() or self.runs.leftovers.pending():
+            # their agents' services are removed through the backend, which may load
+            # after this module
+            wait_for_backend(self, self._stopping, self.backend_wait_s)
         for what, recover in (('load', lambda: self.loads.recover(self._remove_service)),
                               ('run', lambda: self.runs.recover(self._remove_service))):
             try:

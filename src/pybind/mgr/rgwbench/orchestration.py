@@ -1,4 +1,6 @@
 """What the module can learn of the cluster's orchestrator backend."""
+import threading
+import time
 from typing import Any, Dict, List, NamedTuple, Optional, Protocol
 
 import orchestrator
@@ -37,6 +39,21 @@ def orchestrator_state(mgr: Remote) -> OrchestratorState:
     except Exception as e:
         return OrchestratorState(backend, False, '%s: %s' % (type(e).__name__, e))
     return OrchestratorState(backend, ok, message)
+
+
+def wait_for_backend(mgr: Remote, stopping: threading.Event, timeout_s: float,
+                     poll_s: float = 1.0) -> OrchestratorState:
+    """The backend's state once it answers, none is set, the module stops or time is up.
+
+    Just after a failover the backend's module may still be loading while ours
+    starts: what is asked of it then fails with "Module not found".
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        state = orchestrator_state(mgr)
+        if (state.available or state.backend is None or time.monotonic() >= deadline
+                or stopping.wait(poll_s)):
+            return state
 
 
 def rgw_service_under_test(chosen: str, names: List[str]) -> str:

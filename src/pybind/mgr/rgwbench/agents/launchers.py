@@ -230,7 +230,7 @@ class OrchestratorLauncher:
         try:
             self.raise_if_exception(self.orch.remove_service(self.service_name))
         except Exception as e:
-            if 'Invalid service name' not in str(e):
+            if not service_already_gone(e):
                 raise
         deadline = time.monotonic() + timeout
         while self._daemons() and time.monotonic() < deadline:
@@ -289,6 +289,17 @@ class NotReachable(Exception):
     """A local agent left on another host than the one this mgr runs on."""
 
 
+def service_already_gone(error: Exception) -> bool:
+    """Whether the orchestrator refused a removal because the service does not exist.
+
+    Just after a failover the backend module may not be loaded yet: the mgr then
+    answers "Module not found" (an ImportError), which says nothing of the service.
+    """
+    if isinstance(error, ImportError):
+        return False
+    return 'Invalid service name' in str(error) or 'not found' in str(error).lower()
+
+
 def remove_leftovers(leftovers: Dict[str, Any], remove_service: Any,
                      timeout: float = 10, here: Optional[str] = None) -> None:
     """Remove what a launcher left when the mgr vanished: a local agent or a service.
@@ -301,7 +312,7 @@ def remove_leftovers(leftovers: Dict[str, Any], remove_service: Any,
         try:
             remove_service(leftovers['service'])
         except Exception as e:
-            if 'Invalid service name' not in str(e) and 'not found' not in str(e).lower():
+            if not service_already_gone(e):
                 raise
     folder = leftovers.get('folder')
     if not folder:

@@ -6,6 +6,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
+import orchestrator
 import pytest
 from fixtures import MemoryStore
 
@@ -379,6 +380,26 @@ def test_a_local_agent_left_behind_is_ended_and_its_folder_removed(tmp_path: Any
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_an_agent_service_left_behind_counts_as_removed_only_when_the_orchestrator_says_so(
+        ) -> None:
+    def refuse(error: Exception) -> Callable[[str], None]:
+        def remove(name: str) -> None:
+            raise error
+        return remove
+
+    gone = orchestrator.OrchestratorError(
+        'Invalid service name "container.rgwbench-agent". View currently running services '
+        'using "ceph orch ls"')
+    remove_leftovers({'service': 'container.rgwbench-agent'}, refuse(gone))
+    # just after a failover the backend's module is not loaded yet
+    with pytest.raises(ImportError):
+        remove_leftovers({'service': 'container.rgwbench-agent'},
+                         refuse(ImportError('Module not found')))
+    with pytest.raises(RuntimeError):
+        remove_leftovers({'service': 'container.rgwbench-agent'},
+                         refuse(RuntimeError('timed out')))
 
 
 @pytest.mark.parametrize('field, value, message', [
