@@ -32,21 +32,24 @@ class MgrData(Protocol):
 class Fullness:
     """How full the fullest OSD is, the ratio at which Ceph calls it nearfull, and what
     the workload's requests in flight can still add to it once its agents are told to
-    stop (they end the requests they have begun: a 256 MiB PUT writes all of it)."""
+    stop (they end the requests they have begun: a 256 MiB PUT writes all of it);
+    before it starts, also what its prefill is about to write."""
     osd: int
     used_ratio: float
     nearfull_ratio: float
     in_flight_ratio: float = 0.0
+    prefill_ratio: float = 0.0
 
     def stop_at(self, margin: float) -> float:
-        return self.nearfull_ratio - margin - self.in_flight_ratio
+        return self.nearfull_ratio - margin - self.in_flight_ratio - self.prefill_ratio
 
     def too_full(self, margin: float) -> bool:
         return self.used_ratio >= self.stop_at(margin)
 
     def describe(self, margin: float) -> str:
-        in_flight = ' and %.1f %% its requests in flight can still write' % (
-            100 * self.in_flight_ratio) if self.in_flight_ratio >= 0.0005 else ''
+        in_flight = ''.join(' and %.1f %% %s' % (100 * ratio, what) for ratio, what in (
+            (self.in_flight_ratio, 'its requests in flight can still write'),
+            (self.prefill_ratio, 'its prefill is about to write')) if ratio >= 0.0005)
         return ('osd.%d is %.1f %% full; the guard stops writes at %.1f %% (nearfull %.1f %% '
                 'less the margin of %.1f %%%s)' % (
                     self.osd, 100 * self.used_ratio, 100 * self.stop_at(margin),
@@ -77,7 +80,8 @@ def _used_ratio(stats: Dict[str, Any]) -> Optional[float]:
 
 def in_flight_ratio(in_flight_bytes: int, osd_stats: Dict[str, Any],
                     osd_map: Dict[str, Any]) -> float:
-    """What `in_flight_bytes` of new objects take of an OSD: written `size` times (the
+    """What `in_flight_bytes` of new objects (or any other bytes about to be written)
+    take of an OSD: written `size` times (the
     largest of the pools' sizes: the data pool is not known here; more than an erasure
     coded pool takes) and spread over all the OSDs' bytes."""
     if in_flight_bytes <= 0:
@@ -89,19 +93,23 @@ def in_flight_ratio(in_flight_bytes: int, osd_stats: Dict[str, Any],
 
 
 def fullest_osd(osd_stats: Dict[str, Any], osd_map: Dict[str, Any],
-                in_flight_bytes: int = 0) -> Optional[Fullness]:
+                in_flight_bytes: int = 0, prefill_bytes: int = 0) -> Optional[Fullness]:
     """The fullest OSD (None when no OSD reports its store yet)."""
     nearfull = float(osd_map.get('nearfull_ratio') or 0.85)
     held = in_flight_ratio(in_flight_bytes, osd_stats, osd_map)
+    prefill = in_flight_ratio(prefill_bytes, osd_stats, osd_map)
     seen: List[Fullness] = []
     for stats in osd_stats.get('osd_stats', []):
         ratio = _used_ratio(stats)
         if ratio is not None and 'osd' in stats:
-            seen.append(Fullness(int(stats['osd']), ratio, nearfull, held))
+            seen.append(Fullness(int(stats['osd']), ratio, nearfull, held, prefill))
     return max(seen, key=lambda f: f.used_ratio) if seen else None
 
 
 class CapacityCheck(Protocol):
+    def before_start(self) -> Optional[str]:
+        """Why the workload must not start at all (None: it may)."""
+
     def problem(self) -> Optional[str]:
         """Why writes must stop now (None: they may go on)."""
 
@@ -117,11 +125,25 @@ class FillTrend:
     """
 
     def __init__(self, read: Callable[[], Optional[Fullness]], margin: Callable[[], float],
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 read_with_prefill: Optional[Callable[[], Optional[Fullness]]] = None) -> None:
         self.read = read
+        self.read_with_prefill = read_with_prefill or read
         self.margin = margin
         self.clock = clock
         self.samples: Deque[Tuple[float, float]] = collections.deque()
+
+    def before_start(self) -> Optional[str]:
+        """Whether the OSD is past the line already, with the prefill's bytes counted.
+
+        Once its agents start, a workload is stopped only when the mgr's figures
+        move, seconds late, while a prefill writes its whole working set at once.
+        And what earlier workloads deleted can still be held (RGW's garbage
+        collector keeps the tails of deleted objects for hours).
+        """
+        found = self.read_with_prefill()
+        margin = self.margin()
+        return found.describe(margin) if found is not None and found.too_full(margin) else None
 
     def rate(self) -> float:
         """How fast the fullest OSD fills (ratio a second) over the trend window."""
@@ -155,11 +177,13 @@ class CapacityGuard:
         self.mgr = mgr
         self.margin = margin
 
-    def fullness(self, in_flight_bytes: int = 0) -> Optional[Fullness]:
-        return fullest_osd(self.mgr.get('osd_stats'), self.mgr.get('osd_map'), in_flight_bytes)
+    def fullness(self, in_flight_bytes: int = 0, prefill_bytes: int = 0) -> Optional[Fullness]:
+        return fullest_osd(self.mgr.get('osd_stats'), self.mgr.get('osd_map'), in_flight_bytes,
+                           prefill_bytes)
 
-    def new_check(self, in_flight_bytes: int = 0) -> FillTrend:
-        return FillTrend(lambda: self.fullness(in_flight_bytes), self.margin)
+    def new_check(self, in_flight_bytes: int = 0, prefill_bytes: int = 0) -> FillTrend:
+        return FillTrend(lambda: self.fullness(in_flight_bytes), self.margin,
+                         read_with_prefill=lambda: self.fullness(in_flight_bytes, prefill_bytes))
 
 
 def in_flight_bytes(job: Dict[str, Any]) -> int:
@@ -167,6 +191,12 @@ def in_flight_bytes(job: Dict[str, Any]) -> int:
     its largest object (a prefill's writers are as many)."""
     found = Job.from_dict(job)
     return found.concurrency * found.sizes.max_size
+
+
+def prefill_bytes(job: Dict[str, Any]) -> int:
+    """What a job writes before it is measured: the working set it prefills (0: none)."""
+    found = Job.from_dict(job)
+    return (found.working_set_bytes() or 0) if found.reads_prefilled and found.prefill else 0
 
 
 def writes(job: Dict[str, Any]) -> bool:

@@ -184,7 +184,8 @@ class LoadService:
             if summary.get('refused'):
                 error = summary['refused']   # not started: its agents failed for that
             elif summary['result'] is None:
-                error = '; '.join(failed) or 'no agent reported a result'
+                error = '; '.join(failed) or summary.get('stopped') or \
+                    'no agent reported a result'
             else:
                 state, error = 'complete', '; '.join(failed) or None
         except Exception as e:

@@ -15,7 +15,8 @@ from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequ
 
 from .agents.coordinator import DEADMAN_S, AgentRun
 from .agents.launchers import AgentLauncher, remove_leftovers
-from .capacity import CapacityCheck, CapacityWatch, in_flight_bytes, writes, writes_while_measured
+from .capacity import (CapacityCheck, CapacityWatch, in_flight_bytes, prefill_bytes, writes,
+                       writes_while_measured)
 from .checks.during import PgWatch
 from .checks.measured import measured_findings
 from .errors import InvalidInput
@@ -271,7 +272,9 @@ class AgentWorkloads:
     log: Any
     keep_objects: Callable[[], bool] = lambda: False
     # A fresh capacity check for each workload that writes (None: unguarded).
-    new_capacity_check: Callable[[int], Optional[CapacityCheck]] = lambda in_flight: None
+    # (Made with the bytes its requests in flight and its prefill can write.)
+    new_capacity_check: Callable[[int, int], Optional[CapacityCheck]] = \
+        lambda in_flight, prefill: None
     # The most engine processes an agent runs when a job leaves it to its cores.
     processes_max: Callable[[], int] = lambda: 0
     # A watch of PGs that scrub or recover, for each workload (None: unwatched).
@@ -309,7 +312,15 @@ class AgentWorkloads:
                                  deadman_s=self.deadman_s(),
                                  sources=self.agent_sources(launcher.agent_ids()))
             watch(agent_run)
-            check = self.new_capacity_check(in_flight_bytes(job)) if writes(job) else None
+            check = self.new_capacity_check(in_flight_bytes(job), prefill_bytes(job)) \
+                if writes(job) else None
+            too_full = check.before_start() if check is not None else None
+            if too_full:
+                # Its agents are never launched: nothing it would write is begun.
+                agent_run.stop_early('capacity: not started: ' + too_full)
+                self.log.warning('workload %s not started: capacity: %s',
+                                 job.get('run_tag') or job.get('bucket_prefix'), too_full)
+                return dict(agent_run.summary(), findings=[])
             pgs = self.new_pg_watch()
             with contextlib.ExitStack() as during:
                 if check is not None:

@@ -7,7 +7,7 @@ import pytest
 
 from rgwbench.agents.coordinator import AgentRun
 from rgwbench.capacity import (CapacityGuard, CapacityWatch, FillTrend, Fullness, fullest_osd,
-                               in_flight_bytes, writes, writes_while_measured)
+                               in_flight_bytes, prefill_bytes, writes, writes_while_measured)
 from rgwbench.loadgen import prepare
 from rgwbench.loadgen.agent import LivePoster
 from rgwbench.loadgen.agent import prefill_watched
@@ -81,6 +81,27 @@ def test_what_requests_in_flight_can_still_write_lowers_where_the_guard_stops() 
     # small objects hold back next to nothing: 16 x 4 KiB
     assert guard.new_check(in_flight_bytes({'op': 'put', 'size': '4KiB',
                                             'concurrency': 16})).problem() is None
+
+
+def test_a_prefill_that_would_pass_the_line_keeps_its_workload_from_starting() -> None:
+    # The README's cluster after `sizes`' put-256MiB: 66 % full, GC holding what it
+    # deleted; get-256MiB's prefill of 16 x 256 MiB at 2 copies is 50 % of the OSDs.
+    stats = {'osd_stats': [dict(s, statfs={'total': 8 * GIB, 'available': int(8 * GIB * 0.34)})
+                           for s in OSD_STATS['osd_stats']]}
+    guard = CapacityGuard(PooledMaps(stats), lambda: 0.05)
+    job = {'op': 'get', 'size': '256MiB', 'concurrency': 4, 'objects': 16}
+    check = guard.new_check(in_flight_bytes(job), prefill_bytes(job))
+    assert prefill_bytes(job) == 4 * GIB and check.problem() is None   # 66 < 67.5
+    assert check.before_start() == (
+        'osd.0 is 66.0 % full; the guard stops writes at 17.5 % (nearfull 85.0 % less the '
+        'margin of 5.0 % and 12.5 % its requests in flight can still write and 50.0 % its '
+        'prefill is about to write)')
+    # a PUT prefills nothing; a GET of what another workload prefilled neither
+    assert prefill_bytes({'op': 'put', 'size': '256MiB', 'concurrency': 4}) == 0
+    assert prefill_bytes(dict(job, prefill=False)) == 0
+    assert guard.new_check(in_flight_bytes(job)).before_start() is None
+    small = {'op': 'get', 'size': '4KiB', 'concurrency': 4, 'objects': 1000}
+    assert guard.new_check(in_flight_bytes(small), prefill_bytes(small)).before_start() is None
 
 
 def test_in_flight_is_the_largest_object_of_every_worker() -> None:

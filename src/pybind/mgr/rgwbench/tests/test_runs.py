@@ -354,10 +354,13 @@ def test_a_put_workload_the_capacity_guard_stops_keeps_its_figures_and_says_why(
     made: List['Check'] = []
 
     class Check:   # each workload's own: the PUT's trips when asked a second time
-        def __init__(self, in_flight_bytes: int) -> None:
+        def __init__(self, in_flight_bytes: int, prefill_bytes: int) -> None:
             self.asked = self.asked_while_measured = 0
-            self.in_flight_bytes = in_flight_bytes
+            self.in_flight_bytes, self.prefill_bytes = in_flight_bytes, prefill_bytes
             made.append(self)
+
+        def before_start(self) -> Optional[str]:
+            return None
 
         def problem(self) -> Optional[str]:
             self.asked += 1
@@ -382,6 +385,7 @@ def test_a_put_workload_the_capacity_guard_stops_keeps_its_figures_and_says_why(
     put, get = record['variants'][0]['workloads']
     assert put['stopped'] == 'capacity: osd.0 is 81.0 % full'
     assert made[0].in_flight_bytes == 2 * 4096   # what its two workers can have begun
+    assert made[0].prefill_bytes == 0 and made[1].prefill_bytes > 0
     assert put['ops'] > 0 and put['error'] is None
     assert len(put['repeats']) == 1, 'a second repeat wrote again after the guard stopped'
     assert 'stopped' not in get
@@ -390,6 +394,38 @@ def test_a_put_workload_the_capacity_guard_stops_keeps_its_figures_and_says_why(
     # prefill and writes nothing, so it has no guard at all.
     assert [c.asked_while_measured <= 1 for c in made[1:]] == [True]
     assert record['state'] == 'complete'
+
+
+def test_a_workload_whose_prefill_would_pass_the_guard_is_not_started(
+        stub: StubS3, certificate: Tuple[str, str]) -> None:
+    s = Setup(stub, certificate)
+    full = ('osd.0 is 60.0 % full; the guard stops writes at 55.0 % (nearfull 85.0 % less '
+            'the margin of 5.0 % and 25.0 % its prefill is about to write)')
+
+    class Check:
+        def __init__(self, in_flight_bytes: int, prefill_bytes: int) -> None:
+            self.prefill_bytes = prefill_bytes
+
+        def before_start(self) -> Optional[str]:
+            return full if self.prefill_bytes else None
+
+        def problem(self) -> Optional[str]:
+            return None
+    s.engine.agents = replace(s.engine.agents, new_capacity_check=Check)
+    run_id = s.engine.start(s.profile(
+        variants=[{'name': 'as-is', 'settings': {}}],
+        workloads=[{'op': 'get', 'size': '4KiB', 'concurrency': 2, 'duration': 1,
+                    'warmup': 0}, {'op': 'put', 'size': '4KiB', 'concurrency': 2,
+                                   'duration': 1, 'warmup': 0}]))
+    s.engine.wait(180)
+    get, put = s.results.load(run_id)['variants'][0]['workloads']
+    assert get['stopped'] == 'capacity: not started: ' + full
+    assert not get.get('ops') and get['error'] == 'no result'
+    # nothing of its prefill was written, and the workload after it ran
+    assert put['ops'] > 0 and 'stopped' not in put
+    # (outside the measured window, each of the PUT's two workers may have ended a request
+    # or two more)
+    assert 0 <= stub.counts['put'] - put['ops'] <= 4
 
 
 def test_a_run_that_restarts_osds_is_refused_where_stopping_one_takes_pgs_offline(
