@@ -7,6 +7,7 @@ are), a latency histogram and RGW's CPU and memory. Two variants drawn from
 the same distribution must be called different for fewer than 5 % of the
 figures; with a real 10 % change in every figure, for more than 80 % of them.
 """
+import functools
 import math
 import random
 import statistics
@@ -67,13 +68,25 @@ class Scaled:
         return self.made[key]
 
 
+@functools.lru_cache(maxsize=None)
+def _seeded(seed: int) -> Tuple[Scaled, Any]:
+    """A seed's pool, and its random generator's state once the pool is made.
+
+    Making a pool takes most of a cluster's time, and several tests start
+    clusters of the same seed: each gets the same pool and draws as before.
+    """
+    rng = random.Random(seed)
+    return Scaled(_pool(rng)), rng.getstate()
+
+
 class Cluster:
     """Measurements of one workload, each a fresh application of the same settings."""
 
     def __init__(self, seed: int, application_sd: float) -> None:
-        self.rng = random.Random(seed)
+        self.scaled, state = _seeded(seed)
+        self.rng = random.Random()
+        self.rng.setstate(state)
         self.application_sd = application_sd
-        self.scaled = Scaled(_pool(self.rng))
 
     def measure(self, shift: float = 0.0) -> WorkloadResult:
         """One application: every figure ``shift`` higher than the cluster's own."""
