@@ -4,6 +4,7 @@ import socket
 import subprocess
 import threading
 import time
+from dataclasses import replace
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import orchestrator
@@ -87,6 +88,40 @@ def service(store: MemoryStore, endpoints: List[str],
             gate.wait(10)
         raise RuntimeError('no channel in this test')
     return load_service(store, endpoints, lambda placement: BlockingLauncher(), no_channel)
+
+
+class TooFull:
+    """A capacity check that refuses the start when a prefill is to come."""
+
+    def __init__(self, in_flight_bytes: int, prefill_bytes: int) -> None:
+        self.prefill_bytes = prefill_bytes
+
+    def before_start(self) -> Optional[str]:
+        return 'osd.0 is 70.0 % full' if self.prefill_bytes else None
+
+    def problem(self) -> Optional[str]:
+        return None
+
+
+def test_a_load_whose_prefill_would_pass_the_guard_launches_no_agent() -> None:
+    store = MemoryStore()
+    CredentialStore(store).set('access_key: A\nsecret_key: S')
+    launched: List[Dict[str, Any]] = []
+
+    class Launcher(BlockingLauncher):
+        def launch(self, config: Dict[str, Any]) -> None:
+            launched.append(config)
+
+    def no_channel() -> Any:
+        raise AssertionError('the agents\' channel is opened only for agents that run')
+    loads = load_service(store, ['http://127.0.0.1:1'], lambda placement: Launcher(),
+                         no_channel)
+    loads.agents = replace(loads.agents, new_capacity_check=TooFull)
+    load_id = loads.start(LoadRequest(op='get', size='64MiB', objects=16))
+    assert load_ended(loads)
+    shown = loads.show(load_id)
+    assert shown['state'] == 'failed' and launched == []
+    assert shown['stopped'] == shown['error'] == 'capacity: not started: osd.0 is 70.0 % full'
 
 
 def test_credentials_parse() -> None:
