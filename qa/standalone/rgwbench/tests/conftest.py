@@ -8,6 +8,7 @@ import errno
 import json
 import os
 import shutil
+import signal
 import socket
 import ssl
 import subprocess
@@ -214,9 +215,22 @@ class Cluster:
 
 def run(argv: List[str], check: bool, timeout: float,
         env: Optional[Dict[str, str]] = None) -> 'subprocess.CompletedProcess[str]':
-    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, timeout=timeout,
-                          env=dict(os.environ, **env) if env else None)
+    """`argv`'s answer; past `timeout`, it is killed with every process it started.
+
+    Killing the `cluster` tool alone left the `radosgw-admin` it ran going (CI: one hung
+    for half an hour), holding client.admin's admin socket: every `ceph` run after it
+    said so on stderr, and five refusals were no longer one line.
+    """
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, start_new_session=True,
+                          env=dict(os.environ, **env) if env else None) as popen:
+        try:
+            stdout, stderr = popen.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(popen.pid, signal.SIGKILL)
+            popen.communicate()
+            raise
+    proc = subprocess.CompletedProcess(argv, popen.returncode, stdout, stderr)
     if check and proc.returncode != 0:
         raise AssertionError('%s failed (%d):\n%s\n%s' % (
             ' '.join(argv), proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:]))

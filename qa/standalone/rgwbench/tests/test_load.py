@@ -29,7 +29,13 @@ def credentials(cluster: Cluster) -> Iterator[Dict[str, Any]]:
 
 
 def buckets(cluster: Cluster) -> List[str]:
-    return json.loads(cluster.tool('radosgw-admin', '--', 'bucket', 'list').stdout)
+    # Asked again once: Tentacle's `radosgw-admin bucket list` once hung for half an
+    # hour in CI while the cluster and the module answered everything else.
+    try:
+        found = cluster.tool('radosgw-admin', '--', 'bucket', 'list', timeout=180)
+    except subprocess.TimeoutExpired:
+        found = cluster.tool('radosgw-admin', '--', 'bucket', 'list', timeout=180)
+    return json.loads(found.stdout)
 
 
 def wait_load(cluster: Cluster, load_id: str, timeout: float = 180) -> Dict[str, Any]:
