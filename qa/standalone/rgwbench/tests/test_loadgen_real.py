@@ -214,7 +214,10 @@ def test_mixed_workload(s3: Dict[str, Any]) -> None:
     prefix = new_prefix('mixed')
     res = run_json(s3['url'], s3, '--op', 'mixed', '--duration', '2', '--concurrency', '4',
                    '--objects', '30', '--bucket-prefix', prefix, '--cleanup')
-    check_figures(res, s3, 'mixed', None, 2.0)
+    # Whether a radosgw gets a CPU tick in 2 s of a starved machine is chance (CI on
+    # Pacific: 66 requests, our radosgw seen at 0 of 13 sampled); the 2 s PUTs by two
+    # processes above ask for it.
+    check_figures(res, s3, 'mixed', None, 2.0, rgw_ticks=False)
     by_op = res['by_op']
     assert set(by_op) <= {'get', 'head', 'put', 'delete'}
     for op in ('get', 'head', 'put'):
