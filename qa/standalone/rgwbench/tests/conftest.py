@@ -27,6 +27,7 @@ CLUSTER = os.path.join(os.path.dirname(HERE), 'cluster')
 sys.path.insert(0, os.path.dirname(HERE))
 from localcluster.ceph_client import CephSession, split_format  # noqa: E402
 from localcluster.keeper import unexpected_crashes  # noqa: E402
+from cputime import Ledger  # noqa: E402
 
 RELEASES = [r for r in os.environ.get('RGWBENCH_RELEASES', 'pacific,tentacle').split(',') if r]
 # Words the `ceph` tool acts on itself (files, identities, daemons it talks to
@@ -249,8 +250,30 @@ def pytest_collection_modifyitems(config: Any, items: List[Any]) -> None:
         items[:] = [i for i in items if os.path.abspath(str(i.fspath)) in files]
 
 
+# The CPU each test costs, printed at the session's end (CI is CPU-bound: cputime).
+CPU_LEDGER = Ledger()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: Any, nextitem: Any) -> Iterator[None]:
+    CPU_LEDGER.test_starts(item.nodeid)
+    yield
+    CPU_LEDGER.test_ends(item.nodeid)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    lines = CPU_LEDGER.report()
+    if lines:
+        terminalreporter.write_sep('=', 'CPU seconds per test (its clusters, the test process)')
+        for line in lines:
+            terminalreporter.write_line(line)
+    CPU_LEDGER.stop()
+
+
 def new_cluster_dir(tag: str) -> str:
-    return tempfile.mkdtemp(prefix='rgwbench-%s-' % tag)
+    directory = tempfile.mkdtemp(prefix='rgwbench-%s-' % tag)
+    CPU_LEDGER.add_folder(directory)
+    return directory
 
 
 @pytest.fixture(scope='session', params=RELEASES)
