@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import time
+import urllib.error
 import urllib.request
 from typing import Any, Dict, Iterator, List, Set
 
@@ -118,7 +119,23 @@ def hosts3(request: Any) -> Iterator[HostsCluster]:
             c.destroy()
 
 
-def get_ok(url: str) -> bytes:
+def get_ok(url: str, attempts: int = 3) -> bytes:
+    """The body of `url`'s 200 answer; asked again after a 408.
+
+    HAProxy answers 408 when a request has not come whole within its `timeout
+    http-request` (1 s, as cephadm sets it): on a machine at load 60 the test's own
+    process once waited longer than that between connecting and sending (CI).
+    """
+    for _ in range(attempts - 1):
+        try:
+            return get_once(url)
+        except urllib.error.HTTPError as e:
+            if e.code != 408:
+                raise
+    return get_once(url)
+
+
+def get_once(url: str) -> bytes:
     with urllib.request.urlopen(url + '/', timeout=10) as resp:
         assert resp.status == 200
         body: bytes = resp.read()
