@@ -21,6 +21,9 @@ from .periodic import Periodic
 DEFAULT_MARGIN = 0.05
 LOOKAHEAD_S = 20.0
 TREND_WINDOW_S = 15.0
+# How often an OSD's use reaches the mgr (Ceph's `mgr_stats_period`, 5 s by default):
+# a change seen between two readings a second apart was written over a whole period.
+STATS_PERIOD_S = 5.0
 CHECK_EVERY_S = 1.0
 
 
@@ -146,11 +149,20 @@ class FillTrend:
         return found.describe(margin) if found is not None and found.too_full(margin) else None
 
     def rate(self) -> float:
-        """How fast the fullest OSD fills (ratio a second) over the trend window."""
+        """How fast the fullest OSD fills (ratio a second) over the trend window.
+
+        The mgr's figure moves in steps, one per report of the OSD: a step seen
+        over a span shorter than the report period is spread over the period.
+        (Over the span alone, a 64 KiB PUT workload writing under 0.2 % of its
+        OSD a second was once seen filling it by 3.2 % a second, and stopped at
+        50 % full.)
+        """
         if len(self.samples) < 2:
             return 0.0
         (t0, used0), (t1, used1) = self.samples[0], self.samples[-1]
-        return max(0.0, (used1 - used0) / (t1 - t0)) if t1 - t0 >= 1.0 else 0.0
+        if t1 - t0 < 1.0:
+            return 0.0
+        return max(0.0, (used1 - used0) / max(t1 - t0, STATS_PERIOD_S))
 
     def problem(self) -> Optional[str]:
         found = self.read()

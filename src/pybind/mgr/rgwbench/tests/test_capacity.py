@@ -6,8 +6,9 @@ from typing import Any, Dict, List, Optional, Tuple, Sequence
 import pytest
 
 from rgwbench.agents.coordinator import AgentRun
-from rgwbench.capacity import (CapacityGuard, CapacityWatch, FillTrend, Fullness, fullest_osd,
-                               in_flight_bytes, prefill_bytes, writes, writes_while_measured)
+from rgwbench.capacity import (STATS_PERIOD_S, CapacityGuard, CapacityWatch, FillTrend, Fullness,
+                               fullest_osd, in_flight_bytes, prefill_bytes, writes,
+                               writes_while_measured)
 from rgwbench.loadgen import prepare
 from rgwbench.loadgen.agent import LivePoster
 from rgwbench.loadgen.agent import prefill_watched
@@ -131,6 +132,26 @@ def test_an_osd_that_fills_fast_stops_writes_before_it_is_within_the_margin() ->
     now[0], used[0] = 10.0, 0.652            # 0.04 points a second: 20 s is far from 80 %
     assert slow.problem() is None
     assert slow.rate() == pytest.approx(0.0004)
+
+
+def test_a_report_seen_a_second_after_the_first_reading_is_spread_over_its_period() -> None:
+    # The mgr learns an OSD's use every STATS_PERIOD_S: 3 points in one report are
+    # 0.6 a second, not 3 (which, 20 s ahead, would pass 80 % from 50 %).
+    now = [0.0]
+    used = [0.50]
+
+    def read() -> Fullness:
+        return Fullness(0, used[0], 0.85)
+    check = FillTrend(read, lambda: 0.05, clock=lambda: now[0])
+    assert check.problem() is None
+    now[0], used[0] = 1.0, 0.53
+    assert check.problem() is None
+    assert check.rate() == pytest.approx(0.03 / STATS_PERIOD_S)
+    # An OSD that does fill that fast is stopped once its reports say so.
+    for second in range(2, 6):
+        now[0], used[0] = float(second), 0.50 + 0.03 * second
+        found = check.problem()
+    assert found is not None and 'filling by 3.00 % a second' in found, found
 
 
 @pytest.mark.parametrize('job, writing', [
