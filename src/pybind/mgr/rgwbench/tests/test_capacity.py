@@ -113,23 +113,33 @@ def test_in_flight_is_the_largest_object_of_every_worker() -> None:
     assert found is not None and found.in_flight_ratio == pytest.approx(3 / 16)
 
 
+class FillingOsd:
+    """osd.0 (nearfull at 85 %) at the use a test sets, read on the test's clock."""
+
+    def __init__(self, used: float) -> None:
+        self.now, self.used = 0.0, used
+
+    def at(self, now: float, used: float) -> None:
+        self.now, self.used = now, used
+
+    def trend(self) -> FillTrend:
+        return FillTrend(lambda: Fullness(0, self.used, 0.85), lambda: 0.05,
+                         clock=lambda: self.now)
+
+
 def test_an_osd_that_fills_fast_stops_writes_before_it_is_within_the_margin() -> None:
     # The mgr's figures are seconds old and agents stop seconds after they are told:
     # at a point a second, 20 s ahead is past the guard's 80 %.
-    now = [0.0]
-    used = [0.60]
-
-    def read() -> Fullness:
-        return Fullness(0, used[0], 0.85)
-    check = FillTrend(read, lambda: 0.05, clock=lambda: now[0])
+    osd = FillingOsd(0.60)
+    check = osd.trend()
     assert check.problem() is None           # one sample: no rate yet
-    now[0], used[0] = 5.0, 0.65               # a point a second
+    osd.at(5.0, 0.65)                         # a point a second
     problem = check.problem()
     assert problem is not None and problem.startswith('osd.0 was 65.0 % full')
     assert 'filling by 1.00 % a second: it would get there within 20 s' in problem
-    slow = FillTrend(read, lambda: 0.05, clock=lambda: now[0])
+    slow = osd.trend()
     assert slow.problem() is None
-    now[0], used[0] = 10.0, 0.652            # 0.04 points a second: 20 s is far from 80 %
+    osd.at(10.0, 0.652)                       # 0.04 points a second: 20 s is far from 80 %
     assert slow.problem() is None
     assert slow.rate() == pytest.approx(0.0004)
 
@@ -137,19 +147,15 @@ def test_an_osd_that_fills_fast_stops_writes_before_it_is_within_the_margin() ->
 def test_a_report_seen_a_second_after_the_first_reading_is_spread_over_its_period() -> None:
     # The mgr learns an OSD's use every STATS_PERIOD_S: 3 points in one report are
     # 0.6 a second, not 3 (which, 20 s ahead, would pass 80 % from 50 %).
-    now = [0.0]
-    used = [0.50]
-
-    def read() -> Fullness:
-        return Fullness(0, used[0], 0.85)
-    check = FillTrend(read, lambda: 0.05, clock=lambda: now[0])
+    osd = FillingOsd(0.50)
+    check = osd.trend()
     assert check.problem() is None
-    now[0], used[0] = 1.0, 0.53
+    osd.at(1.0, 0.53)
     assert check.problem() is None
     assert check.rate() == pytest.approx(0.03 / STATS_PERIOD_S)
     # An OSD that does fill that fast is stopped once its reports say so.
     for second in range(2, 6):
-        now[0], used[0] = float(second), 0.50 + 0.03 * second
+        osd.at(float(second), 0.50 + 0.03 * second)
         found = check.problem()
     assert found is not None and 'filling by 3.00 % a second' in found, found
 
