@@ -160,8 +160,6 @@ class FillTrend:
         if len(self.samples) < 2:
             return 0.0
         (t0, used0), (t1, used1) = self.samples[0], self.samples[-1]
-        if t1 - t0 < 1.0:
-            return 0.0
         return max(0.0, (used1 - used0) / max(t1 - t0, STATS_PERIOD_S))
 
     def problem(self) -> Optional[str]:
