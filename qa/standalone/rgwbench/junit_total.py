@@ -1,5 +1,10 @@
 #!/usr/bin/env python3
-"""Print one closing line for all test suites: `total: N passed, N failed, N skipped`."""
+"""Print the tests that failed, then one closing line for all test suites:
+`total: N passed, N failed, N skipped`.
+
+CI keeps only the end of what ran, so the names of the failed tests come last,
+each with the first line of its message.
+"""
 import glob
 import os
 import sys
@@ -8,14 +13,28 @@ import xml.etree.ElementTree as ET
 
 def main(folder: str) -> int:
     passed = failed = skipped = 0
+    failures = []
     for path in sorted(glob.glob(os.path.join(folder, '*.xml'))):
-        for suite in ET.parse(path).getroot().iter('testsuite'):
+        suite_file = os.path.basename(path)[:-len('.xml')]
+        root = ET.parse(path).getroot()
+        for suite in root.iter('testsuite'):
             tests = int(suite.get('tests', 0))
             bad = int(suite.get('failures', 0)) + int(suite.get('errors', 0))
             skip = int(suite.get('skipped', 0))
             passed += tests - bad - skip
             failed += bad
             skipped += skip
+        for case in root.iter('testcase'):
+            for outcome in ('failure', 'error'):
+                found = case.find(outcome)
+                if found is None:
+                    continue
+                message = (found.get('message') or found.text or '').strip()
+                failures.append('%s %s %s::%s: %s' % (
+                    outcome.upper(), suite_file, case.get('classname', ''),
+                    case.get('name', ''), message.splitlines()[0][:300] if message else ''))
+    for line in failures:
+        print(line)
     print('total: %d passed, %d failed, %d skipped' % (passed, failed, skipped))
     return 0
 
