@@ -327,6 +327,18 @@ def processes_of(directory: str) -> List[int]:
     return found
 
 
+# Where RGW stores the objects of the local clusters' default zone.
+DATA_POOL = 'default.rgw.buckets.data'
+
+
+def rados_objects(cluster: Cluster) -> List[str]:
+    """The RADOS objects of RGW's data pool: heads and tails of every S3 object (none
+    before RGW's first upload makes the pool)."""
+    if DATA_POOL not in cluster.ceph_json('osd', 'pool', 'ls'):
+        return []
+    return cluster.tool('rados', '--', '-p', DATA_POOL, 'ls', timeout=120).stdout.split()
+
+
 def one_line(text: Optional[str]) -> str:
     lines = [line for line in (text or '').splitlines() if line.strip()]
     assert len(lines) == 1, 'expected one line, got %r' % text

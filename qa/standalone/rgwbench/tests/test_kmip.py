@@ -13,13 +13,12 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from typing import Any, Callable, Dict, Iterator, List
+from typing import Any, Callable, Dict, Iterator
 
 import pytest
 
-from conftest import CLUSTER, Cluster, new_cluster_dir, one_line
+from conftest import CLUSTER, DATA_POOL, Cluster, new_cluster_dir, one_line, rados_objects
 
-DATA_POOL = 'default.rgw.buckets.data'
 KMIP_OPTIONS = ('rgw_crypt_s3_kms_backend', 'rgw_crypt_kmip_addr', 'rgw_crypt_kmip_ca_path',
                 'rgw_crypt_kmip_client_cert', 'rgw_crypt_kmip_client_key',
                 'rgw_crypt_kmip_kms_key_template', 'rgw_crypt_require_ssl')
@@ -125,10 +124,6 @@ def s3_client(cluster: Cluster) -> Any:
     return boto3.client('s3', endpoint_url=s3['url'], aws_access_key_id=s3['access_key'],
                         aws_secret_access_key=s3['secret_key'], region_name='us-east-1',
                         config=config)
-
-
-def rados_objects(cluster: Cluster) -> List[str]:
-    return cluster.tool('rados', '--', '-p', DATA_POOL, 'ls', timeout=120).stdout.split()
 
 
 def raw_head(cluster: Cluster, bucket: str, key: str) -> bytes:

@@ -11,7 +11,7 @@ from typing import Any, Dict, Iterator, List, Tuple
 import pytest
 
 import secrets_shown
-from conftest import Cluster, active_mgr_pid, one_line
+from conftest import Cluster, active_mgr_pid, one_line, rados_objects
 
 
 def set_credentials(cluster: Cluster, doc: Dict[str, Any]) -> 'subprocess.CompletedProcess[str]':
@@ -152,6 +152,24 @@ def test_load_with_a_local_agent(cluster: Cluster, credentials: Dict[str, Any]) 
     assert 'complete' in text and 'ops/s' in text and 'p99' in text
     # Nothing of the agent stays on the mgr's host.
     assert agent_folders(cluster) == folders
+
+
+def test_a_load_frees_the_space_it_wrote_at_once(cluster: Cluster,
+                                                 credentials: Dict[str, Any]) -> None:
+    """Objects larger than a head (4 MiB) have tails; deleted over S3, those would wait for
+    RGW's garbage collection, two hours by default, still filling the OSDs."""
+    before = set(rados_objects(cluster))
+    load_id = cluster.ceph('rgwbench', 'load', '--op', 'put', '--size', '6MiB',
+                           '--concurrency', '2', '--duration', '4', '--warmup', '1',
+                           '--placement', 'mgr').stdout.strip()
+    record = wait_load(cluster, load_id)
+    assert record['state'] == 'complete', record.get('error')
+    assert record['result']['ops'] > 0 and record['result']['errors'] == 0
+    cleanup = record['cleanup']
+    assert cleanup['space_freed'] == 'at once' and cleanup['buckets_deleted'] == 1, cleanup
+    assert cleanup['objects_deleted'] >= record['result']['ops'], cleanup
+    # Not a head or a tail of what it wrote is left in RADOS, none waits for the GC.
+    assert set(rados_objects(cluster)) <= before
 
 
 def test_load_with_agents_placed_by_the_orchestrator(cluster: Cluster,

@@ -22,7 +22,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 
-from conftest import Cluster, one_line, processes_of
+from conftest import DATA_POOL, Cluster, one_line, processes_of
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(HERE))))
@@ -33,7 +33,6 @@ RGW_TICK_OPS = 200
 KMS_KEY_ID = 'rgwbench-test-key'
 SSE_OPTIONS = ('rgw_crypt_s3_kms_backend', 'rgw_crypt_s3_kms_encryption_keys',
                'rgw_crypt_require_ssl')
-DATA_POOL = 'default.rgw.buckets.data'
 
 
 def _engine() -> Any:

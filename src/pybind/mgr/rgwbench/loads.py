@@ -104,7 +104,7 @@ class LoadService:
         self.checks = checks
         self._lock = threading.Lock()
         self._active: Optional[Dict[str, Any]] = None
-        self.leftovers = Leftovers(store, LEFTOVERS_KEY)
+        self.leftovers = Leftovers(store, LEFTOVERS_KEY, remove_buckets=self.agents.remove_buckets)
         self._agent_run: Optional[AgentRun] = None
 
     def _targets(self, request: LoadRequest) -> List[str]:

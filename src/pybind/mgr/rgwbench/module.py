@@ -149,7 +149,7 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
             log=self.log, keep_objects=self._keep_objects,
             new_capacity_check=capacity.new_check, deadman_s=self._deadman_s,
             processes_max=self._processes_max, agent_sources=self._agent_sources,
-            new_pg_watch=self.checks.pg_watch)
+            new_pg_watch=self.checks.pg_watch, bucket_admin=RadosgwAdmin(self))
         self.loads = LoadService(store=self, credentials=self.credentials,
                                  endpoints=self._rgw_endpoints, agents=agents,
                                  make_launcher=self.placing.launcher, log=self.log,

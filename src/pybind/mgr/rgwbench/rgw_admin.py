@@ -1,9 +1,17 @@
-"""S3 users made and removed with radosgw-admin, run by the mgr with its own identity.
+"""S3 users and buckets made and removed with radosgw-admin, run by the mgr with its own
+identity.
 
 radosgw-admin makes the keys and prints them on its standard output, the
 only place they are read from: they never go into an argv, an exception
 message or a log line. Its standard error is quoted in errors (it carries
 no keys).
+
+A workload's buckets are removed here with their objects at once
+(`--bypass-gc`): deleted over S3, their data would stay on the OSDs until
+RGW's garbage collection, hours later (`rgw_gc_obj_min_wait`), and the
+next workload would find the cluster that much fuller. radosgw-admin
+refuses that flag in a multisite zonegroup (tails there go through GC),
+and the caller then deletes over S3.
 """
 import errno
 import json
@@ -18,6 +26,10 @@ CREATE_TIMEOUT_S = 60
 QUIET = ['--admin-socket', '', '--log-file', '/dev/null']
 # What `user info` says of a user that does not exist (its exit status is EINVAL).
 NO_SUCH_USER = 'no user info saved'
+# RGW's ERR_NO_SUCH_BUCKET, as radosgw-admin prints it and (mod 256) exits with.
+NO_SUCH_BUCKET = 2002
+# Only buckets rgwbench names are ever removed with their objects.
+BUCKET_PREFIX = 'rgwbench-'
 # Removing a user's data goes object by object.
 REMOVE_TIMEOUT_S = 1800
 
@@ -42,6 +54,12 @@ class UserAdmin(Protocol):
     def create_user(self, uid: str, display_name: str) -> S3Keys: ...
 
     def remove_user(self, uid: str) -> None: ...
+
+
+class BucketAdmin(Protocol):
+    """Removes a bucket with its objects, their space freed at once (or a fake in tests)."""
+
+    def remove_bucket(self, bucket: str) -> Optional[int]: ...
 
 
 class ToolRunner(Protocol):
@@ -121,3 +139,31 @@ class RadosgwAdmin:
             raise self._failed(what, ret, err)
         if self.user_exists(uid):
             raise RadosgwAdminError('`radosgw-admin %s` left the user in place' % what)
+
+    def remove_bucket(self, bucket: str) -> Optional[int]:
+        """Remove one of rgwbench's buckets with its objects, bypassing RGW's GC: how many
+        objects it held, or None when there was no such bucket."""
+        if not bucket.startswith(BUCKET_PREFIX):
+            raise RadosgwAdminError('bucket %s is not one rgwbench made' % bucket, errno.EPERM)
+        ret, stats, err = self._subcommand(['bucket', 'stats', '--bucket', bucket],
+                                           self.create_timeout_s)
+        if ret != 0:
+            if abs(ret) in (errno.ENOENT, NO_SUCH_BUCKET, NO_SUCH_BUCKET % 256) or \
+                    '(%d)' % NO_SUCH_BUCKET in err:
+                return None
+            raise self._failed('bucket stats --bucket %s' % bucket, ret, err)
+        what = 'bucket rm --bucket %s --purge-objects --bypass-gc' % bucket
+        ret, _, err = self._subcommand(['bucket', 'rm', '--bucket', bucket, '--purge-objects',
+                                        '--bypass-gc'], self.remove_timeout_s)
+        if ret != 0:
+            raise self._failed(what, ret, err)
+        return objects_in(stats)
+
+
+def objects_in(stats: str) -> int:
+    """How many objects `bucket stats` counts (0 when it does not say)."""
+    try:
+        usage = json.loads(stats).get('usage') or {}
+        return int((usage.get('rgw.main') or {}).get('num_objects') or 0)
+    except (ValueError, AttributeError, TypeError):
+        return 0

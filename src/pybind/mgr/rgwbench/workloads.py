@@ -26,6 +26,7 @@ from .loadgen.errors import LoadgenError
 from .loadgen.workload import Job
 from .pem_files import PemFiles
 from .profiles import Workload
+from .rgw_admin import BucketAdmin
 from .server_daemons import ServerDaemons
 
 KEY_PREFIX = 'rgwbench/'
@@ -52,14 +53,41 @@ def make_job(workload: Workload, *, creds: Dict[str, str], endpoints: Sequence[s
     return job.to_dict()
 
 
-def remove_buckets(job: Dict[str, Any], ca_pem: Optional[str] = None) -> Dict[str, Any]:
+def remove_buckets(job: Dict[str, Any], ca_pem: Optional[str] = None, *,
+                   admin: Optional[BucketAdmin] = None) -> Dict[str, Any]:
     """Delete a job's objects and buckets from the mgr; the CA comes as PEM text.
 
-    Each of the job's endpoints is tried in turn: the RGW the load went to
-    first may be the one that just died. A job carries the path of a CA file
-    (as agents write it); the module has the PEM, so it goes to a private
-    temporary file for the clean-up.
+    With `admin`, each bucket goes with its objects through radosgw-admin,
+    their space freed at once (see rgw_admin.py); what it could not remove is
+    deleted over S3 (`admin_error` says why), its space freed by RGW's GC later.
+
+    Over S3, each of the job's endpoints is tried in turn: the RGW the load
+    went to first may be the one that just died. A job carries the path of a
+    CA file (as agents write it); the module has the PEM, so it goes to a
+    private temporary file for the clean-up.
     """
+    by_admin = {'objects_deleted': 0, 'buckets_deleted': 0}
+    admin_error: Optional[str] = None
+    if admin is not None:
+        try:
+            for bucket in Job.from_dict(job).bucket_names:
+                objects = admin.remove_bucket(bucket)
+                if objects is not None:
+                    by_admin['objects_deleted'] += objects
+                    by_admin['buckets_deleted'] += 1
+            return dict(by_admin, space_freed='at once')
+        except Exception as e:
+            admin_error = str(e)
+    done = remove_over_s3(job, ca_pem)
+    if admin_error is not None:
+        for figure, count in by_admin.items():
+            done[figure] = int(done.get(figure) or 0) + count
+        done['admin_error'] = admin_error
+    return done
+
+
+def remove_over_s3(job: Dict[str, Any], ca_pem: Optional[str]) -> Dict[str, Any]:
+    """Delete a job's objects and buckets over S3, through the first RGW that answers."""
     endpoints = list(job.get('endpoints') or []) or [job['endpoint']]
     failed: List[str] = []
     with PemFiles() as pems:
@@ -71,6 +99,10 @@ def remove_buckets(job: Dict[str, Any], ca_pem: Optional[str] = None) -> Dict[st
             except (LoadgenError, OSError) as e:
                 failed.append(str(e))
     raise LoadgenError('; '.join(failed))
+
+
+# How a job's buckets are removed: (the job, its CA as PEM) -> what the clean-up did.
+RemoveBuckets = Callable[[Dict[str, Any], Optional[str]], Dict[str, Any]]
 
 
 def cleanup_problem(done: Dict[str, Any]) -> Optional[str]:
@@ -105,10 +137,12 @@ class Leftovers:
     """
 
     def __init__(self, store: Store, key: str, *,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 remove_buckets: RemoveBuckets = remove_buckets) -> None:
         self.store = store
         self.key = key
         self.clock = clock
+        self.remove_buckets = remove_buckets
         # This module's own workload in progress, never removed from under it.
         self._current: Optional[str] = None
         # Buckets a run keeps for its later variants (`ended(held=True)`), until
@@ -240,8 +274,7 @@ class Leftovers:
             self.store.set_store(key, None)
         return LeftBehind(left['record'], errors, float(left['found']), bool(left.get('ended')))
 
-    @staticmethod
-    def _remove_buckets(left: Dict[str, Any], creds: Optional[Dict[str, str]],
+    def _remove_buckets(self, left: Dict[str, Any], creds: Optional[Dict[str, str]],
                         log: Any) -> Optional[str]:
         owner = left['record'].get('temporary_user')
         if owner:
@@ -256,7 +289,7 @@ class Leftovers:
                   secret_key=creds['secret_key'], bucket_prefix=left['bucket_prefix'],
                   buckets=left['buckets'], key_prefix=left['key_prefix'])
         try:
-            left['record']['cleanup'] = remove_buckets(
+            left['record']['cleanup'] = self.remove_buckets(
                 job.to_dict(), left.get('ca_pem') or creds.get('ca_bundle'))
         except Exception as e:
             return 'buckets: %s' % e
@@ -285,6 +318,12 @@ class AgentWorkloads:
     # Where each agent may enrol from (agents/sources.py; None: anywhere).
     agent_sources: Callable[[List[str]], Optional[Mapping[str, FrozenSet[str]]]] = \
         lambda agents: None
+    # Removes buckets with their objects at once (None: over S3 only, the space
+    # freed by RGW's GC hours later).
+    bucket_admin: Optional[BucketAdmin] = None
+
+    def remove_buckets(self, job: Dict[str, Any], ca_pem: Optional[str]) -> Dict[str, Any]:
+        return remove_buckets(job, ca_pem, admin=self.bucket_admin)
 
     def run_once(self, job: Dict[str, Any], launcher: AgentLauncher, *,
                  ca_pem: Optional[str], leftovers: Leftovers,
@@ -361,7 +400,7 @@ class AgentWorkloads:
             # an object written) land first.
             time.sleep(self.settle_after_abort_s)
         try:
-            done = remove_buckets(job, ca_pem)
+            done = self.remove_buckets(job, ca_pem)
         except Exception as e:
             self.log.warning('clean-up of %s failed: %s', job['bucket_prefix'], e)
             return {'error': str(e)}

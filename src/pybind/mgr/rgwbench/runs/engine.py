@@ -98,7 +98,7 @@ class RunEngine:
         self.events = events
         self.log = log
         self.clock = clock
-        self.leftovers = Leftovers(store, LEFTOVERS_KEY)
+        self.leftovers = Leftovers(store, LEFTOVERS_KEY, remove_buckets=self.agents.remove_buckets)
         self.calibrations = CalibrationStore(store)
         self._lock = threading.Lock()
         self._record: Optional[Run] = None

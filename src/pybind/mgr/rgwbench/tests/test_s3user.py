@@ -294,3 +294,27 @@ def test_the_mgr_tool_exec_logs_no_key(caplog: pytest.LogCaptureFixture) -> None
     assert argv[5:11] == ['-c', '/c/ceph.conf', '--admin-socket', '', '--log-file', '/dev/null']
     assert 'exec: radosgw-admin' in caplog.text
     assert SECRET not in ' '.join(argv) and SECRET not in caplog.text
+
+
+def test_radosgw_admin_removes_a_bucket_with_its_objects_bypassing_gc_and_only_its_own(
+        ) -> None:
+    stats = json.dumps({'bucket': 'rgwbench-r-0', 'usage': {
+        'rgw.main': {'num_objects': 40}, 'rgw.multimeta': {'num_objects': 2}}})
+    tools = FakeTools([(0, stats, ''), (0, '', '')])
+    assert RadosgwAdmin(tools).remove_bucket('rgwbench-r-0') == 40
+    assert tools.argvs[1][-6:] == ['bucket', 'rm', '--bucket', 'rgwbench-r-0',
+                                   '--purge-objects', '--bypass-gc']
+    # A bucket the workload never made (as Pacific exits and prints it): nothing removed.
+    tools = FakeTools([(210, '', 'failure: (2002) Unknown error 2002:')])
+    assert RadosgwAdmin(tools).remove_bucket('rgwbench-r-1') is None
+    assert len(tools.argvs) == 1
+    # radosgw-admin refuses --bypass-gc in a multisite zonegroup: the caller is told.
+    tools = FakeTools([(0, stats, ''), (22, '', 'x\nbucket rm: bypass-gc in multisite\n')])
+    with pytest.raises(RGWBenchError, match='bypass-gc in multisite') as refused:
+        RadosgwAdmin(tools).remove_bucket('rgwbench-r-0')
+    assert refused.value.errno == -22
+    # Never a bucket rgwbench did not name, whatever a record says.
+    tools = FakeTools([])
+    with pytest.raises(RGWBenchError, match='not one rgwbench made'):
+        RadosgwAdmin(tools).remove_bucket('photos')
+    assert tools.argvs == []

@@ -272,3 +272,56 @@ def test_released_buckets_whose_agents_were_not_removed_stay_for_the_serve_loop(
         assert found.errors == [] and removed == ['container.rgwbench-agent']
         assert 'cleanup' not in found.record
         assert leftovers.pending() == [] and store.get_store_prefix('k') == {}
+
+
+class BucketAdminStub:
+    """radosgw-admin's bucket removal: buckets with their object counts; it may refuse."""
+
+    def __init__(self, buckets: Dict[str, int], refuse: str = '') -> None:
+        self.buckets = buckets
+        self.refuse = refuse
+
+    def remove_bucket(self, bucket: str) -> Optional[int]:
+        if self.refuse:
+            raise InvalidInput(self.refuse)
+        return self.buckets.pop(bucket, None)
+
+
+def test_buckets_go_through_radosgw_admin_first_and_over_s3_when_it_refuses() -> None:
+    dead = 'http://127.0.0.1:%d' % free_port()
+    job = make_job(Workload(name='w', buckets=2), creds=CREDS, endpoints=[dead],
+                   bucket_prefix='rgwbench-x', run_tag='x')
+    admin = BucketAdminStub({'rgwbench-x-0': 7, 'rgwbench-x-1': 3, 'rgwbench-y-0': 1})
+    agents = AgentWorkloads(make_channel=lambda: None, server_daemons=ServerDaemons,
+                            log=logging.getLogger('test'), bucket_admin=admin)
+    # No RGW answers: all of it was done by radosgw-admin.
+    assert agents.clean_up(job, None, aborted=False) == {
+        'objects_deleted': 10, 'buckets_deleted': 2, 'space_freed': 'at once'}
+    assert admin.buckets == {'rgwbench-y-0': 1}
+    refusing = AgentWorkloads(make_channel=lambda: None, server_daemons=ServerDaemons,
+                              log=logging.getLogger('test'),
+                              bucket_admin=BucketAdminStub({}, refuse='multisite'))
+    with StubS3(access_key='AK', secret_key='SK') as stub:
+        stub.buckets['rgwbench-x-0'] = {}
+        job = make_job(Workload(name='w', buckets=1), creds=CREDS, endpoints=[stub.url],
+                       bucket_prefix='rgwbench-x', run_tag='x')
+        assert refusing.clean_up(job, None, aborted=False) == {
+            'objects_deleted': 0, 'buckets_deleted': 1, 'admin_error': 'multisite'}
+        assert stub.buckets == {}
+
+
+def test_leftovers_a_new_mgr_finds_go_the_way_its_workloads_remove_buckets() -> None:
+    store = MemoryStore()
+    admin = BucketAdminStub({'rgwbench-x-0': 5})
+    agents = AgentWorkloads(make_channel=lambda: None, server_daemons=ServerDaemons,
+                            log=logging.getLogger('test'), bucket_admin=admin)
+    dead = 'http://127.0.0.1:%d' % free_port()
+    job = make_job(Workload(name='w', buckets=1), creds=CREDS, endpoints=[dead],
+                   bucket_prefix='rgwbench-x', run_tag='x')
+    Leftovers(store, 'k').write({'id': 'x'}, FailingLauncher(), job)  # type: ignore[arg-type]
+    # Another mgr: the record is found and removed through radosgw-admin.
+    leftovers = Leftovers(store, 'k', remove_buckets=agents.remove_buckets)
+    (found,) = leftovers.remove(lambda service: None, CREDS, logging.getLogger('test'))
+    assert found.errors == [] and admin.buckets == {}
+    assert found.record['cleanup']['objects_deleted'] == 5
+    assert store.get_store_prefix('k') == {}
