@@ -488,9 +488,11 @@ SLOW_SCRUB = {'osd_scrub_sleep': '5', 'osd_debug_deep_scrub_sleep': '3',
 
 
 SCRUBBED_LOAD_S = 30
-# About 8 s of sleeps each (osd_scrub_sleep and osd_debug_deep_scrub_sleep): a scrub
-# of two minutes, longer than the load's start and window on a busy machine.
-SCRUBBED_OBJECTS = 16
+# 3 s of sleep each (osd_debug_deep_scrub_sleep; 8 s where osd_scrub_sleep holds too):
+# a scrub of more than two minutes, longer than the load's start and window on a busy
+# machine (CI, Tentacle: 16 objects had been scrubbed before the window began). A
+# longer sleep would hold the OSD's other PGs of the same shard as long.
+SCRUBBED_OBJECTS = 48
 
 
 def scrubbing(cluster: Cluster) -> int:
