@@ -32,6 +32,11 @@ NO_SUCH_BUCKET = 2002
 BUCKET_PREFIX = 'rgwbench-'
 # Removing a user's data goes object by object.
 REMOVE_TIMEOUT_S = 1800
+# A bucket's removal is given this, and this much more for each object it holds, up to
+# REMOVE_TIMEOUT_S: a radosgw-admin that hangs (CI once saw `bucket list` hang for half an
+# hour) holds the workload's clean-up no longer than that before the S3 clean-up runs.
+BUCKET_RM_BASE_S = 60
+BUCKET_RM_PER_OBJECT_S = 0.02
 
 
 @dataclass(frozen=True)
@@ -152,12 +157,15 @@ class RadosgwAdmin:
                     '(%d)' % NO_SUCH_BUCKET in err:
                 return None
             raise self._failed('bucket stats --bucket %s' % bucket, ret, err)
+        objects = objects_in(stats)
         what = 'bucket rm --bucket %s --purge-objects --bypass-gc' % bucket
+        timeout_s = min(self.remove_timeout_s,
+                        int(BUCKET_RM_BASE_S + objects * BUCKET_RM_PER_OBJECT_S))
         ret, _, err = self._subcommand(['bucket', 'rm', '--bucket', bucket, '--purge-objects',
-                                        '--bypass-gc'], self.remove_timeout_s)
+                                        '--bypass-gc'], timeout_s)
         if ret != 0:
             raise self._failed(what, ret, err)
-        return objects_in(stats)
+        return objects
 
 
 def objects_in(stats: str) -> int:

@@ -209,6 +209,7 @@ class FakeTools:
     def __init__(self, answers: List[Tuple[int, str, str]]) -> None:
         self.answers = answers
         self.argvs: List[List[str]] = []
+        self.timeouts: List[int] = []
         self.log = logging.getLogger('mgr')
 
     def get_ceph_conf_path(self) -> str:
@@ -217,6 +218,7 @@ class FakeTools:
     def tool_exec(self, args: List[str], timeout: int = 10,
                   stdin: Optional[bytes] = None) -> Tuple[int, str, str]:
         self.argvs.append(list(args))
+        self.timeouts.append(timeout)
         self.log.debug('exec: %s', ' '.join(args))
         return self.answers.pop(0)
 
@@ -298,12 +300,19 @@ def test_the_mgr_tool_exec_logs_no_key(caplog: pytest.LogCaptureFixture) -> None
 
 def test_radosgw_admin_removes_a_bucket_with_its_objects_bypassing_gc_and_only_its_own(
         ) -> None:
-    stats = json.dumps({'bucket': 'rgwbench-r-0', 'usage': {
-        'rgw.main': {'num_objects': 40}, 'rgw.multimeta': {'num_objects': 2}}})
-    tools = FakeTools([(0, stats, ''), (0, '', '')])
-    assert RadosgwAdmin(tools).remove_bucket('rgwbench-r-0') == 40
+    def stats(objects: int) -> str:
+        return json.dumps({'bucket': 'rgwbench-r-0', 'usage': {
+            'rgw.main': {'num_objects': objects}, 'rgw.multimeta': {'num_objects': 2}}})
+    tools = FakeTools([(0, stats(5000), ''), (0, '', '')])
+    assert RadosgwAdmin(tools).remove_bucket('rgwbench-r-0') == 5000
     assert tools.argvs[1][-6:] == ['bucket', 'rm', '--bucket', 'rgwbench-r-0',
                                    '--purge-objects', '--bypass-gc']
+    # A minute, and more for each object (a hung radosgw-admin holds the clean-up no
+    # longer), never more than a user's removal is given.
+    assert tools.timeouts == [60, 160]
+    tools = FakeTools([(0, stats(10 ** 6), ''), (0, '', '')])
+    RadosgwAdmin(tools).remove_bucket('rgwbench-r-0')
+    assert tools.timeouts[1] == 1800
     # A bucket the workload never made (as Pacific and Tentacle exit and say it): nothing
     # removed.
     for ret in (210, 2):
@@ -311,7 +320,8 @@ def test_radosgw_admin_removes_a_bucket_with_its_objects_bypassing_gc_and_only_i
         assert RadosgwAdmin(tools).remove_bucket('rgwbench-r-1') is None
         assert len(tools.argvs) == 1
     # radosgw-admin refuses --bypass-gc in a multisite zonegroup: the caller is told.
-    tools = FakeTools([(0, stats, ''), (22, '', 'x\nbucket rm: bypass-gc in multisite\n')])
+    tools = FakeTools([(0, stats(40), ''),
+                       (22, '', 'x\nbucket rm: bypass-gc in multisite\n')])
     with pytest.raises(RGWBenchError, match='bypass-gc in multisite') as refused:
         RadosgwAdmin(tools).remove_bucket('rgwbench-r-0')
     assert refused.value.errno == -22
