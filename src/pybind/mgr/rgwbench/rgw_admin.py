@@ -150,13 +150,9 @@ class RadosgwAdmin:
         objects it held, or None when there was no such bucket."""
         if not bucket.startswith(BUCKET_PREFIX):
             raise RadosgwAdminError('bucket %s is not one rgwbench made' % bucket, errno.EPERM)
-        ret, stats, err = self._subcommand(['bucket', 'stats', '--bucket', bucket],
-                                           self.create_timeout_s)
-        if ret != 0:
-            if abs(ret) in (errno.ENOENT, NO_SUCH_BUCKET, NO_SUCH_BUCKET % 256) or \
-                    '(%d)' % NO_SUCH_BUCKET in err:
-                return None
-            raise self._failed('bucket stats --bucket %s' % bucket, ret, err)
+        stats = self._bucket_stats(bucket)
+        if stats is None:
+            return None
         objects = objects_in(stats)
         what = 'bucket rm --bucket %s --purge-objects --bypass-gc' % bucket
         timeout_s = min(self.remove_timeout_s,
@@ -165,7 +161,22 @@ class RadosgwAdmin:
                                         '--bypass-gc'], timeout_s)
         if ret != 0:
             raise self._failed(what, ret, err)
+        # Writes that land while it removes the objects keep the bucket (a cut-off run's
+        # agent may still be sending): it must be gone, or the caller deletes over S3.
+        if self._bucket_stats(bucket) is not None:
+            raise RadosgwAdminError('`radosgw-admin %s` left the bucket in place' % what)
         return objects
+
+    def _bucket_stats(self, bucket: str) -> Optional[str]:
+        """What `bucket stats` prints of the bucket, or None when there is no such bucket."""
+        ret, stats, err = self._subcommand(['bucket', 'stats', '--bucket', bucket],
+                                           self.create_timeout_s)
+        if ret == 0:
+            return stats
+        if abs(ret) in (errno.ENOENT, NO_SUCH_BUCKET, NO_SUCH_BUCKET % 256) or \
+                '(%d)' % NO_SUCH_BUCKET in err:
+            return None
+        raise self._failed('bucket stats --bucket %s' % bucket, ret, err)
 
 
 def objects_in(stats: str) -> int:

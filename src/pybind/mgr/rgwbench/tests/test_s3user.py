@@ -303,16 +303,21 @@ def test_radosgw_admin_removes_a_bucket_with_its_objects_bypassing_gc_and_only_i
     def stats(objects: int) -> str:
         return json.dumps({'bucket': 'rgwbench-r-0', 'usage': {
             'rgw.main': {'num_objects': objects}, 'rgw.multimeta': {'num_objects': 2}}})
-    tools = FakeTools([(0, stats(5000), ''), (0, '', '')])
+    gone = (2, '', 'failure: (2002) Unknown error 2002:')
+    tools = FakeTools([(0, stats(5000), ''), (0, '', ''), gone])
     assert RadosgwAdmin(tools).remove_bucket('rgwbench-r-0') == 5000
     assert tools.argvs[1][-6:] == ['bucket', 'rm', '--bucket', 'rgwbench-r-0',
                                    '--purge-objects', '--bypass-gc']
     # A minute, and more for each object (a hung radosgw-admin holds the clean-up no
     # longer), never more than a user's removal is given.
-    assert tools.timeouts == [60, 160]
-    tools = FakeTools([(0, stats(10 ** 6), ''), (0, '', '')])
+    assert tools.timeouts == [60, 160, 60]
+    tools = FakeTools([(0, stats(10 ** 6), ''), (0, '', ''), gone])
     RadosgwAdmin(tools).remove_bucket('rgwbench-r-0')
     assert tools.timeouts[1] == 1800
+    # Removed, yet there (a write landed while it went): an error, the S3 clean-up follows.
+    tools = FakeTools([(0, stats(3), ''), (0, '', ''), (0, stats(1), '')])
+    with pytest.raises(RGWBenchError, match='left the bucket in place'):
+        RadosgwAdmin(tools).remove_bucket('rgwbench-r-0')
     # A bucket the workload never made (as Pacific and Tentacle exit and say it): nothing
     # removed.
     for ret in (210, 2):
