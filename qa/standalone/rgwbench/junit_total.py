@@ -3,7 +3,8 @@
 `total: N passed, N failed, N skipped`.
 
 CI keeps only the end of what ran, so the names of the failed tests come last,
-each with the first line of its message.
+each with the first line of its message, after those of the tests that failed
+once and were run again (the reruns-*.txt files beside the reports).
 """
 import glob
 import os
@@ -33,6 +34,11 @@ def main(folder: str) -> int:
                 failures.append('%s %s %s::%s: %s' % (
                     outcome.upper(), suite_file, case.get('classname', ''),
                     case.get('name', ''), message.splitlines()[0][:300] if message else ''))
+    for path in sorted(glob.glob(os.path.join(folder, 'reruns-*.txt'))):
+        shard = os.path.basename(path)[len('reruns-'):-len('.txt')]
+        with open(path, errors='replace') as f:
+            for line in f:
+                print('RERUN %s %s' % (shard, line.rstrip()))
     for line in failures:
         print(line)
     print('total: %d passed, %d failed, %d skipped' % (passed, failed, skipped))

@@ -261,6 +261,20 @@ def pytest_runtest_protocol(item: Any, nextitem: Any) -> Iterator[None]:
     CPU_LEDGER.test_ends(item.nodeid)
 
 
+def pytest_runtest_logreport(report: Any) -> None:
+    """A test failed and asked again (`--reruns`, see releases_in_parallel.py) is
+    named in the file RGWBENCH_RERUNS names, for CI's last lines (junit_total.py):
+    a test passed the second time still shows that it failed once, and why."""
+    where = os.environ.get('RGWBENCH_RERUNS')
+    if report.outcome != 'rerun' or not where:
+        return
+    lines = str(report.longrepr or '').strip().splitlines()
+    # pytest marks the error's own lines with 'E '; the last line says where it was.
+    said = [line[1:].strip() for line in lines if line.startswith('E ')] or lines[-1:]
+    with open(where, 'a') as f:
+        f.write('%s (%s): %s\n' % (report.nodeid, report.when, ' '.join(said)[:300]))
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     lines = CPU_LEDGER.report()
     if lines:
