@@ -511,9 +511,10 @@ def test_an_agents_code_read_from_its_spec_is_refused_from_another_host(
         # Long enough that the agents' channel still listens when host 3 tries, however
         # slowly a starved machine lists the spec (CI at load 60: 5 s were over by then,
         # and at load 80 so were 20 s).
+        # In open loop, at a rate that leaves the machine's CPU to the other clusters.
         load_id = hosts3.ceph('rgwbench', 'load', '--op', 'put', '--size', '8KiB',
-                              '--duration', '60', '--warmup', '1', '--placement',
-                              host2['name']).stdout.strip()
+                              '--duration', '60', '--warmup', '1', '--concurrency', '2',
+                              '--rate', '20', '--placement', host2['name']).stdout.strip()
         deadline = time.monotonic() + 120
         config = None
         while config is None:

@@ -123,8 +123,8 @@ def test_load_with_a_local_agent(cluster: Cluster, credentials: Dict[str, Any]) 
     # Long enough that the second command lands while the first load goes, even when
     # each `ceph` call takes seconds on a busy machine.
     load_id = cluster.ceph('rgwbench', 'load', '--op', 'put', '--size', '4KiB',
-                           '--concurrency', '4', '--duration', '30', '--warmup', '1',
-                           '--placement', 'mgr').stdout.strip()
+                           '--concurrency', '4', '--rate', '25', '--duration', '30',
+                           '--warmup', '1', '--placement', 'mgr').stdout.strip()
     busy = cluster.ceph('rgwbench', 'load', check=False)
     assert busy.returncode == errno.EBUSY and load_id in one_line(busy.stderr), (
         busy, cluster.ceph_json('rgwbench', 'load', 'show', load_id))
@@ -338,8 +338,8 @@ def test_no_secret_shows_while_a_load_runs(cluster: Cluster,
     and no agent token."""
     hosts = [h['hostname'] for h in cluster.ceph_json('orch', 'host', 'ls')]
     load_id = cluster.ceph('rgwbench', 'load', '--op', 'put', '--size', '4KiB',
-                           '--concurrency', '2', '--duration', '20', '--warmup', '1',
-                           '--placement', ','.join(hosts)).stdout.strip()
+                           '--concurrency', '2', '--rate', '20', '--duration', '20',
+                           '--warmup', '1', '--placement', ','.join(hosts)).stdout.strip()
     seen: Dict[str, str] = {}
     specs_with_agents = 0
     deadline = time.monotonic() + 180

@@ -59,7 +59,7 @@ def test_tls_loads_every_rgw_and_every_hosts_ingress_and_puts_all_back(
     plan = c.ceph('rgwbench', 'plan', '--profile', 'tls').stdout
     assert 'HAProxy at' in plan, plan  # the VIPs and ports the ingress gets, shown
     run_id = c.ceph('rgwbench', 'run', '--profile', 'tls', '--sizes', '4KiB',
-                    '--duration', '20', '--warmup', '2', '--concurrency', str(CONCURRENCY),
+                    '--duration', '10', '--warmup', '2', '--concurrency', str(CONCURRENCY),
                     '--rate', str(RATE),
                     '--placement', 'rgw', '--yes-i-really-mean-it').stdout.strip()
     # Where the agents run: the orchestrator's agent daemons, seen while the run goes.
