@@ -37,6 +37,14 @@ CEPH_TOOL_WORDS = frozenset(('-o', '--output-file', '-i', '--in-file', '-n', '--
                              '--connect-timeout', 'tell', 'daemon'))
 
 
+# The overrides of a test run that only needs a load to happen: an open loop at a
+# rate a starved machine keeps (a closed loop takes every CPU a dozen clusters
+# sharing two cores leave), over a working set of 100 objects (the default
+# prefill, 1000 objects a GET workload, cost a `quick` run more than its loads).
+SMALL_LOAD: Dict[str, int] = {'concurrency': 4, 'rate': 40, 'objects': 100}
+SMALL_LOAD_ARGS = [word for key, value in SMALL_LOAD.items() for word in ('--' + key, str(value))]
+
+
 class Cluster:
     """One local cluster, driven as a user drives it."""
 
@@ -312,13 +320,15 @@ def two_osds(request: Any) -> Iterator[Cluster]:
     """A cluster of two OSDs (one can restart at a time) and two mgrs (for failovers).
 
     Settings and runs restart daemons and fail mgrs over: on a cluster of their
-    own, they disturb no other test.
+    own, they disturb no other test. Its OSDs keep objects in memory (memstore, saved
+    at each clean stop): no test of theirs fills or kills an OSD, and a BlueStore
+    write cost an OSD twice the CPU.
     """
     directory = new_cluster_dir('two-osds-%s' % request.param)
     os.rmdir(directory)
     c = Cluster(request.param, directory)
     try:
-        c.start('--osds', '2', '--mgrs', '2')
+        c.start('--osds', '2', '--mgrs', '2', '--objectstore', 'memstore')
         c.wait_rgw_registered()
         yield c
     finally:

@@ -112,7 +112,7 @@ def hosts3(request: Any) -> Iterator[HostsCluster]:
     os.rmdir(directory)  # `start` wants a new or empty folder
     c = HostsCluster(request.param, directory)
     try:
-        c.start('--hosts', '3')
+        c.start('--hosts', '3', '--objectstore', 'memstore')
         yield c
     finally:
         if os.environ.get('RGWBENCH_KEEP_CLUSTERS') != '1':

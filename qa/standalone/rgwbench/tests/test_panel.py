@@ -17,7 +17,7 @@ import urllib.parse
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
-from conftest import Cluster, active_mgr_pid, one_line, rss_bytes, stream, tls_socket
+from conftest import SMALL_LOAD, Cluster, active_mgr_pid, one_line, rss_bytes, stream, tls_socket
 from test_runs import buckets, runs, snapshot, wait_run  # noqa: F401 (runs: a fixture)
 from test_settings_tls import make_pems, served_certificate
 
@@ -199,6 +199,8 @@ def start_from_panel(driver: WebDriver, profile: str, duration: int, warmup: int
     driver.find_element(By.CSS_SELECTOR, '#overrides summary').click()
     driver.find_element(By.ID, 'duration').send_keys(str(duration))
     driver.find_element(By.ID, 'warmup').send_keys(str(warmup))
+    for field in ('rate', 'objects'):  # the form has no concurrency: the profile's
+        driver.find_element(By.ID, field).send_keys(str(SMALL_LOAD[field]))
     start = driver.find_element(By.ID, 'start-run')
     assert not start.is_enabled(), 'a run can start before its plan is shown'
     driver.find_element(By.ID, 'show-plan').click()
@@ -382,7 +384,8 @@ def test_an_operator_runs_quick_from_the_panel_and_reads_its_charts(
     for chart in charts:
         bars = chart.find_elements(By.CSS_SELECTOR, 'rect.bar')
         assert {b.get_attribute('data-series') for b in bars} == {'threads-256'}
-        assert {b.get_attribute('data-group') for b in bars} == {'put-4KiB', 'get-4KiB'}
+        assert {b.get_attribute('data-group') for b in bars} == {
+            'put-4KiB@%d/s' % SMALL_LOAD['rate'], 'get-4KiB@%d/s' % SMALL_LOAD['rate']}
     lines = browser.find_elements(By.CSS_SELECTOR, '#per-second polyline.line')
     assert len(lines) == 4, 'one line per variant and workload'
     assert 'rgw_thread_pool_size' in browser.find_element(By.ID, 'settings-table').text

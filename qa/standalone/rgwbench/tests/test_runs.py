@@ -10,13 +10,11 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 import pytest
 import secrets_shown
-from conftest import Cluster, one_line
+from conftest import SMALL_LOAD_ARGS, Cluster, one_line
 from test_settings_tls import OPTIONS
 
 FAST = ['--duration', '4', '--warmup', '1']
-# Open loop at a rate a starved machine keeps: a closed loop takes every CPU it gets
-# from a dozen clusters that share two cores (CI's CPU is what its length follows).
-OPEN_LOOP = ['--concurrency', '4', '--rate', '40']
+OPEN_LOOP = SMALL_LOAD_ARGS
 FAILOVER_NAME = 'failover-test'
 FAILOVER_PROFILE: Dict[str, Any] = {
     'name': FAILOVER_NAME, 'baseline': 'as-is',

@@ -37,7 +37,7 @@ def nine_rgws(request: Any) -> Iterator[Cluster]:
     os.rmdir(directory)  # `start` wants a new or empty folder
     c = Cluster(request.param, directory)
     try:
-        c.start('--hosts', str(HOSTS), '--rgws', str(RGWS_PER_HOST))
+        c.start('--hosts', str(HOSTS), '--rgws', str(RGWS_PER_HOST), '--objectstore', 'memstore')
         yield c
     finally:
         if os.environ.get('RGWBENCH_KEEP_CLUSTERS') != '1':

@@ -79,7 +79,7 @@ def two_rgws(request: Any) -> Iterator[Tuple[Cluster, int]]:
     os.rmdir(directory)  # `start` wants a new or empty folder
     c = Cluster(request.param, directory)
     try:
-        c.start('--rgws', '2')
+        c.start('--rgws', '2', '--objectstore', 'memstore')
         s3 = c.s3()
         ceph_input(c, json.dumps({'access_key': s3['access_key'],
                                   'secret_key': s3['secret_key']}),
