@@ -23,7 +23,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from . import hostpackages, keeper, netns, releases
 from .ceph_client import CephSession, SessionEnded
 from .containers import ANCHOR_ARGV, HOST_ROOT_ANCHOR, Containers
-from .processes import STOP_GRACE_S, ProcessTable, free_port
+from .processes import STOP_GRACE_S, ProcessTable, free_port, osd_stop_grace
 
 STATE_FILE = 'cluster.json'
 # How long a daemon may be down before `start` calls it dead: an orchestrator's
@@ -674,8 +674,10 @@ class LocalCluster:
         names = self.procs.names()
         mgrs = [n for n in names if n.startswith('mgr.')]
         mons = [n for n in names if n.startswith('mon.')]
+        osds = [n for n in names if n.startswith('osd.')]
         stopped += self.procs.stop(mgrs)
-        stopped += self.procs.stop([n for n in names if n not in mgrs + mons])
+        stopped += self.procs.stop([n for n in names if n not in mgrs + mons + osds])
+        stopped += self.procs.stop(osds, timeout=osd_stop_grace(self.objectstore))
         containers = Containers.of(self.dir, self.state)
         if containers is not None:
             containers.remove_all()

@@ -78,6 +78,14 @@ def _start_time(pid: int) -> Optional[str]:
 # (Tentacle's radosgw takes up to 30 s to exit; the registration of a killed one
 # stays in the service map for the mgr's beacon grace.)
 STOP_GRACE_S = 10.0
+# A memstore OSD writes all it holds to its folder as it stops, and reads it back as
+# it starts: killed while writing, it can never start again (a collection it cannot
+# decode). Saving a GiB took more than 10 s on a machine at load 25.
+MEMSTORE_OSD_STOP_GRACE_S = 300.0
+
+
+def osd_stop_grace(objectstore: str) -> float:
+    return MEMSTORE_OSD_STOP_GRACE_S if objectstore == 'memstore' else STOP_GRACE_S
 
 
 class ProcessTable:

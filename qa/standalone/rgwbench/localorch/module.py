@@ -39,7 +39,7 @@ from .ingress import IngressKind
 from .placement import place
 from .rgw import RGWKind
 from .state import DaemonRecord, OrchestratorState, ServiceRecord, now, parse_time
-from .tool import HOST_ROOT_ANCHOR, Containers, ProcessTable
+from .tool import HOST_ROOT_ANCHOR, Containers, ProcessTable, osd_stop_grace
 
 # Services whose daemons this backend deploys, in the order they converge
 # (an ingress is configured from the RGW daemons behind it).
@@ -430,7 +430,8 @@ class LocalOrchestrator(MgrModule, orchestrator.Orchestrator):
                 raise orchestrator.OrchestratorError(
                     'this orchestrator does not %s %s daemons' % (action, daemon_type))
             procs = self._procs()
-            procs.stop([daemon_name])
+            procs.stop([daemon_name], timeout=osd_stop_grace(
+                str(load_cluster(self.cluster_dir).get('objectstore', 'bluestore'))))
             if action != 'stop':
                 procs.start(daemon_name, ctx.host(host).argv(
                     ['ceph-osd', '-f', '-c', ctx.conf, '-i', daemon_id]))

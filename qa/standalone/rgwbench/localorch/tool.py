@@ -21,7 +21,9 @@ def _load(file_name: str) -> Any:
     return module
 
 
-ProcessTable: Any = _load('processes.py').ProcessTable
+_processes = _load('processes.py')
+ProcessTable: Any = _processes.ProcessTable
+osd_stop_grace: Any = _processes.osd_stop_grace
 _containers = _load('containers.py')
 Containers: Any = _containers.Containers
 HOST_ROOT_ANCHOR: str = _containers.HOST_ROOT_ANCHOR
