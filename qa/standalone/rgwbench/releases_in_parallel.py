@@ -36,10 +36,10 @@ RESTART_HEAVY_FIXTURE = 'two_osds'
 # in CI (seconds, c49175d): Tentacle's nine-RGW run ~920 and its fault loop ~850,
 # once one shard of ~1790; the multi-host tests ~900 before the runs' ~1000. So
 # each of those four has a shard of its own; of the two-RGW tests (each on
-# clusters of their own) the server figures go with the loads, the targets with
-# the restarts.
+# clusters of their own) the server figures go with the multi-host tests (the
+# loads' shard was then the last, at ~1350), the targets with the restarts.
 OWN_SHARD = {'test_fault_loop.py': 'faults', 'test_scale.py': 'scale',
-             'test_targets.py': 'restarts', 'test_server_figures.py': 'loads',
+             'test_targets.py': 'restarts', 'test_server_figures.py': 'hosts',
              'test_runs.py': 'runs', 'test_run_own_user.py': 'hosts', 'test_hosts.py': 'hosts',
              'test_load.py': 'loads', 'test_hostile_input.py': 'loads',
              'test_check.py': 'checks', 'test_settings_sse.py': 'checks',

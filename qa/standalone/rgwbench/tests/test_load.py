@@ -299,11 +299,13 @@ def test_a_put_load_stops_before_an_osd_gets_nearfull(
     # 5.5 points above what it uses then, as if others filled the cluster meanwhile.
     # The guard must stop the load 5 points below it (half a point of writes away:
     # reached within the load's time even on a busy machine), and the OSD never
-    # gets to nearfull.
+    # gets to nearfull. 64 KiB objects, 50 a second: 3.2 MiB/s, half a point of
+    # the 8 GiB OSD in 13 s (4 KiB PUTs in closed loop took 10,000 PUTs to get there).
     ratios = cluster.ceph_json('osd', 'dump')
     cluster.wait_rgw_registered()
-    load_id = cluster.ceph('rgwbench', 'load', '--op', 'put', '--size', '4KiB',
-                           '--concurrency', '4', '--duration', '100').stdout.strip()
+    load_id = cluster.ceph('rgwbench', 'load', '--op', 'put', '--size', '64KiB',
+                           '--concurrency', '4', '--rate', '50',
+                           '--duration', '100').stdout.strip()
     try:
         began = time.monotonic()
         while not [b for b in buckets(cluster) if b.startswith('rgwbench-%s' % load_id)]:

@@ -257,9 +257,12 @@ def test_sse_runs_with_tls_msgr2_and_encryption_and_puts_it_all_back(runs: Clust
         assert CHOSEN_INGRESS.search(plan), (profile, plan)
     # 4 writers, not the profile's 16: 16 PUTs of 4 MiB that start together end
     # together, and under CI's load (twelve clusters on one disk) none ended within 4 s;
-    # in open loop, 10 a second: a closed loop takes every CPU the other clusters leave.
+    # in open loop, 10 a second: a closed loop takes every CPU the other clusters leave;
+    # 20 objects to read: the default working set's prefill writes 4 MiB objects for
+    # the whole prefill time, in every variant.
     run_id = runs.ceph('rgwbench', 'run', '--profile', 'sse', *FAST, '--concurrency', '4',
-                       '--rate', '10', '--yes-i-really-mean-it').stdout.strip()
+                       '--rate', '10', '--objects', '20',
+                       '--yes-i-really-mean-it').stdout.strip()
     watch = SecretWatch(runs, run_id)
     record = wait_run(runs, run_id, timeout=1500, meanwhile=watch.look,
                       every_s=10)   # each look is a dozen `ceph` commands
