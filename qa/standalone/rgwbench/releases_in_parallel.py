@@ -10,9 +10,9 @@ the files OWN_SHARD names (the fault loop, the nine-RGW run, the runs, the
 multi-host tests, the loads and hostile input, the checks and TLS/SSE
 settings), the other files whose tests use the two-OSD cluster (settings and
 failovers: restart-heavy), and the rest, each shard starting only the
-clusters its tests use. Given test files, each release runs them in one pytest. Each
-shard's output goes to a log of its own, printed whole when it ends; the
-exit status is that of the first shard that failed (0 when none did).
+clusters its tests use. Given test files, each release runs them in one
+pytest. Each shard's output goes to a log of its own, printed whole when it
+ends; the exit status is that of the first shard that failed (0 when none did).
 
 RGWBENCH_RELEASES (default "pacific,tentacle") lists the releases;
 RGWBENCH_PHASES names a file each shard's time is added to (a line of

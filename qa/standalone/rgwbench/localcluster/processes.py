@@ -84,7 +84,9 @@ STOP_GRACE_S = 10.0
 MEMSTORE_OSD_STOP_GRACE_S = 300.0
 
 
-def osd_stop_grace(objectstore: str) -> float:
+def osd_stop_grace(objectstore: Optional[str]) -> float:
+    """How long an OSD of this object store may take to stop (None: the default,
+    BlueStore, as in a cluster made before the tool had the option)."""
     return MEMSTORE_OSD_STOP_GRACE_S if objectstore == 'memstore' else STOP_GRACE_S
 
 

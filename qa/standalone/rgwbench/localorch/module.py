@@ -431,7 +431,7 @@ class LocalOrchestrator(MgrModule, orchestrator.Orchestrator):
                     'this orchestrator does not %s %s daemons' % (action, daemon_type))
             procs = self._procs()
             procs.stop([daemon_name], timeout=osd_stop_grace(
-                str(load_cluster(self.cluster_dir).get('objectstore', 'bluestore'))))
+                load_cluster(self.cluster_dir).get('objectstore')))
             if action != 'stop':
                 procs.start(daemon_name, ctx.host(host).argv(
                     ['ceph-osd', '-f', '-c', ctx.conf, '-i', daemon_id]))

@@ -37,6 +37,13 @@ CEPH_TOOL_WORDS = frozenset(('-o', '--output-file', '-i', '--in-file', '-n', '--
                              '--connect-timeout', 'tell', 'daemon'))
 
 
+def needs_the_tool(args: Sequence[str]) -> bool:
+    """Whether `ceph ARGS` acts on something only the `ceph` tool reaches (a file,
+    another identity, a daemon directly) rather than sending a command over the
+    test's connection."""
+    return bool(CEPH_TOOL_WORDS.intersection(args))
+
+
 # The overrides of a test run that only needs a load to happen: an open loop at a
 # rate a starved machine keeps (a closed loop takes every CPU a dozen clusters
 # sharing two cores leave), over a working set of 100 objects (the default
@@ -80,7 +87,7 @@ class Cluster:
         the tests' 2000 of them were a seventh of CI's CPU. A command that may
         fail runs the tool itself: its refusal is what an operator sees.
         """
-        if check and not CEPH_TOOL_WORDS.intersection(args):
+        if check and not needs_the_tool(args):
             proc = self.ceph_reply(*args)
             if proc.returncode != 0:
                 raise AssertionError('ceph %s failed (%d):\n%s\n%s' % (

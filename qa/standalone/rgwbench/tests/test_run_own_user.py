@@ -3,8 +3,8 @@ import json
 from typing import Iterator, List
 
 import pytest
-from conftest import Cluster
-from test_runs import FAST, OPEN_LOOP, wait_run
+from conftest import SMALL_LOAD_ARGS, Cluster
+from test_runs import FAST, wait_run
 
 
 def users(c: Cluster) -> List[str]:
@@ -36,7 +36,7 @@ def test_a_run_without_credentials_leaves_the_users_as_they_were(
     assert plan['s3_user']['temporary'] and plan['problems'] == [], plan
     assert 'temporary' in c.ceph('rgwbench', 'plan', '--profile', 'quick').stdout
     assert users(c) == before
-    run_id = c.ceph('rgwbench', 'run', '--profile', 'quick', *FAST, *OPEN_LOOP,
+    run_id = c.ceph('rgwbench', 'run', '--profile', 'quick', *FAST, *SMALL_LOAD_ARGS,
                     '--yes-i-really-mean-it').stdout.strip()
     record = wait_run(c, run_id)
     assert record['state'] == 'complete', record.get('error')

@@ -14,7 +14,6 @@ from conftest import SMALL_LOAD_ARGS, Cluster, one_line
 from test_settings_tls import OPTIONS
 
 FAST = ['--duration', '4', '--warmup', '1']
-OPEN_LOOP = SMALL_LOAD_ARGS
 FAILOVER_NAME = 'failover-test'
 FAILOVER_PROFILE: Dict[str, Any] = {
     'name': FAILOVER_NAME, 'baseline': 'as-is',
@@ -147,7 +146,7 @@ def test_bad_overrides_are_refused_and_plan_changes_nothing(runs: Cluster) -> No
 
 def test_quick_runs_and_leaves_the_cluster_as_it_was(runs: Cluster) -> None:
     before = snapshot(runs)
-    run_id = runs.ceph('rgwbench', 'run', '--profile', 'quick', *FAST, *OPEN_LOOP,
+    run_id = runs.ceph('rgwbench', 'run', '--profile', 'quick', *FAST, *SMALL_LOAD_ARGS,
                        '--yes-i-really-mean-it').stdout.strip()
     busy = runs.ceph('rgwbench', 'run', '--profile', 'quick', '--yes-i-really-mean-it',
                      check=False)
@@ -234,7 +233,7 @@ def test_calibrate_stores_the_floor_later_comparisons_use(runs: Cluster) -> None
     quick = [r['run_id'] for r in runs.ceph_json('rgwbench', 'results', 'ls')
              if r['profile'] == 'quick' and r['state'] == 'complete']
     if not quick:  # this test alone: a quick run of its own
-        quick = [runs.ceph('rgwbench', 'run', '--profile', 'quick', *FAST, *OPEN_LOOP,
+        quick = [runs.ceph('rgwbench', 'run', '--profile', 'quick', *FAST, *SMALL_LOAD_ARGS,
                            '--yes-i-really-mean-it').stdout.strip()]
         assert wait_run(runs, quick[0])['state'] == 'complete'
     rows = runs.ceph_json('rgwbench', 'results', 'compare', quick[0], quick[0])
@@ -314,7 +313,7 @@ def test_an_aborted_run_keeps_what_it_measured_and_restores_the_cluster(
         runs: Cluster) -> None:
     before = snapshot(runs)
     run_id = runs.ceph('rgwbench', 'run', '--profile', 'quick', '--duration', '60',
-                       '--warmup', '1', *OPEN_LOOP, '--yes-i-really-mean-it').stdout.strip()
+                       '--warmup', '1', *SMALL_LOAD_ARGS, '--yes-i-really-mean-it').stdout.strip()
     wait_progress(runs, run_id, 'workload')
     time.sleep(3)
     assert runs.ceph('rgwbench', 'abort').stdout.strip() == run_id

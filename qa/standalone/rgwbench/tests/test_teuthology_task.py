@@ -18,7 +18,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 import pytest
 import yaml
 
-from conftest import CEPH_TOOL_WORDS, SMALL_LOAD, Cluster
+from conftest import SMALL_LOAD, Cluster, needs_the_tool
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 QA = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
@@ -55,7 +55,7 @@ class LocalRemote:
             assert rest[1] == 'ceph'
             rest = rest[2:]
         self.commands.append([tool] + rest)
-        if tool == 'ceph' and stdin is None and not CEPH_TOOL_WORDS.intersection(rest):
+        if tool == 'ceph' and stdin is None and not needs_the_tool(rest):
             # The task's polls, over the test's connection: the same exit status,
             # output and error line, without a `ceph` tool (0.4 CPU s) each second.
             proc = self.cluster.ceph_reply(*rest)
