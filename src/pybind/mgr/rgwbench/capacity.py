@@ -6,10 +6,18 @@ is already well filled it could cross the `nearfull` ratio (and then
 workload runs, the guard reads how full the fullest OSD is, every second,
 and stops the workload once it is within a margin of `nearfull`; what was
 measured until then is kept and the workload says why it stopped.
+
+The mgr's figures lag the writes by up to a report period, and a stop reaches
+the agents a second or two after it is decided: the guard judges by how fast
+the workload writes, from the agents' own figures as soon as they report, and
+before a workload starts, by the fastest this cluster was seen filling lately.
+(A 256 MiB PUT workload on a two-OSD cluster, started 2.5 points below the
+line, filled it by 1.9 points a second: its OSD was nearfull before the mgr's
+first figure showed it move.)
 """
 import collections
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Deque, Dict, List, Optional, Protocol, Tuple
 
 from .loadgen.workload import Job
@@ -25,6 +33,12 @@ TREND_WINDOW_S = 15.0
 # a change seen between two readings a second apart was written over a whole period.
 STATS_PERIOD_S = 5.0
 CHECK_EVERY_S = 1.0
+# What a workload writes before a rate of its own is seen and its stop reaches the
+# agents: their first figures (they post every second while they write), a check,
+# the answer to their next post, and a second for agents that start apart.
+START_BLIND_S = 4.0
+# How long a fill rate seen stays the cluster's "lately".
+FILL_MEMORY_S = 3600.0
 
 
 class MgrData(Protocol):
@@ -42,9 +56,12 @@ class Fullness:
     nearfull_ratio: float
     in_flight_ratio: float = 0.0
     prefill_ratio: float = 0.0
+    ratio_per_byte: float = 0.0   # what a client byte written takes of this OSD
+    unseen_ratio: float = 0.0     # what may be written before the guard sees a rate
 
     def stop_at(self, margin: float) -> float:
-        return self.nearfull_ratio - margin - self.in_flight_ratio - self.prefill_ratio
+        return self.nearfull_ratio - margin - self.in_flight_ratio - self.prefill_ratio - \
+            self.unseen_ratio
 
     def too_full(self, margin: float) -> bool:
         return self.used_ratio >= self.stop_at(margin)
@@ -52,7 +69,9 @@ class Fullness:
     def describe(self, margin: float) -> str:
         in_flight = ''.join(' and %.1f %% %s' % (100 * ratio, what) for ratio, what in (
             (self.in_flight_ratio, 'its requests in flight can still write'),
-            (self.prefill_ratio, 'its prefill is about to write')) if ratio >= 0.0005)
+            (self.prefill_ratio, 'its prefill is about to write'),
+            (self.unseen_ratio, 'it may write before it can be stopped, at the fastest '
+                                'this cluster filled lately')) if ratio >= 0.0005)
         return ('osd.%d is %.1f %% full; the guard stops writes at %.1f %% (nearfull %.1f %% '
                 'less the margin of %.1f %%%s)' % (
                     self.osd, 100 * self.used_ratio, 100 * self.stop_at(margin),
@@ -101,11 +120,12 @@ def fullest_osd(osd_stats: Dict[str, Any], osd_map: Dict[str, Any],
     nearfull = float(osd_map.get('nearfull_ratio') or 0.85)
     held = in_flight_ratio(in_flight_bytes, osd_stats, osd_map)
     prefill = in_flight_ratio(prefill_bytes, osd_stats, osd_map)
+    per_byte = in_flight_ratio(1, osd_stats, osd_map)
     seen: List[Fullness] = []
     for stats in osd_stats.get('osd_stats', []):
         ratio = _used_ratio(stats)
         if ratio is not None and 'osd' in stats:
-            seen.append(Fullness(int(stats['osd']), ratio, nearfull, held, prefill))
+            seen.append(Fullness(int(stats['osd']), ratio, nearfull, held, prefill, per_byte))
     return max(seen, key=lambda f: f.used_ratio) if seen else None
 
 
@@ -113,8 +133,27 @@ class CapacityCheck(Protocol):
     def before_start(self) -> Optional[str]:
         """Why the workload must not start at all (None: it may)."""
 
-    def problem(self) -> Optional[str]:
-        """Why writes must stop now (None: they may go on)."""
+    def problem(self, written_bytes_s: float = 0.0) -> Optional[str]:
+        """Why writes must stop now (None: they may go on); `written_bytes_s`: what the
+        agents say they write a second (0: not known yet)."""
+
+
+class FillRates:
+    """The fastest the fullest OSD was seen filling (ratio a second) over the last
+    FILL_MEMORY_S, by any workload's check."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self._seen: Deque[Tuple[float, float]] = collections.deque()
+
+    def seen(self, rate: float) -> None:
+        if rate > 0:
+            self._seen.append((self.clock(), rate))
+
+    def fastest(self) -> float:
+        while self._seen and self.clock() - self._seen[0][0] > FILL_MEMORY_S:
+            self._seen.popleft()
+        return max((rate for _, rate in self._seen), default=0.0)
 
 
 class FillTrend:
@@ -123,17 +162,20 @@ class FillTrend:
     The mgr learns an OSD's use from its reports, every few seconds, and the
     agents stop a few seconds after they are told: writes go on meanwhile. So
     the check stops them when the OSD is within the margin of nearfull, or
-    when at the rate it filled over the last seconds it would get there
-    within LOOKAHEAD_S.
+    when at the rate it fills it would get there within LOOKAHEAD_S: the rate
+    the mgr's figures show over the last seconds, or what the agents say they
+    write, whichever is faster.
     """
 
     def __init__(self, read: Callable[[], Optional[Fullness]], margin: Callable[[], float],
                  clock: Callable[[], float] = time.monotonic,
-                 read_with_prefill: Optional[Callable[[], Optional[Fullness]]] = None) -> None:
+                 read_with_prefill: Optional[Callable[[], Optional[Fullness]]] = None,
+                 rates: Optional[FillRates] = None) -> None:
         self.read = read
         self.read_with_prefill = read_with_prefill or read
         self.margin = margin
         self.clock = clock
+        self.rates = rates or FillRates(clock)
         self.samples: Deque[Tuple[float, float]] = collections.deque()
 
     def before_start(self) -> Optional[str]:
@@ -142,11 +184,15 @@ class FillTrend:
         Once its agents start, a workload is stopped only when the mgr's figures
         move, seconds late, while a prefill writes its whole working set at once.
         And what earlier workloads deleted can still be held (RGW's garbage
-        collector keeps the tails of deleted objects for hours).
+        collector keeps the tails of deleted objects for hours). Until a rate of
+        its own is seen, it may write START_BLIND_S at the fastest rate seen lately.
         """
         found = self.read_with_prefill()
+        if found is None:
+            return None
+        found = replace(found, unseen_ratio=self.rates.fastest() * START_BLIND_S)
         margin = self.margin()
-        return found.describe(margin) if found is not None and found.too_full(margin) else None
+        return found.describe(margin) if found.too_full(margin) else None
 
     def rate(self) -> float:
         """How fast the fullest OSD fills (ratio a second) over the trend window.
@@ -162,7 +208,7 @@ class FillTrend:
         (t0, used0), (t1, used1) = self.samples[0], self.samples[-1]
         return max(0.0, (used1 - used0) / max(t1 - t0, STATS_PERIOD_S))
 
-    def problem(self) -> Optional[str]:
+    def problem(self, written_bytes_s: float = 0.0) -> Optional[str]:
         found = self.read()
         if found is None:
             return None
@@ -170,10 +216,11 @@ class FillTrend:
         self.samples.append((now, found.used_ratio))
         while now - self.samples[0][0] > TREND_WINDOW_S:
             self.samples.popleft()
+        rate = max(self.rate(), written_bytes_s * found.ratio_per_byte)
+        self.rates.seen(rate)
         margin = self.margin()
         if found.too_full(margin):
             return found.describe(margin)
-        rate = self.rate()
         if found.used_ratio + rate * LOOKAHEAD_S >= found.stop_at(margin):
             return '%s, filling by %.2f %% a second: it would get there within %d s' % (
                 found.describe(margin).replace(' is ', ' was ', 1), 100 * rate, LOOKAHEAD_S)
@@ -186,6 +233,7 @@ class CapacityGuard:
     def __init__(self, mgr: MgrData, margin: Callable[[], float]) -> None:
         self.mgr = mgr
         self.margin = margin
+        self.rates = FillRates()
 
     def fullness(self, in_flight_bytes: int = 0, prefill_bytes: int = 0) -> Optional[Fullness]:
         return fullest_osd(self.mgr.get('osd_stats'), self.mgr.get('osd_map'), in_flight_bytes,
@@ -193,7 +241,8 @@ class CapacityGuard:
 
     def new_check(self, in_flight_bytes: int = 0, prefill_bytes: int = 0) -> FillTrend:
         return FillTrend(lambda: self.fullness(in_flight_bytes), self.margin,
-                         read_with_prefill=lambda: self.fullness(in_flight_bytes, prefill_bytes))
+                         read_with_prefill=lambda: self.fullness(in_flight_bytes, prefill_bytes),
+                         rates=self.rates)
 
 
 def in_flight_bytes(job: Dict[str, Any]) -> int:
@@ -220,6 +269,14 @@ def writes_while_measured(job: Dict[str, Any]) -> bool:
     """Whether a job writes while it is measured (PUT, or a mix with PUT): else only its
     prefill needs watching."""
     return Job.from_dict(job).weights.get('put', 0.0) > 0
+
+
+def put_share(job: Dict[str, Any]) -> float:
+    """The share of a job's requests that write (PUT): of what its agents say they move a
+    second, what is written."""
+    weights = Job.from_dict(job).weights
+    total = sum(weights.values())
+    return weights.get('put', 0.0) / total if total > 0 else 0.0
 
 
 class CapacityWatch(Periodic):

@@ -9,13 +9,16 @@ option, say `rgw_max_chunk_size`) prefills its own, once for all its repeats
 (and, in an interleaved run, its rounds). Each agent reads its own share under
 its own key prefix, so a prefill is reused only by the same set of agents.
 
-The buckets of a prefill stay until the last variant that reads them ends (in
-an interleaved run, until the run ends), and are then removed: a run holds as
-little as it can at once (a shared prefill held to the run's end left an SSE
-variant's own too little room on a small cluster).
+The buckets of a prefill stay until its last reader ends: the workload in the
+last variant that reads them (in an interleaved run, the run's end). They are
+removed then, through that variant's endpoints: a run holds as little as it
+can at once. A shared prefill held to the run's end left an SSE variant's own
+too little room on a small cluster; every GET working set of a one-variant
+`sizes` run held to the variant's end took a demo cluster's OSDs to 65 % before
+its largest PUT workload started.
 """
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from .profiles import Profile, Variant, Workload
 
@@ -50,15 +53,20 @@ def read_later(storage: str, index: int, profile: Profile) -> bool:
 def held_at_once(profile: Profile) -> int:
     """How many prefills of reading workloads a run of `profile` holds at most at once
     (working sets sized from the caches share the room between them)."""
-    reading = sum(1 for w in profile.workloads if reads_only(w))
-    storages = [storage_of(v, i) for i, v in enumerate(profile.variants)]
-    shared = [i for i, s in enumerate(storages) if s == SHARED]
-    if profile.interleaved():
-        held = len(set(storages))
-    else:   # a variant's own, while the shared one waits for a later variant
-        held = 1 + any(s != SHARED and shared and shared[0] < i < shared[-1]
-                       for i, s in enumerate(storages))
-    return max(1, reading * held)
+    reading = [w.name or '' for w in profile.workloads if reads_only(w)]
+    if profile.interleaved():   # every storage's, read again round after round
+        return max(1, len(reading) * len({storage_of(v, i)
+                                          for i, v in enumerate(profile.variants)}))
+    held: Set[Tuple[str, str]] = set()
+    most = 1
+    for index, variant in enumerate(profile.variants):
+        storage = storage_of(variant, index)
+        for name in reading:
+            held.add((name, storage))
+            most = max(most, len(held))
+            if not read_later(storage, index, profile):
+                held.discard((name, storage))
+    return most
 
 
 @dataclass
@@ -107,8 +115,10 @@ class RunPrefills:
         """A repeat of `key` read `objects` objects: later ones read them, unwritten."""
         self._found[key].objects = objects
 
-    def done_with(self, storage: Optional[str] = None) -> List[Dict[str, Any]]:
-        """The jobs of the prefills of `storage` (None: all), forgotten here: the run
-        removes their buckets."""
-        keys = [k for k in self._found if storage is None or k[1] == storage]
+    def done_with(self, storage: Optional[str] = None,
+                  key: Optional[PrefillKey] = None) -> List[Dict[str, Any]]:
+        """The jobs of the prefills of `storage`, or the one of `key` (neither: all),
+        forgotten here: the run removes their buckets."""
+        keys = [k for k in self._found if (storage is None or k[1] == storage) and
+                (key is None or k == key)]
         return [self._found.pop(k).job for k in keys]

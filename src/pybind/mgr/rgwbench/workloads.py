@@ -15,8 +15,8 @@ from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequ
 
 from .agents.coordinator import DEADMAN_S, AgentRun
 from .agents.launchers import AgentLauncher, remove_leftovers
-from .capacity import (CapacityCheck, CapacityWatch, in_flight_bytes, prefill_bytes, writes,
-                       writes_while_measured)
+from .capacity import (CapacityCheck, CapacityWatch, in_flight_bytes, prefill_bytes,
+                       put_share, writes, writes_while_measured)
 from .checks.during import PgWatch
 from .checks.measured import measured_findings
 from .errors import InvalidInput
@@ -51,6 +51,13 @@ def make_job(workload: Workload, *, creds: Dict[str, str], endpoints: Sequence[s
     except LoadgenError as e:
         raise InvalidInput('workload %s: %s' % (workload.name, e))
     return job.to_dict()
+
+
+def written_bytes_s(agent_run: AgentRun, share: float) -> float:
+    """What the agents say they write a second now, `share` of what they move (0: no
+    figures of theirs yet)."""
+    live = agent_run.live_figures(max_age_s=5.0)
+    return float(live['mib_per_s']) * (1 << 20) * share if live else 0.0
 
 
 def remove_buckets(job: Dict[str, Any], ca_pem: Optional[str] = None, *,
@@ -364,9 +371,10 @@ class AgentWorkloads:
             with contextlib.ExitStack() as during:
                 if check is not None:
                     # A reading workload writes only its prefill, before the agents start.
-                    measured = writes_while_measured(job)
+                    measured, share = writes_while_measured(job), put_share(job)
                     during.enter_context(CapacityWatch(
-                        check.problem, agent_run.stop_early, log=self.log,
+                        lambda: check.problem(written_bytes_s(agent_run, share)),
+                        agent_run.stop_early, log=self.log,
                         watching=lambda: measured or agent_run.start_at is None))
                 if pgs is not None:
                     during.enter_context(pgs)

@@ -6,7 +6,8 @@ Two kinds of writes, and only one of them can refuse a run:
   first write their key space on every agent, and cannot measure anything
   without all of it. A workload that only reads prefills once per run for
   the variants that store objects alike (see prefills.py): those objects stay
-  until the last variant that reads them ends. The run removes a workload's
+  until their last reader, the workload in the last variant that reads them,
+  ends. The run removes a workload's
   objects at its end, but RGW frees the tails of large objects (beyond the
   head, rgw_max_chunk_size; every part of a multipart upload) only when its
   garbage collection runs, hours later (rgw_gc_obj_min_wait): those bytes
@@ -156,11 +157,12 @@ def estimate(facts: Facts, profile: Profile, keep_objects: bool = False) -> Esti
     interleaved = profile.interleaved()
     for _ in range(profile.repeats if interleaved else 1):
         for index, variant in enumerate(profile.variants):
-            for _ in range(1 if interleaved else profile.repeats):
-                for workload in profile.workloads:
+            storage = storage_of(variant, index)
+            for workload in profile.workloads:
+                key = (workload.name, storage)
+                for _ in range(1 if interleaved else profile.repeats):
                     w = _written(workload.for_rgws(len(facts.rgws), MAX_CONCURRENCY),
                                  variant.name, agents, osd_rate, head, keep_objects)
-                    key = (workload.name, storage_of(variant, index))
                     if reads_only(workload) and key in held:   # read again, unwritten
                         w = replace(w, prefill_bytes=0.0, staying_bytes=0.0)
                     written.append(w)
@@ -171,8 +173,8 @@ def estimate(facts: Facts, profile: Profile, keep_objects: bool = False) -> Esti
                         staying += w.prefill_bytes
                     else:
                         staying += w.staying_bytes
-            for unread in [k for k in held if not read_later(k[1], index, profile)]:
-                staying -= held.pop(unread)
+                if key in held and not read_later(storage, index, profile):
+                    staying -= held.pop(key)   # removed after its last reader
     return Estimate(pool=pool, pool_exists=exists, raw_factor=raw_factor, osds=osds,
                     peak_bytes=peak, peak_at=peak_at,
                     room_bytes=room_bytes(facts, raw_factor, pool), written=tuple(written))

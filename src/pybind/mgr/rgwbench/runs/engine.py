@@ -37,7 +37,8 @@ from ..settings.base import ClientSide
 from ..settings.session import steps_to_dicts
 from ..targets import AUTO, RGW, URLS, Target
 from ..workloads import AgentWorkloads, Leftovers, make_job, new_id
-from ..prefills import RunPrefills, held_at_once, read_later, reads_only, storage_of
+from ..prefills import (PrefillKey, RunPrefills, held_at_once, read_later, reads_only,
+                        storage_of)
 
 LEFTOVERS_KEY = 'running/leftovers'
 RUNNING, COMPLETE, RUN_FAILED, ABORTED = 'running', 'complete', 'failed', 'aborted'
@@ -375,16 +376,20 @@ class RunEngine:
                                    % variant.name)
         return done_s
 
-    def _release_prefills(self, creds: Dict[str, str], storage: Optional[str] = None) -> None:
-        """The buckets of the prefills of `storage` (None: all, at the run's end), removed
-        through the RGW daemons there are now (the ingress or the TLS of the variant that
+    def _release_prefills(self, creds: Dict[str, str], storage: Optional[str] = None, *,
+                          key: Optional[PrefillKey] = None,
+                          through: Optional[ClientSide] = None) -> None:
+        """The buckets of the prefills of `storage`, or of `key` (neither: all, at the
+        run's end), removed `through` the endpoints of the variant that read them last,
+        or the RGW daemons there are now (the ingress or the TLS of the variant that
         wrote them is gone). With a temporary user, what could not be goes with the user
         (the journal's last undo)."""
-        for job in self._prefills.done_with(storage):
+        for job in self._prefills.done_with(storage, key):
             cleaned: Dict[str, Any] = {}
             if creds:
                 try:
-                    now = self.make_applier().targets(Target(kind=RGW), ClientSide())
+                    now = through or self.make_applier().targets(Target(kind=RGW),
+                                                                 ClientSide())
                     cleaned = self.agents.clean_up(
                         dict(job, endpoints=now.targets, endpoint=now.targets[0],
                              ca_bundle=None), now.ca_bundle or creds.get('ca_bundle'),
@@ -485,43 +490,49 @@ class RunEngine:
         problems: List[str] = []
         stopped: Optional[str] = None
         prefilled_by: Optional[str] = None
-        for repeat in range(count):
-            if self._abort.is_set():
-                break
-            launcher = first if repeat == 0 else self.make_launcher(profile.placement or None)
-            self.leftovers.write({'run_id': run_id, 'temporary_user': creds.get(
-                'temporary_user')}, launcher, job, ca_pem)
-            if reuse is not None:
-                prefilled_by = self._prefills.made(reuse, job, profile.variants[variant].name)
-            summary = self.agents.run_once(job, launcher, ca_pem=ca_pem,
-                                           leftovers=self.leftovers, watch=self._watch,
-                                           aborted=self._abort.is_set,
-                                           keep_buckets=reuse is not None)
-            problems += agents_failed(summary)
-            during += [replace(f, evidence=('repeat %d of %d' % (repeat + 1, count),)
-                               + f.evidence) if count > 1 else f
-                       for f in summary.get('findings') or []]
-            if summary.get('refused'):
-                raise Refused(summary['refused'], errno.EBUSY)
-            if summary['result'] is not None:
-                repeats.append(WorkloadResult.from_result(summary['result']))
-                written = repeats[-1].objects
-                if prefill_s and written:  # what its time allowed: the working set from now on
-                    self._objects_read[workload.name] = written
-                    job = dict(job, objects=written, prefill_s=0.0)
-                if reuse is not None and written and self._prefills.get(reuse) is None:
-                    self._prefills.read(reuse, written)   # read from now on, unwritten
-                    job = dict(job, objects=written, prefill=False, prefill_s=0.0)
-            if summary.get('stopped'):
-                stopped = summary['stopped']
-                break  # another repeat would write again what the guard stopped
-        return WorkloadResult.measured(
-            name=workload.name, op=workload.op, object_size=workload.size,
-            concurrency=workload.concurrency,   # the total, split over the agents
-            duration_s=workload.duration_s,
-            merged=merge_repeats(repeats) if repeats else None,
-            error='; '.join(problems) or (None if repeats else 'no result'), stopped=stopped,
-            prefilled_by=prefilled_by)
+        try:
+            for repeat in range(count):
+                if self._abort.is_set():
+                    break
+                launcher = first if repeat == 0 else \
+                    self.make_launcher(profile.placement or None)
+                self.leftovers.write({'run_id': run_id, 'temporary_user': creds.get(
+                    'temporary_user')}, launcher, job, ca_pem)
+                if reuse is not None:
+                    prefilled_by = self._prefills.made(reuse, job,
+                                                       profile.variants[variant].name)
+                summary = self.agents.run_once(job, launcher, ca_pem=ca_pem,
+                                               leftovers=self.leftovers, watch=self._watch,
+                                               aborted=self._abort.is_set,
+                                               keep_buckets=reuse is not None)
+                problems += agents_failed(summary)
+                during += [replace(f, evidence=('repeat %d of %d' % (repeat + 1, count),)
+                                   + f.evidence) if count > 1 else f
+                           for f in summary.get('findings') or []]
+                if summary.get('refused'):
+                    raise Refused(summary['refused'], errno.EBUSY)
+                if summary['result'] is not None:
+                    repeats.append(WorkloadResult.from_result(summary['result']))
+                    written = repeats[-1].objects
+                    if prefill_s and written:   # what its time allowed: the working set now
+                        self._objects_read[workload.name] = written
+                        job = dict(job, objects=written, prefill_s=0.0)
+                    if reuse is not None and written and self._prefills.get(reuse) is None:
+                        self._prefills.read(reuse, written)   # read from now on, unwritten
+                        job = dict(job, objects=written, prefill=False, prefill_s=0.0)
+                if summary.get('stopped'):
+                    stopped = summary['stopped']
+                    break  # another repeat would write again what the guard stopped
+            return WorkloadResult.measured(
+                name=workload.name, op=workload.op, object_size=workload.size,
+                concurrency=workload.concurrency,   # the total, split over the agents
+                duration_s=workload.duration_s,
+                merged=merge_repeats(repeats) if repeats else None,
+                error='; '.join(problems) or (None if repeats else 'no result'),
+                stopped=stopped, prefilled_by=prefilled_by)
+        finally:
+            if reuse is not None and not read_later(storage, variant, profile):
+                self._release_prefills(creds, key=reuse, through=client)   # its last reader
 
     def _watch(self, agent_run: Optional[AgentRun]) -> None:
         with self._lock:

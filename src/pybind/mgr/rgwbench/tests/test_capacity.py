@@ -6,9 +6,9 @@ from typing import Any, Dict, List, Optional, Tuple, Sequence
 import pytest
 
 from rgwbench.agents.coordinator import AgentRun
-from rgwbench.capacity import (STATS_PERIOD_S, CapacityGuard, CapacityWatch, FillTrend, Fullness,
-                               fullest_osd, in_flight_bytes, prefill_bytes, writes,
-                               writes_while_measured)
+from rgwbench.capacity import (FILL_MEMORY_S, STATS_PERIOD_S, CapacityGuard, CapacityWatch,
+                               FillTrend, Fullness, fullest_osd, in_flight_bytes,
+                               prefill_bytes, writes, writes_while_measured)
 from rgwbench.loadgen import prepare
 from rgwbench.loadgen.agent import LivePoster
 from rgwbench.loadgen.agent import prefill_watched
@@ -103,6 +103,45 @@ def test_a_prefill_that_would_pass_the_line_keeps_its_workload_from_starting() -
     assert guard.new_check(in_flight_bytes(job)).before_start() is None
     small = {'op': 'get', 'size': '4KiB', 'concurrency': 4, 'objects': 1000}
     assert guard.new_check(in_flight_bytes(small), prefill_bytes(small)).before_start() is None
+
+
+def test_a_workload_starts_only_with_room_for_the_fastest_fill_seen_lately() -> None:
+    # The README's cluster (2 x 8 GiB, 2 copies) at 50 %; sizes' put-256MiB filled its
+    # OSDs by 1.9 points a second, and took one from 65 % (2.5 below the line) to 85.4 %
+    # before the mgr's figures showed it move.
+    stats = {'osd_stats': [dict(s, statfs={'total': 8 * GIB, 'available': int(8 * GIB * 0.5)})
+                           for s in OSD_STATS['osd_stats']]}
+    now = [0.0]
+    guard = CapacityGuard(PooledMaps(stats), lambda: 0.05)
+    guard.rates.clock = lambda: now[0]
+    big = in_flight_bytes({'op': 'put', 'size': '256MiB', 'concurrency': 4})
+    assert guard.new_check(big).before_start() is None     # nothing seen yet: 50 < 67.5
+    # A workload's agents say they write 152 MiB a second: 1.9 % of the OSDs' bytes
+    # (at 2 copies), before the mgr's figures move at all; 20 s ahead is past the line.
+    writing = guard.new_check(big)
+    found = writing.problem(written_bytes_s=152 * (1 << 20))
+    assert found is not None and 'filling by 1.86 % a second' in found, found
+    assert guard.rates.fastest() == pytest.approx(152 * (1 << 20) * 2 / (16 * GIB))
+    # The next one starts only with room for START_BLIND_S of that: 7.4 % more.
+    assert guard.new_check(big).before_start() is None     # 50 < 60.1
+    stats['osd_stats'] = [dict(s, statfs={'total': 8 * GIB, 'available': int(8 * GIB * 0.38)})
+                          for s in stats['osd_stats']]
+    assert guard.new_check(big).before_start() == (
+        'osd.0 is 62.0 % full; the guard stops writes at 60.1 % (nearfull 85.0 % less the '
+        'margin of 5.0 % and 12.5 % its requests in flight can still write and 7.4 % it may '
+        'write before it can be stopped, at the fastest this cluster filled lately)')
+    # without that rate (an hour later), it would have started
+    now[0] = FILL_MEMORY_S + 1
+    assert guard.new_check(big).before_start() is None
+    assert guard.rates.fastest() == 0.0
+
+
+def test_agents_that_report_no_writes_leave_the_mgr_rate_to_judge() -> None:
+    osd = FillingOsd(0.60)
+    check = osd.trend()
+    assert check.problem(written_bytes_s=0.0) is None
+    osd.at(5.0, 0.61)                       # 0.2 points a second: 20 s ahead is 64 %
+    assert check.problem(written_bytes_s=0.0) is None
 
 
 def test_in_flight_is_the_largest_object_of_every_worker() -> None:

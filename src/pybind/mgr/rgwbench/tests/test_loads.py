@@ -99,7 +99,7 @@ class TooFull:
     def before_start(self) -> Optional[str]:
         return 'osd.0 is 70.0 % full' if self.prefill_bytes else None
 
-    def problem(self) -> Optional[str]:
+    def problem(self, written_bytes_s: float = 0.0) -> Optional[str]:
         return None
 
 
