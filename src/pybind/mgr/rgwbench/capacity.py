@@ -8,12 +8,12 @@ and stops the workload once it is within a margin of `nearfull`; what was
 measured until then is kept and the workload says why it stopped.
 
 The mgr's figures lag the writes by up to a report period, and a stop reaches
-the agents a second or two after it is decided: the guard judges by how fast
-the workload writes, from the agents' own figures as soon as they report, and
-before a workload starts, by the fastest this cluster was seen filling lately.
-(A 256 MiB PUT workload on a two-OSD cluster, started 2.5 points below the
-line, filled it by 1.9 points a second: its OSD was nearfull before the mgr's
-first figure showed it move.)
+the agents a second after it is decided: until the figures show a workload's
+own rate, it may write for START_BLIND_S unseen, so a workload that writes
+while it is measured starts only with room for that at the fastest rate this
+cluster was seen filling lately. (A 256 MiB PUT workload on a two-OSD
+cluster, started 2.5 points below the line, filled it by 1.9 points a second:
+its OSD was nearfull before the guard could stop it.)
 """
 import collections
 import time
@@ -33,10 +33,10 @@ TREND_WINDOW_S = 15.0
 # a change seen between two readings a second apart was written over a whole period.
 STATS_PERIOD_S = 5.0
 CHECK_EVERY_S = 1.0
-# What a workload writes before a rate of its own is seen and its stop reaches the
-# agents: their first figures (they post every second while they write), a check,
-# the answer to their next post, and a second for agents that start apart.
-START_BLIND_S = 4.0
+# How long a workload writes before a rate of its own is seen and its stop reaches
+# the agents: the mgr's first figure that moves (a report period) is up to a report
+# period old; a check and the answer to the agents' next post take a second each.
+START_BLIND_S = 2 * STATS_PERIOD_S
 # How long a fill rate seen stays the cluster's "lately".
 FILL_MEMORY_S = 3600.0
 
@@ -56,7 +56,6 @@ class Fullness:
     nearfull_ratio: float
     in_flight_ratio: float = 0.0
     prefill_ratio: float = 0.0
-    ratio_per_byte: float = 0.0   # what a client byte written takes of this OSD
     unseen_ratio: float = 0.0     # what may be written before the guard sees a rate
 
     def stop_at(self, margin: float) -> float:
@@ -120,12 +119,11 @@ def fullest_osd(osd_stats: Dict[str, Any], osd_map: Dict[str, Any],
     nearfull = float(osd_map.get('nearfull_ratio') or 0.85)
     held = in_flight_ratio(in_flight_bytes, osd_stats, osd_map)
     prefill = in_flight_ratio(prefill_bytes, osd_stats, osd_map)
-    per_byte = in_flight_ratio(1, osd_stats, osd_map)
     seen: List[Fullness] = []
     for stats in osd_stats.get('osd_stats', []):
         ratio = _used_ratio(stats)
         if ratio is not None and 'osd' in stats:
-            seen.append(Fullness(int(stats['osd']), ratio, nearfull, held, prefill, per_byte))
+            seen.append(Fullness(int(stats['osd']), ratio, nearfull, held, prefill))
     return max(seen, key=lambda f: f.used_ratio) if seen else None
 
 
@@ -133,9 +131,8 @@ class CapacityCheck(Protocol):
     def before_start(self) -> Optional[str]:
         """Why the workload must not start at all (None: it may)."""
 
-    def problem(self, written_bytes_s: float = 0.0) -> Optional[str]:
-        """Why writes must stop now (None: they may go on); `written_bytes_s`: what the
-        agents say they write a second (0: not known yet)."""
+    def problem(self) -> Optional[str]:
+        """Why writes must stop now (None: they may go on)."""
 
 
 class FillRates:
@@ -162,16 +159,17 @@ class FillTrend:
     The mgr learns an OSD's use from its reports, every few seconds, and the
     agents stop a few seconds after they are told: writes go on meanwhile. So
     the check stops them when the OSD is within the margin of nearfull, or
-    when at the rate it fills it would get there within LOOKAHEAD_S: the rate
-    the mgr's figures show over the last seconds, or what the agents say they
-    write, whichever is faster.
+    when at the rate it filled over the last seconds it would get there
+    within LOOKAHEAD_S. `open_ended`: the workload writes while it is measured
+    (PUT), not only a prefill of a known size.
     """
 
     def __init__(self, read: Callable[[], Optional[Fullness]], margin: Callable[[], float],
                  clock: Callable[[], float] = time.monotonic,
                  read_with_prefill: Optional[Callable[[], Optional[Fullness]]] = None,
-                 rates: Optional[FillRates] = None) -> None:
+                 rates: Optional[FillRates] = None, open_ended: bool = True) -> None:
         self.read = read
+        self.open_ended = open_ended
         self.read_with_prefill = read_with_prefill or read
         self.margin = margin
         self.clock = clock
@@ -185,12 +183,14 @@ class FillTrend:
         move, seconds late, while a prefill writes its whole working set at once.
         And what earlier workloads deleted can still be held (RGW's garbage
         collector keeps the tails of deleted objects for hours). Until a rate of
-        its own is seen, it may write START_BLIND_S at the fastest rate seen lately.
+        its own is seen, an open-ended workload may write START_BLIND_S at the
+        fastest rate seen lately.
         """
         found = self.read_with_prefill()
         if found is None:
             return None
-        found = replace(found, unseen_ratio=self.rates.fastest() * START_BLIND_S)
+        if self.open_ended:
+            found = replace(found, unseen_ratio=self.rates.fastest() * START_BLIND_S)
         margin = self.margin()
         return found.describe(margin) if found.too_full(margin) else None
 
@@ -208,7 +208,7 @@ class FillTrend:
         (t0, used0), (t1, used1) = self.samples[0], self.samples[-1]
         return max(0.0, (used1 - used0) / max(t1 - t0, STATS_PERIOD_S))
 
-    def problem(self, written_bytes_s: float = 0.0) -> Optional[str]:
+    def problem(self) -> Optional[str]:
         found = self.read()
         if found is None:
             return None
@@ -216,7 +216,7 @@ class FillTrend:
         self.samples.append((now, found.used_ratio))
         while now - self.samples[0][0] > TREND_WINDOW_S:
             self.samples.popleft()
-        rate = max(self.rate(), written_bytes_s * found.ratio_per_byte)
+        rate = self.rate()
         self.rates.seen(rate)
         margin = self.margin()
         if found.too_full(margin):
@@ -239,10 +239,11 @@ class CapacityGuard:
         return fullest_osd(self.mgr.get('osd_stats'), self.mgr.get('osd_map'), in_flight_bytes,
                            prefill_bytes)
 
-    def new_check(self, in_flight_bytes: int = 0, prefill_bytes: int = 0) -> FillTrend:
+    def new_check(self, in_flight_bytes: int = 0, prefill_bytes: int = 0,
+                  open_ended: bool = True) -> FillTrend:
         return FillTrend(lambda: self.fullness(in_flight_bytes), self.margin,
                          read_with_prefill=lambda: self.fullness(in_flight_bytes, prefill_bytes),
-                         rates=self.rates)
+                         rates=self.rates, open_ended=open_ended)
 
 
 def in_flight_bytes(job: Dict[str, Any]) -> int:
@@ -269,14 +270,6 @@ def writes_while_measured(job: Dict[str, Any]) -> bool:
     """Whether a job writes while it is measured (PUT, or a mix with PUT): else only its
     prefill needs watching."""
     return Job.from_dict(job).weights.get('put', 0.0) > 0
-
-
-def put_share(job: Dict[str, Any]) -> float:
-    """The share of a job's requests that write (PUT): of what its agents say they move a
-    second, what is written."""
-    weights = Job.from_dict(job).weights
-    total = sum(weights.values())
-    return weights.get('put', 0.0) / total if total > 0 else 0.0
 
 
 class CapacityWatch(Periodic):

@@ -15,8 +15,8 @@ from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequ
 
 from .agents.coordinator import DEADMAN_S, AgentRun
 from .agents.launchers import AgentLauncher, remove_leftovers
-from .capacity import (CapacityCheck, CapacityWatch, in_flight_bytes, prefill_bytes,
-                       put_share, writes, writes_while_measured)
+from .capacity import (CapacityCheck, CapacityWatch, in_flight_bytes, prefill_bytes, writes,
+                       writes_while_measured)
 from .checks.during import PgWatch
 from .checks.measured import measured_findings
 from .errors import InvalidInput
@@ -51,13 +51,6 @@ def make_job(workload: Workload, *, creds: Dict[str, str], endpoints: Sequence[s
     except LoadgenError as e:
         raise InvalidInput('workload %s: %s' % (workload.name, e))
     return job.to_dict()
-
-
-def written_bytes_s(agent_run: AgentRun, share: float) -> float:
-    """What the agents say they write a second now, `share` of what they move (0: no
-    figures of theirs yet)."""
-    live = agent_run.live_figures(max_age_s=5.0)
-    return float(live['mib_per_s']) * (1 << 20) * share if live else 0.0
 
 
 def remove_buckets(job: Dict[str, Any], ca_pem: Optional[str] = None, *,
@@ -313,8 +306,9 @@ class AgentWorkloads:
     keep_objects: Callable[[], bool] = lambda: False
     # A fresh capacity check for each workload that writes (None: unguarded).
     # (Made with the bytes its requests in flight and its prefill can write.)
-    new_capacity_check: Callable[[int, int], Optional[CapacityCheck]] = \
-        lambda in_flight, prefill: None
+    # (in_flight_bytes, prefill_bytes, open_ended: whether it writes while measured)
+    new_capacity_check: Callable[[int, int, bool], Optional[CapacityCheck]] = \
+        lambda in_flight, prefill, open_ended: None
     # The most engine processes an agent runs when a job leaves it to its cores.
     processes_max: Callable[[], int] = lambda: 0
     # A watch of PGs that scrub or recover, for each workload (None: unwatched).
@@ -358,8 +352,9 @@ class AgentWorkloads:
                                  deadman_s=self.deadman_s(),
                                  sources=self.agent_sources(launcher.agent_ids()))
             watch(agent_run)
-            check = self.new_capacity_check(in_flight_bytes(job), prefill_bytes(job)) \
-                if writes(job) else None
+            measured = writes_while_measured(job)
+            check = self.new_capacity_check(in_flight_bytes(job), prefill_bytes(job),
+                                            measured) if writes(job) else None
             too_full = check.before_start() if check is not None else None
             if too_full:
                 # Its agents are never launched: nothing it would write is begun.
@@ -371,10 +366,8 @@ class AgentWorkloads:
             with contextlib.ExitStack() as during:
                 if check is not None:
                     # A reading workload writes only its prefill, before the agents start.
-                    measured, share = writes_while_measured(job), put_share(job)
                     during.enter_context(CapacityWatch(
-                        lambda: check.problem(written_bytes_s(agent_run, share)),
-                        agent_run.stop_early, log=self.log,
+                        check.problem, agent_run.stop_early, log=self.log,
                         watching=lambda: measured or agent_run.start_at is None))
                 if pgs is not None:
                     during.enter_context(pgs)

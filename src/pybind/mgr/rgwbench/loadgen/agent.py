@@ -293,7 +293,8 @@ def _run_job(channel: ModuleChannel, job: Job, job_doc: Dict[str, Any],
     # load then ends as on SIGINT, with what it measured. Only the main thread
     # has the load's signal handler (an agent run in a thread just goes on).
     in_main = threading.current_thread() is threading.main_thread()
-    # A load that writes posts every second: the capacity guard judges by its figures.
+    # A load that writes posts every second: a stop by the capacity guard, the answer to
+    # a post, reaches it that much sooner.
     with LivePoster(channel, every_s=1.0 if job.weights.get('put') else 3.0,
                     stop=_interrupt_self if in_main else None) as live:
         result = run_load(job, live=live.update)

@@ -105,43 +105,40 @@ def test_a_prefill_that_would_pass_the_line_keeps_its_workload_from_starting() -
     assert guard.new_check(in_flight_bytes(small), prefill_bytes(small)).before_start() is None
 
 
-def test_a_workload_starts_only_with_room_for_the_fastest_fill_seen_lately() -> None:
-    # The README's cluster (2 x 8 GiB, 2 copies) at 50 %; sizes' put-256MiB filled its
-    # OSDs by 1.9 points a second, and took one from 65 % (2.5 below the line) to 85.4 %
-    # before the mgr's figures showed it move.
-    stats = {'osd_stats': [dict(s, statfs={'total': 8 * GIB, 'available': int(8 * GIB * 0.5)})
-                           for s in OSD_STATS['osd_stats']]}
+def test_a_put_workload_starts_only_with_room_for_the_fastest_fill_seen_lately() -> None:
+    # The README's cluster (2 x 8 GiB, 2 copies) at 40 %; sizes' put-256MiB filled its
+    # OSDs by 1.9 points a second and took one from 65 % (2.5 below the line) to 85.4 %
+    # before the guard could stop it.
+    def at(used: float) -> Dict[str, Any]:
+        return {'osd_stats': [dict(s, statfs={'total': 8 * GIB,
+                                              'available': int(8 * GIB * (1 - used))})
+                              for s in OSD_STATS['osd_stats']]}
+    maps = PooledMaps(at(0.40))
     now = [0.0]
-    guard = CapacityGuard(PooledMaps(stats), lambda: 0.05)
+    guard = CapacityGuard(maps, lambda: 0.05)
     guard.rates.clock = lambda: now[0]
     big = in_flight_bytes({'op': 'put', 'size': '256MiB', 'concurrency': 4})
-    assert guard.new_check(big).before_start() is None     # nothing seen yet: 50 < 67.5
-    # A workload's agents say they write 152 MiB a second: 1.9 % of the OSDs' bytes
-    # (at 2 copies), before the mgr's figures move at all; 20 s ahead is past the line.
-    writing = guard.new_check(big)
-    found = writing.problem(written_bytes_s=152 * (1 << 20))
-    assert found is not None and 'filling by 1.86 % a second' in found, found
-    assert guard.rates.fastest() == pytest.approx(152 * (1 << 20) * 2 / (16 * GIB))
-    # The next one starts only with room for START_BLIND_S of that: 7.4 % more.
-    assert guard.new_check(big).before_start() is None     # 50 < 60.1
-    stats['osd_stats'] = [dict(s, statfs={'total': 8 * GIB, 'available': int(8 * GIB * 0.38)})
-                          for s in stats['osd_stats']]
+    assert guard.new_check(big).before_start() is None     # no rate seen yet
+    writing = FillTrend(lambda: guard.fullness(big), guard.margin, clock=lambda: now[0],
+                        rates=guard.rates)
+    assert writing.problem() is None
+    now[0], maps.stats = 5.0, at(0.495)                      # 1.9 points a second
+    found = writing.problem()
+    assert found is not None and 'filling by 1.90 % a second' in found, found
+    # The next PUT workload starts only with room for START_BLIND_S of that, 19 points.
+    now[0] = 600.0
     assert guard.new_check(big).before_start() == (
-        'osd.0 is 62.0 % full; the guard stops writes at 60.1 % (nearfull 85.0 % less the '
-        'margin of 5.0 % and 12.5 % its requests in flight can still write and 7.4 % it may '
-        'write before it can be stopped, at the fastest this cluster filled lately)')
-    # without that rate (an hour later), it would have started
-    now[0] = FILL_MEMORY_S + 1
-    assert guard.new_check(big).before_start() is None
+        'osd.0 is 49.5 % full; the guard stops writes at 48.5 % (nearfull 85.0 % less the '
+        'margin of 5.0 % and 12.5 % its requests in flight can still write and 19.0 % it '
+        'may write before it can be stopped, at the fastest this cluster filled lately)')
+    # A GET's prefill writes what it writes, no more: it is not held back by the rate.
+    job = {'op': 'get', 'size': '256MiB', 'concurrency': 4, 'objects': 4}
+    assert guard.new_check(in_flight_bytes(job), prefill_bytes(job),
+                           open_ended=False).before_start() is None   # 49.5 + 12.5 + 12.5
+    # an hour later, the rate is forgotten
+    now[0] = 5.0 + FILL_MEMORY_S + 1
     assert guard.rates.fastest() == 0.0
-
-
-def test_agents_that_report_no_writes_leave_the_mgr_rate_to_judge() -> None:
-    osd = FillingOsd(0.60)
-    check = osd.trend()
-    assert check.problem(written_bytes_s=0.0) is None
-    osd.at(5.0, 0.61)                       # 0.2 points a second: 20 s ahead is 64 %
-    assert check.problem(written_bytes_s=0.0) is None
+    assert guard.new_check(big).before_start() is None
 
 
 def test_in_flight_is_the_largest_object_of_every_worker() -> None:

@@ -93,13 +93,13 @@ def service(store: MemoryStore, endpoints: List[str],
 class TooFull:
     """A capacity check that refuses the start when a prefill is to come."""
 
-    def __init__(self, in_flight_bytes: int, prefill_bytes: int) -> None:
+    def __init__(self, in_flight_bytes: int, prefill_bytes: int, open_ended: bool) -> None:
         self.prefill_bytes = prefill_bytes
 
     def before_start(self) -> Optional[str]:
         return 'osd.0 is 70.0 % full' if self.prefill_bytes else None
 
-    def problem(self, written_bytes_s: float = 0.0) -> Optional[str]:
+    def problem(self) -> Optional[str]:
         return None
 
 
