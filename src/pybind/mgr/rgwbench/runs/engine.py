@@ -49,11 +49,13 @@ PLACEHOLDER_KEYS = {'access_key': 'placeholder', 'secret_key': 'placeholder'}
 def run_failures(record: Run) -> List[str]:
     """Why a run failed: a variant that could not run, or a workload that measured
     nothing (every repeat's agents failed). A workload with figures from some of its
-    repeats is kept as measured, with its error."""
+    repeats is kept as measured, with its error; one the capacity guard stopped before
+    it measured anything (or did not start) says so in its `stopped`: the guard did
+    what it is for, and the run goes on."""
     return ['variant %s: %s' % (v.name, v.error) for v in record.variants if v.error] + [
         'variant %s, workload %s: %s' % (v.name, w.name, w.error)
         for v in record.variants if not v.error for w in v.workloads
-        if w.error and w.figures.ops is None]
+        if w.error and w.figures.ops is None and not w.stopped]
 
 
 class RunEvents(Protocol):

@@ -422,9 +422,11 @@ def test_a_workload_whose_prefill_would_pass_the_guard_is_not_started(
                     'warmup': 0}, {'op': 'put', 'size': '4KiB', 'concurrency': 2,
                                    'duration': 1, 'warmup': 0}]))
     s.engine.wait(180)
-    get, put = s.results.load(run_id)['variants'][0]['workloads']
+    record = s.results.load(run_id)
+    get, put = record['variants'][0]['workloads']
     assert get['stopped'] == 'capacity: not started: ' + full
     assert not get.get('ops') and get['error'] == 'no result'
+    assert record['state'] == 'complete'   # the guard did what it is for
     # nothing of its prefill was written, and the workload after it ran
     assert put['ops'] > 0 and 'stopped' not in put
     # (outside the measured window, each of the PUT's two workers may have ended a request
