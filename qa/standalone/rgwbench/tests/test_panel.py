@@ -435,7 +435,7 @@ def test_an_operator_aborts_a_run_from_the_panel(panel: Panel, browser: WebDrive
         lambda d: d.find_elements(By.CSS_SELECTOR,
                                   'tr[data-run-id="%s"] .state-aborted' % run_id),
         message='the page never listed %s as aborted; live view says %r' % (
-            run_id, browser.find_element(By.ID, 'live-message').text))
+            run_id, text_of(browser, 'live-message')))   # read before the wait: it redraws
     assert not browser.find_element(By.ID, 'live').is_displayed()
     shot(browser, panel.cluster.release, '06-aborted')
     panel.cluster.wait_rgw_registered()
