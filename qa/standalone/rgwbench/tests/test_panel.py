@@ -23,7 +23,7 @@ from test_settings_tls import make_pems, served_certificate
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
-from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
+from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -405,11 +405,13 @@ def test_an_operator_runs_quick_from_the_panel_and_reads_its_charts(
 
 
 def text_of(browser: WebDriver, element_id: str) -> str:
-    """An element's text, read again when the page replaced the element meanwhile."""
+    """An element's text, read again when the page replaced the element meanwhile
+    (Chrome says so as a stale element, or as a node that "does not belong to the
+    document")."""
     for _ in range(9):
         try:
             return str(browser.find_element(By.ID, element_id).text)
-        except StaleElementReferenceException:
+        except WebDriverException:
             time.sleep(0.2)
     return str(browser.find_element(By.ID, element_id).text)
 
@@ -421,8 +423,7 @@ def test_an_operator_aborts_a_run_from_the_panel(panel: Panel, browser: WebDrive
     # start on this small cluster.
     run_id = start_from_panel(browser, 'quick', duration=60, warmup=1)
     # The live view redraws its message: one read may find the element just replaced.
-    WebDriverWait(browser, 600, ignored_exceptions=(StaleElementReferenceException,)).until(
-        lambda d: 'workload' in d.find_element(By.ID, 'live-message').text)
+    WebDriverWait(browser, 600).until(lambda d: 'workload' in text_of(d, 'live-message'))
     browser.find_element(By.ID, 'abort').click()
     confirm = browser.find_element(By.ID, 'abort-confirm')
     assert confirm.is_displayed()
