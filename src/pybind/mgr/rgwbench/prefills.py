@@ -115,10 +115,8 @@ class RunPrefills:
         """A repeat of `key` read `objects` objects: later ones read them, unwritten."""
         self._found[key].objects = objects
 
-    def done_with(self, storage: Optional[str] = None,
-                  key: Optional[PrefillKey] = None) -> List[Dict[str, Any]]:
-        """The jobs of the prefills of `storage`, or the one of `key` (neither: all),
-        forgotten here: the run removes their buckets."""
-        keys = [k for k in self._found if (storage is None or k[1] == storage) and
-                (key is None or k == key)]
+    def done_with(self, key: Optional[PrefillKey] = None) -> List[Dict[str, Any]]:
+        """The job of `key`'s prefill (None: of every one), forgotten here: the run
+        removes their buckets."""
+        keys = [k for k in self._found if key is None or k == key]
         return [self._found.pop(k).job for k in keys]

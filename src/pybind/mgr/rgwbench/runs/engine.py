@@ -369,24 +369,20 @@ class RunEngine:
             entry.changes = (entry.changes or []) + [Change.from_dict(c)
                                                      for c in steps_to_dicts(steps)]
             self.results.save(record)
-            storage = storage_of(variant, index)
-            if not read_later(storage, index, profile):
-                self._release_prefills(creds, storage)
             if any(s.error for s in steps):
                 raise RuntimeError('the settings of variant %s could not all be put '
                                    'back; the module tries again when it starts'
                                    % variant.name)
         return done_s
 
-    def _release_prefills(self, creds: Dict[str, str], storage: Optional[str] = None, *,
-                          key: Optional[PrefillKey] = None,
+    def _release_prefills(self, creds: Dict[str, str], key: Optional[PrefillKey] = None,
                           through: Optional[ClientSide] = None) -> None:
-        """The buckets of the prefills of `storage`, or of `key` (neither: all, at the
-        run's end), removed `through` the endpoints of the variant that read them last,
-        or the RGW daemons there are now (the ingress or the TLS of the variant that
-        wrote them is gone). With a temporary user, what could not be goes with the user
-        (the journal's last undo)."""
-        for job in self._prefills.done_with(storage, key):
+        """The buckets of the prefill of `key`, once its last reader ended, removed
+        `through` that reader's endpoints; without a key, of every prefill left (at the
+        run's end: after an abort or a failure), through the RGW daemons there are now
+        (the ingress or the TLS of the variant that wrote them is gone). With a temporary
+        user, what could not be goes with the user (the journal's last undo)."""
+        for job in self._prefills.done_with(key):
             cleaned: Dict[str, Any] = {}
             if creds:
                 try:
@@ -534,7 +530,7 @@ class RunEngine:
                 stopped=stopped, prefilled_by=prefilled_by)
         finally:
             if reuse is not None and not read_later(storage, variant, profile):
-                self._release_prefills(creds, key=reuse, through=client)   # its last reader
+                self._release_prefills(creds, reuse, through=client)   # its last reader
 
     def _watch(self, agent_run: Optional[AgentRun]) -> None:
         with self._lock:

@@ -122,7 +122,7 @@ def test_a_prefill_is_reused_only_by_the_same_agents() -> None:
     three = prefills.key(get, 'shared', ['h1', 'h2', 'h3'])
     assert prefills.get(three) is None and prefills.bucket_prefix(three) == 'rgwbench-r1-p1'
     # removed, its buckets' names are never given again
-    assert [j['bucket_prefix'] for j in prefills.done_with('shared')] == ['rgwbench-r1-p0']
+    assert [j['bucket_prefix'] for j in prefills.done_with(two)] == ['rgwbench-r1-p0']
     own = prefills.key(get, 'v2', ['h1', 'h2'])
     assert prefills.bucket_prefix(own) == 'rgwbench-r1-p1'
     prefills.made(own, {'bucket_prefix': 'rgwbench-r1-p1'}, 'v2')
