@@ -4,13 +4,14 @@ Built once with debootstrap from the mirror the host's own apt uses, then
 apt-get inside it. The cache lives outside any repository (RGWBENCH_CACHE,
 default /var/cache/rgwbench) and is shared by every cluster of that release.
 """
+import contextlib
 import fcntl
 import glob
 import os
 import re
 import shutil
 import subprocess
-from typing import Callable, List, Sequence
+from typing import Callable, Iterator, List, Sequence
 
 Logger = Callable[[str], None]
 
@@ -203,26 +204,59 @@ def _mount_netns(root: str) -> None:
     _run(['mount', '--make-rslave', where], 'mount')
 
 
-def mount_into(root: str, paths: Sequence[str], netns: bool = False) -> None:
-    _mount_system(root)
-    if netns:
-        _mount_netns(root)
-    for path in paths:
-        where = os.path.join(root, os.path.realpath(path).lstrip('/'))
-        if _is_mounted(where):
-            continue
-        os.makedirs(where, exist_ok=True)
-        _run(['mount', '--bind', path, where], 'mount')
+@contextlib.contextmanager
+def _mounts_locked(root: str) -> Iterator[None]:
+    """One cluster at a time mounts into or unmounts from a root that several share:
+    a cluster that stops must not take the system mounts from under one that starts."""
+    with open(os.path.realpath(root) + '.mounts.lock', 'w') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
-def unmount_from(root: str, paths: Sequence[str]) -> None:
-    """Unmount a cluster's own paths; the rest goes once nothing runs in the root."""
-    for path in paths:
-        where = os.path.join(root, os.path.realpath(path).lstrip('/'))
-        if _is_mounted(where):
-            _run(['umount', '-l', where], 'umount')
-    if not processes_in(root):
-        _unmount_all_under(root)
+def _inside(root: str, path: str) -> str:
+    return os.path.join(os.path.realpath(root), os.path.realpath(path).lstrip('/'))
+
+
+def mount_into(root: str, own: Sequence[str], shared: Sequence[str] = (),
+               netns: bool = False) -> None:
+    """A cluster's own paths and those every cluster of the root uses (`shared`)."""
+    with _mounts_locked(root):
+        _mount_system(root)
+        if netns:
+            _mount_netns(root)
+        for path in list(own) + list(shared):
+            where = _inside(root, path)
+            if _is_mounted(where):
+                continue
+            os.makedirs(where, exist_ok=True)
+            _run(['mount', '--bind', path, where], 'mount')
+
+
+def other_clusters_paths(root: str, shared: Sequence[str]) -> List[str]:
+    """Paths still mounted in the root that are neither its system mounts nor `shared`:
+    another cluster's, which may have no process running yet. A path whose folder is
+    gone from the host is a cluster removed without a stop: not counted."""
+    real = os.path.realpath(root)
+    # Recursive mounts: what is under them is theirs. A shared path is bound alone,
+    # so a cluster's folder inside it is a mount of its own.
+    recursive = [_inside(root, target) for _, _, target in SYSTEM_MOUNTS]
+    recursive.append(_inside(root, NETNS_DIR))
+    alone = {_inside(root, path) for path in shared}
+    return sorted(p for p in set(_mountpoints()) if p.startswith(real + '/')
+                  and p not in alone and os.path.isdir(p[len(real):])
+                  and not any(p == c or p.startswith(c + '/') for c in recursive))
+
+
+def unmount_from(root: str, own: Sequence[str], shared: Sequence[str] = ()) -> None:
+    """Unmount a cluster's own paths; the rest goes with the last cluster: once no
+    process runs in the root and no other cluster's path is mounted there."""
+    with _mounts_locked(root):
+        for path in own:
+            where = _inside(root, path)
+            if _is_mounted(where):
+                _run(['umount', '-l', where], 'umount')
+        if not processes_in(root) and not other_clusters_paths(root, shared):
+            _unmount_all_under(root)
 
 
 def processes_in(root: str) -> List[int]:

@@ -198,7 +198,7 @@ class LocalCluster:
         return str(self.state.get('objectstore', 'bluestore'))
 
     def _mount(self) -> None:
-        self.release.mount([self.dir, REPO_ROOT], netns='network' in self.state)
+        self.release.mount([self.dir], [REPO_ROOT], netns='network' in self.state)
 
     # -- hosts ---------------------------------------------------------------------
     @property
@@ -687,7 +687,7 @@ class LocalCluster:
         if removed:
             self.log('removed %s' % ', '.join(removed))
         # The repository mount may serve other clusters; it goes with the last one.
-        self.release.unmount([self.dir])
+        self.release.unmount([self.dir], [REPO_ROOT])
         return stopped
 
     def destroy(self) -> None:

@@ -73,19 +73,21 @@ class Release:
         except hostpackages.InstallError as e:
             raise ReleaseError(str(e))
 
-    def mount(self, paths: Sequence[str], netns: bool = False) -> None:
-        """Make host paths visible at the same place inside the release's root.
+    def mount(self, own: Sequence[str], shared: Sequence[str] = (),
+              netns: bool = False) -> None:
+        """Make host paths visible at the same place inside the release's root: a
+        cluster's `own`, and those `shared` with every other cluster of the root.
 
         `netns` adds the host's named network namespaces, for
         `nsenter --net=/run/netns/...` inside the root (`ip netns exec` and
         `ip -n` do not work in a chroot: they need `/` to be a mount point).
         """
         if not self.native:
-            chroot.mount_into(self.root, paths, netns)
+            chroot.mount_into(self.root, own, shared, netns)
 
-    def unmount(self, paths: Sequence[str]) -> None:
+    def unmount(self, own: Sequence[str], shared: Sequence[str] = ()) -> None:
         if not self.native:
-            chroot.unmount_from(self.root, paths)
+            chroot.unmount_from(self.root, own, shared)
 
 
 Logger = chroot.Logger

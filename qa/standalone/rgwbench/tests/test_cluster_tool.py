@@ -291,3 +291,38 @@ def test_clusters_started_side_by_side_are_never_given_the_same_port(
     first.rmdir()
     drawn = iter([24001])
     assert processes.free_port(owner=str(second)) == 24001
+
+
+def test_a_cluster_that_stops_leaves_the_shared_root_mounted_for_one_that_starts(
+        tmp_path: pathlib.Path) -> None:
+    """A cluster of a chroot release that stopped while another was starting took the
+    root's /sys from under the other's `mount -t sysfs` (a Tentacle start failed in CI):
+    the root's system mounts go only with the last cluster's paths."""
+    from localcluster import chroot
+    root, repo, first, second = (tmp_path / n for n in ('root', 'repo', 'first', 'second'))
+    for folder in (root, repo, first, second):
+        folder.mkdir()
+
+    def mounted() -> Set[str]:
+        real = str(root.resolve())
+        return {p[len(real):] for p in chroot._mountpoints() if p.startswith(real + '/')}
+
+    try:
+        chroot.mount_into(str(root), [str(first)], [str(repo)])
+        # The second has mounted its folder and runs nothing yet; the first stops.
+        chroot.mount_into(str(root), [str(second)], [str(repo)])
+        chroot.unmount_from(str(root), [str(first)], [str(repo)])
+        assert str(first) not in mounted()
+        assert {'/proc', '/sys', '/dev', str(second), str(repo)} <= mounted()
+        assert chroot.other_clusters_paths(str(root), [str(repo)]) == [
+            str(root.resolve()) + str(second)]
+        # A folder removed without a stop holds nothing up; the last one's stop
+        # takes everything.
+        third = tmp_path / 'third'
+        third.mkdir()
+        chroot.mount_into(str(root), [str(third)], [str(repo)])
+        third.rmdir()
+        chroot.unmount_from(str(root), [str(second)], [str(repo)])
+        assert mounted() == set()
+    finally:
+        chroot._unmount_all_under(str(root))
