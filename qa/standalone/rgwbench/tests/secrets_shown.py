@@ -57,7 +57,16 @@ def assert_none_shown(seen: Mapping[str, str], secrets: Mapping[str, str]) -> No
     assert secrets and all(secrets.values()), secrets
     for name, text in seen.items():
         for what, secret in secrets.items():
-            assert secret not in text, '%s shows in %s' % (what, name)
+            assert secret not in text, '%s shows in %s: %s' % (
+                what, name, where_shown(text, secret))
         tokens = AGENT_TOKEN.findall(text)
         assert not tokens, 'what looks like an agent token shows in %s: %s' % (
             name, tokens[:3])
+
+
+def where_shown(text: str, secret: str) -> str:
+    """The lines of `text` that hold `secret`, the secret itself masked: what tells
+    a failure's reader which code wrote it."""
+    lines = [line.replace(secret, '<secret>')[:400]
+             for line in text.splitlines() if secret in line]
+    return '%d line(s), first: %s' % (len(lines), ' | '.join(lines[:3]))

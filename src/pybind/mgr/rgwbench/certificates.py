@@ -12,7 +12,7 @@ import json
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 from .errors import InvalidInput, NotFound, RGWBenchError
-from .kvstore import Store
+from .kvstore import SecretStore, get_secret, set_secret
 from .pem import (CertificateError, PemBundle, check_bundle, describe_certificate,
                   self_signed_certificate, split_pem)
 from .pending import pending
@@ -43,7 +43,7 @@ TLS_KEYS = CertificateKeys('tls/certificate', 'tls/generated', 'rgwbench-tls',
 class Certificates:
     """A certificate to serve, in the module's store; the key is never shown."""
 
-    def __init__(self, store: Store, keys: CertificateKeys = TLS_KEYS) -> None:
+    def __init__(self, store: SecretStore, keys: CertificateKeys = TLS_KEYS) -> None:
         self.store = store
         self.keys = keys
 
@@ -58,17 +58,17 @@ class Certificates:
             check_bundle(bundle)
         except CertificateError as e:
             raise InvalidInput('certificate: %s' % e)
-        self.store.set_store(self.keys.operator, bundle.server_pem)
+        set_secret(self.store, self.keys.operator, bundle.server_pem)
         return dict(describe_certificate(bundle.certificate), source=OPERATOR)
 
     def remove(self) -> bool:
-        had = self.store.get_store(self.keys.operator) is not None
-        self.store.set_store(self.keys.operator, None)
+        had = get_secret(self.store, self.keys.operator) is not None
+        set_secret(self.store, self.keys.operator, None)
         return had
 
     def operator(self) -> Optional[PemBundle]:
         """The operator's certificate, checked again (the store can be written around us)."""
-        stored = self.store.get_store(self.keys.operator)
+        stored = get_secret(self.store, self.keys.operator)
         if not stored:
             return None
         try:
@@ -81,7 +81,7 @@ class Certificates:
 
     # -- the generated one ------------------------------------------------------------
     def _generated(self) -> Optional[Tuple[PemBundle, List[str]]]:
-        stored = self.store.get_store(self.keys.generated)
+        stored = get_secret(self.store, self.keys.generated)
         if not stored:
             return None
         try:
@@ -113,8 +113,8 @@ class Certificates:
         return split_pem(cert + key), wanted
 
     def _keep(self, bundle: PemBundle, names: List[str]) -> None:
-        self.store.set_store(self.keys.generated, json.dumps({'pem': bundle.server_pem,
-                                                              'names': names}))
+        set_secret(self.store, self.keys.generated, json.dumps({'pem': bundle.server_pem,
+                                                                'names': names}))
 
     def for_names(self, names: List[str]) -> TLSCertificate:
         """The operator's certificate, else a self-signed one naming at least `names`, kept."""

@@ -4,7 +4,7 @@ from typing import Any, Dict, Optional
 
 from .documents import load_document
 from .errors import InvalidInput, NotFound
-from .kvstore import Store
+from .kvstore import SecretStore, get_secret, set_secret
 
 KEY = 'credentials/s3'
 
@@ -29,16 +29,18 @@ def parse_credentials(text: str) -> Dict[str, str]:
 
 
 class CredentialStore:
-    def __init__(self, store: Store) -> None:
+    """Written and read as a secret (kvstore.SecretStore): never through set_store."""
+
+    def __init__(self, store: SecretStore) -> None:
         self.store = store
 
     def set(self, text: str) -> Dict[str, str]:
         creds = parse_credentials(text)
-        self.store.set_store(KEY, json.dumps(creds))
+        set_secret(self.store, KEY, json.dumps(creds))
         return creds
 
     def get(self) -> Optional[Dict[str, str]]:
-        stored = self.store.get_store(KEY)
+        stored = get_secret(self.store, KEY)
         return json.loads(stored) if stored else None
 
     def require(self) -> Dict[str, str]:
@@ -50,7 +52,7 @@ class CredentialStore:
 
     def remove(self) -> bool:
         had = self.get() is not None
-        self.store.set_store(KEY, None)
+        set_secret(self.store, KEY, None)
         return had
 
     def describe(self) -> Dict[str, Any]:

@@ -1,5 +1,6 @@
 """The module's key/value store (the config-key store under the module's prefix)."""
-from typing import Dict, Optional, Protocol
+import errno
+from typing import Any, Dict, Optional, Protocol, Tuple
 
 from .errors import RGWBenchError
 
@@ -32,3 +33,41 @@ def check_size(key: str, val: Optional[str], limit: int = MAX_VALUE_BYTES) -> No
     if size > limit:
         raise ValueTooLarge('%s would take %d bytes in the config-key store, more than the '
                             '%d it keeps' % (key, size, limit))
+
+
+#: where the mgr keeps a module's keys in the config-key store
+MODULE_PREFIX = 'mgr/rgwbench/'
+
+
+class SecretStore(Store, Protocol):
+    """The store, and the mon commands a secret is written and read with.
+
+    The mgr's set_store logs, at level 0, the whole value of a write the mon refuses
+    (a CI on a loaded machine found an S3 secret key in the mgr's log so). A secret
+    goes to the config-key store as a mon command's input instead, which nothing logs,
+    and is read back from the mon (the mgr's copy of the store follows it late).
+    """
+
+    def mon_command(self, cmd_dict: Dict[str, Any],
+                    inbuf: Optional[str] = None) -> Tuple[int, str, str]: ...
+
+
+def set_secret(store: SecretStore, key: str, val: Optional[str]) -> None:
+    check_size(key, val)
+    if val is None:
+        ret, _, err = store.mon_command({'prefix': 'config-key rm', 'key': MODULE_PREFIX + key})
+    else:
+        ret, _, err = store.mon_command({'prefix': 'config-key set', 'key': MODULE_PREFIX + key},
+                                        inbuf=val)
+    if ret != 0 and not (val is None and abs(ret) == errno.ENOENT):
+        # The mon's message names the key, never the value (it was the command's input).
+        raise RGWBenchError('storing %s failed: %s' % (key, err.strip() or ret), abs(ret))
+
+
+def get_secret(store: SecretStore, key: str) -> Optional[str]:
+    ret, out, err = store.mon_command({'prefix': 'config-key get', 'key': MODULE_PREFIX + key})
+    if abs(ret) == errno.ENOENT:
+        return None
+    if ret != 0:
+        raise RGWBenchError('reading %s failed: %s' % (key, err.strip() or ret), abs(ret))
+    return out

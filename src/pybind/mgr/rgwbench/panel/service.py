@@ -11,7 +11,7 @@ from typing import Any, Callable, Dict, NamedTuple, Optional, Protocol, Tuple
 
 from ..brake import AuthBrake
 from ..certificates import CertificateKeys, Certificates
-from ..kvstore import Store
+from ..kvstore import SecretStore
 from ..pem import describe_certificate
 from .app import PanelApp, PanelBackend
 from .auth import PasswordStore, Sessions
@@ -49,7 +49,7 @@ class Server(Protocol):
     def stop(self) -> None: ...
 
 
-class PanelHost(Store, Protocol):
+class PanelHost(SecretStore, Protocol):
     """What the panel asks of the mgr module."""
 
     def get_module_option(self, key: str, default: Any = None) -> Any: ...

@@ -4,13 +4,13 @@ import copy
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from ..errors import InvalidInput
-from ..kvstore import Store
+from ..kvstore import SecretStore
 from .changes import CONFIG, SERVICE, Change
 from .cluster import ClusterAccess, NotReady
 
 
 # Settings keep what they generate (keys, certificates) in the module's store.
-Secrets = Store
+Secrets = SecretStore
 
 
 class PlanView:

@@ -34,6 +34,7 @@ import uuid
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..credentials import CredentialStore
+from ..kvstore import get_secret, set_secret
 from ..loadgen.errors import LoadgenError, ProtocolError
 from ..loadgen.s3 import Endpoint, S3Client, describe_error, make_ssl_context
 from ..loadgen.sigv4 import Signer
@@ -128,7 +129,7 @@ class ServerSideEncryption(Setting):
         A plan only holds keys it makes in memory (a dry run stores nothing);
         `keep`, once the keys are in place, stores them.
         """
-        stored = ctx.secrets.get_store(KEYS_STORE)
+        stored = get_secret(ctx.secrets, KEYS_STORE)
         keys: Dict[str, str] = json.loads(stored) if stored else {}
         if all(keys.get(k) for k in KEY_NAMES):
             return keys
@@ -139,7 +140,7 @@ class ServerSideEncryption(Setting):
             'sse_c_key': base64.b64encode(os.urandom(32)).decode('ascii')}
         held[KEYS_STORE] = keys
         if keep:
-            ctx.secrets.set_store(KEYS_STORE, json.dumps(keys))
+            set_secret(ctx.secrets, KEYS_STORE, json.dumps(keys))
             held.pop(KEYS_STORE, None)
         return keys
 

@@ -1,6 +1,7 @@
 """Data as real clusters report it, for tests."""
 import contextlib
-from typing import Any, Callable, Dict, Iterator, Optional
+import errno
+from typing import Any, Callable, Dict, Iterator, Optional, Tuple
 
 
 def rgw_service_map(**frontends: str) -> Dict[str, Any]:
@@ -39,6 +40,25 @@ class MemoryStore:
 
     def get_store_prefix(self, key_prefix: str) -> Dict[str, str]:
         return {k: v for k, v in self.data.items() if k.startswith(key_prefix)}
+
+    def mon_command(self, cmd_dict: Dict[str, Any],
+                    inbuf: Optional[str] = None) -> Tuple[int, str, str]:
+        """The mon's config-key commands on the module's keys (kvstore.SecretStore)."""
+        prefix = 'mgr/rgwbench/'
+        key = str(cmd_dict['key'])
+        assert key.startswith(prefix), key
+        key = key[len(prefix):]
+        if cmd_dict['prefix'] == 'config-key set':
+            assert inbuf is not None
+            self.data[key] = inbuf
+            return 0, '', ''
+        if key not in self.data:
+            return -errno.ENOENT, '', 'error obtaining \'%s\': (2) No such file or directory' % key
+        if cmd_dict['prefix'] == 'config-key get':
+            return 0, self.data[key], ''
+        assert cmd_dict['prefix'] == 'config-key rm', cmd_dict
+        del self.data[key]
+        return 0, '', ''
 
 
 def wait_a_few_polls(what: str, check: Callable[[], Optional[str]], polls: int = 5) -> None:
