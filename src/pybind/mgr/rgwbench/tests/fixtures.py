@@ -44,10 +44,10 @@ class MemoryStore:
     def mon_command(self, cmd_dict: Dict[str, Any],
                     inbuf: Optional[str] = None) -> Tuple[int, str, str]:
         """The mon's config-key commands on the module's keys (kvstore.SecretStore)."""
-        prefix = 'mgr/rgwbench/'
+        from rgwbench.kvstore import MODULE_PREFIX
         key = str(cmd_dict['key'])
-        assert key.startswith(prefix), key
-        key = key[len(prefix):]
+        assert key.startswith(MODULE_PREFIX), key
+        key = key[len(MODULE_PREFIX):]
         if cmd_dict['prefix'] == 'config-key set':
             assert inbuf is not None
             self.data[key] = inbuf
