@@ -251,7 +251,7 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
                 for h in orchestrator.raise_if_exception(self.get_hosts())}
 
     def _panel_server(self, app: 'PanelApp') -> 'PanelServer':
-        # CherryPy is loaded only where the panel runs: in the mgr, not in unit tests.
+        # cheroot is loaded only where the panel runs: in the mgr, not in unit tests.
         from .panel.server import PanelServer
         return PanelServer(app, self.log)
 

@@ -1,6 +1,6 @@
 """PEM text for a TLS library that loads certificates and keys from paths only.
 
-Python's ssl module, and CherryPy's server through it, take a certificate and
+Python's ssl module, and the panel's cheroot server through it, take a certificate and
 its private key as file names. Here each text goes to an anonymous file in
 memory (memfd, given as /proc/self/fd/N): never on a disk, never in shared
 temp space, gone when closed or when the process ends, however it ends. Where

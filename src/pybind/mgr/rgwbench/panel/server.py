@@ -1,47 +1,35 @@
-"""The web server that carries the panel: CherryPy, the way each release's mgr runs it.
+"""The web server that carries the panel: a cheroot server of its own, the panel a WSGI app.
 
-From Tentacle on, mgr modules mount their own CherryPy server through
-``cherrypy_mgr.CherryPyMgr``; before it (Pacific to Squid) each module owns
-the global ``cherrypy.engine`` of its sub-interpreter. Both are handled. One
-catch is common to both: when CherryPy's bus fails to start, it calls
-``os._exit``, which would take the whole ceph-mgr down; the bus module of
-this sub-interpreter gets an ``os`` whose ``_exit`` only raises.
+Every release's mgr ships cheroot (CherryPy's server). The panel does not use
+CherryPy's engine: from Tentacle on, every module runs in the mgr's main
+interpreter by default (``mgr_subinterpreter_modules``), so that engine is
+shared with the dashboard and prometheus. A start that failed there left its
+server subscribed to it, and each later start of the engine tried the old
+port again: the panel stayed down on any port. Its own server binds in
+``start`` (an error raises there, nothing is left behind) and ``stop`` ends it,
+whatever other modules do.
 """
 import errno
+import http
 import json
-import os
+import logging
 import socket
+import threading
 import time
-from typing import Any, Callable, Dict, Optional, Tuple
-
-import cherrypy
+import urllib.parse
+from traceback import format_exc
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 from ..pem_files import PemFiles
 from ..request_body import BodyRefused, body_length, read_body
 from .app import SECURITY_HEADERS, PanelApp, Request, Response, parse_cookies, parse_form
 
 MAX_BODY = 1024 * 1024
-# A request line and its headers: without a bound, Tentacle's server reads a
-# line until it ends, however long.
+# A request line and its headers: without a bound, cheroot reads a line until it ends.
 MAX_HEADERS = 64 * 1024
-APP_NAME = 'rgwbench'
-
-
-class _NoExit:
-    """`os` for CherryPy's bus: everything as usual but `_exit`, which raises."""
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(os, name)
-
-    @staticmethod
-    def _exit(status: int) -> None:
-        raise RuntimeError('the CherryPy bus wanted to end the process (status %d)' % status)
-
-
-def _guard_bus() -> None:
-    from cherrypy.process import wspbus
-    if not isinstance(wspbus.os, _NoExit):
-        wspbus.os = _NoExit()
+SERVER_NAME = 'rgwbench'
+THREADS = 10
+StartResponse = Callable[[str, List[Tuple[str, str]]], Any]
 
 
 def wait_for_port(address: str, port: int, timeout_s: float = 10.0,
@@ -64,58 +52,6 @@ def wait_for_port(address: str, port: int, timeout_s: float = 10.0,
         sleep(0.5)
 
 
-class _Root:
-    """Every path goes to the panel's own router."""
-
-    def __init__(self, app: PanelApp) -> None:
-        self.app = app
-
-    @cherrypy.expose
-    def index(self, *args: Any, **kwargs: Any) -> bytes:
-        return self._serve()
-
-    @cherrypy.expose
-    def default(self, *args: Any, **kwargs: Any) -> bytes:
-        return self._serve()
-
-    def _serve(self) -> bytes:
-        req = cherrypy.request
-        headers = {str(k).lower(): str(v) for k, v in req.headers.items()}
-        try:
-            length = body_length(headers.get('content-length'),
-                                 headers.get('transfer-encoding'), MAX_BODY)
-            try:
-                body = read_body(req.rfile, length)
-            except BodyRefused:
-                _forget_unread_body(req.rfile)
-                raise
-        except BodyRefused as e:
-            # The body is not (all) read, so the connection cannot carry another request.
-            return self._answer(Response(e.status, json.dumps({'error': str(e)}).encode(),
-                                         'application/json',
-                                         SECURITY_HEADERS + [('Connection', 'close')]))
-        query = {k: v[0] if isinstance(v, list) else str(v)
-                 for k, v in cherrypy.lib.httputil.parse_query_string(
-                     req.query_string).items()}
-        request = Request(method=req.method, path=req.path_info or '/', query=query,
-                          form=parse_form(body, headers.get('content-type', '')),
-                          headers=headers, cookies=parse_cookies(headers.get('cookie', '')),
-                          remote=str(req.remote.ip), secure=req.scheme == 'https')
-        return self._answer(self.app.handle(request))
-
-    @staticmethod
-    def _answer(response: Response) -> bytes:
-        out = cherrypy.response
-        out.status = response.status
-        out.headers['Content-Type'] = response.content_type
-        for name, value in response.headers:
-            if name.lower() == 'set-cookie':
-                out.cookie.load(value)
-            else:
-                out.headers[name] = value
-        return response.body
-
-
 def _forget_unread_body(rfile: Any) -> None:
     """Tell cheroot there is no more body to read before it answers.
 
@@ -127,28 +63,106 @@ def _forget_unread_body(rfile: Any) -> None:
         rfile.remaining = 0
 
 
-def _app_config() -> Dict[str, Dict[str, Any]]:
-    # CherryPy logs a failed request's headers by default: the session cookie and the
-    # CSRF token would be in the mgr log for anyone who reads it.
-    return {'/': {'request.process_request_body': False,
-                  'tools.log_headers.on': False,
-                  'tools.sessions.on': False,
-                  'response.headers.server': 'rgwbench',
-                  'request.show_tracebacks': False}}
+def _headers_of(environ: Dict[str, Any]) -> Dict[str, str]:
+    headers = {key[5:].replace('_', '-').lower(): str(value)
+               for key, value in environ.items() if key.startswith('HTTP_')}
+    for key in ('CONTENT_TYPE', 'CONTENT_LENGTH'):
+        if key in environ:
+            headers[key.replace('_', '-').lower()] = str(environ[key])
+    return headers
+
+
+def _path_of(environ: Dict[str, Any]) -> str:
+    # WSGI hands the path over as latin-1; a path sent as UTF-8 is read as such.
+    path = str(environ.get('PATH_INFO') or '/')
+    try:
+        return path.encode('latin-1').decode('utf-8')
+    except UnicodeError:
+        return path
+
+
+def _query_of(environ: Dict[str, Any]) -> Dict[str, str]:
+    parsed = urllib.parse.parse_qs(str(environ.get('QUERY_STRING') or ''),
+                                   keep_blank_values=True, errors='replace')
+    return {name: values[0] for name, values in parsed.items()}
+
+
+def _status_line(status: int) -> str:
+    try:
+        return '%d %s' % (status, http.HTTPStatus(status).phrase)
+    except ValueError:
+        return '%d Unknown' % status
+
+
+class PanelWsgi:
+    """The panel's router as a WSGI application: every path goes to it."""
+
+    def __init__(self, app: PanelApp, log: Any) -> None:
+        self.app = app
+        self.log = log
+
+    def __call__(self, environ: Dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        try:
+            response = self._handle(environ)
+        except Exception as e:
+            # Named, not dumped: a request's headers hold its session cookie and CSRF token.
+            self.log.error('the rgwbench panel failed a request: %s: %s', type(e).__name__, e)
+            response = Response(500, json.dumps({'error': 'internal error'}).encode(),
+                                'application/json', SECURITY_HEADERS)
+        headers = [('Content-Type', response.content_type),
+                   ('Content-Length', str(len(response.body)))] + list(response.headers)
+        start_response(_status_line(response.status), headers)
+        return [b''] if environ.get('REQUEST_METHOD') == 'HEAD' else [response.body]
+
+    def _handle(self, environ: Dict[str, Any]) -> Response:
+        headers = _headers_of(environ)
+        rfile = environ['wsgi.input']
+        try:
+            length = body_length(headers.get('content-length'),
+                                 headers.get('transfer-encoding'), MAX_BODY)
+            try:
+                body = read_body(rfile, length)
+            except BodyRefused:
+                _forget_unread_body(rfile)
+                raise
+        except BodyRefused as e:
+            # The body is not (all) read, so the connection cannot carry another request.
+            return Response(e.status, json.dumps({'error': str(e)}).encode(),
+                            'application/json', SECURITY_HEADERS + [('Connection', 'close')])
+        request = Request(method=str(environ.get('REQUEST_METHOD') or 'GET'),
+                          path=_path_of(environ), query=_query_of(environ),
+                          form=parse_form(body, headers.get('content-type', '')),
+                          headers=headers, cookies=parse_cookies(headers.get('cookie', '')),
+                          remote=str(environ.get('REMOTE_ADDR') or ''),
+                          secure=environ.get('wsgi.url_scheme') == 'https')
+        return self.app.handle(request)
+
+
+class _ServerLog:
+    """cheroot's error log into the mgr's: its default writes to the process's stderr."""
+
+    def __init__(self, log: Any) -> None:
+        self.log = log
+
+    def __call__(self, msg: str = '', level: int = logging.INFO,
+                 traceback: bool = False) -> None:
+        if traceback:
+            msg = '%s\n%s' % (msg, format_exc())
+        self.log.log(level if level >= logging.WARNING else logging.DEBUG,
+                     'rgwbench panel server: %s', msg)
 
 
 class PanelServer:
     """Starts and stops the panel's HTTP(S) server in this mgr."""
 
     def __init__(self, app: PanelApp, log: Any) -> None:
-        self.app = app
+        self.wsgi = PanelWsgi(app, log)
         self.log = log
-        self._adapter: Any = None
-        self._global = False
+        self._server: Any = None
+        self._thread: Optional[threading.Thread] = None
         self._pems = PemFiles()
 
     def start(self, address: str, port: int, tls: Optional[Tuple[str, str]]) -> None:
-        _guard_bus()
         wait_for_port(address, port)
         # The server loads the certificate and key as it starts; then they are forgotten.
         try:
@@ -159,56 +173,38 @@ class PanelServer:
             self._pems.close()
 
     def _start(self, address: str, port: int, ssl_files: Optional[Tuple[str, str]]) -> None:
-        try:
-            from cherrypy_mgr import CherryPyMgr  # Tentacle and later
-        except ImportError:
-            self._start_global(address, port, ssl_files)
-            return
-        tree = cherrypy._cptree.Tree()
-        tree.mount(_Root(self.app), '/', config=_app_config())
-        ssl_info = {'cert': ssl_files[0], 'key': ssl_files[1]} if ssl_files else None
-        self._adapter, _ = CherryPyMgr.mount(tree, APP_NAME, (address, port),
-                                             ssl_info=ssl_info)
-        bound_server(self._adapter.httpserver)
+        from cheroot import wsgi  # in the mgr; the unit tests bring their own
+        server = wsgi.Server((address, port), self.wsgi, numthreads=THREADS,
+                             server_name=SERVER_NAME)
+        bound_server(server)
+        server.error_log = _ServerLog(self.log)
+        if ssl_files:
+            from cheroot.ssl.builtin import BuiltinSSLAdapter
+            server.ssl_adapter = BuiltinSSLAdapter(ssl_files[0], ssl_files[1])
+        server.prepare()    # binds and listens: a port in use raises here
+        self._server = server
+        self._thread = threading.Thread(target=self._serve, name='rgwbench-panel-server',
+                                        daemon=True)
+        self._thread.start()
 
-    def _start_global(self, address: str, port: int,
-                      ssl_files: Optional[Tuple[str, str]]) -> None:
-        settings: Dict[str, Any] = {
-            'server.socket_host': address, 'server.socket_port': port,
-            'engine.autoreload.on': False, 'checker.on': False, 'log.screen': False,
-            'server.thread_pool': 10, 'server.max_request_body_size': MAX_BODY,
-            'server.max_request_header_size': MAX_HEADERS,
-            'server.ssl_module': 'builtin' if ssl_files else None,
-            'server.ssl_certificate': ssl_files[0] if ssl_files else None,
-            'server.ssl_private_key': ssl_files[1] if ssl_files else None}
-        # A server left by a start that failed (its port taken after wait_for_port)
-        # keeps its own address: started again, it would listen on the old port while
-        # the panel publishes the new one.
-        cherrypy.server.httpserver = None
-        cherrypy.config.update(settings)
-        cherrypy.tree.mount(_Root(self.app), '/', config=_app_config())
-        self._global = True
+    def _serve(self) -> None:
+        server = self._server
         try:
-            cherrypy.engine.start()
-        except BaseException:
-            self.stop()
-            raise
+            server.serve()
+        except Exception as e:
+            self.log.error('the rgwbench panel server ended: %s: %s', type(e).__name__, e)
 
     def stop(self) -> None:
-        if self._adapter is not None:
-            from cherrypy_mgr import CherryPyMgr
-            self._adapter.stop()
-            self._adapter.unsubscribe()
-            CherryPyMgr.unregister(APP_NAME)
-            self._adapter = None
-        if self._global:
-            cherrypy.engine.stop()
-            cherrypy.server.httpserver = None
-            self._global = False
+        server, thread = self._server, self._thread
+        self._server, self._thread = None, None
+        if server is not None:
+            server.stop()
+        if thread is not None:
+            thread.join(timeout=10)
         self._pems.close()
 
 
 def bound_server(server: Any) -> None:
-    """Limits of a cheroot server that CherryPyMgr made with none (0 means unlimited)."""
+    """Limits a cheroot server has none of by default (0 means unlimited)."""
     server.max_request_header_size = MAX_HEADERS
     server.max_request_body_size = MAX_BODY

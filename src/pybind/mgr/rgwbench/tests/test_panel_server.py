@@ -1,24 +1,23 @@
-"""The panel's server (panel/server.py) on a stand-in CherryPy: bodies it reads, keys it writes.
+"""The panel's server (panel/server.py): the WSGI app's reads and answers, and cheroot's life.
 
-The unit environments have no CherryPy; the stand-in has the few names
-server.py uses, and a request whose body never ends.
+The WSGI app is driven with environ dicts as cheroot fills them; the server
+itself is the real cheroot the unit environments install (each release's
+version), on ports of this host.
 """
 import glob
-import importlib
+import http.client
 import os
 import socket
-import sys
+import ssl
 import tempfile
-import types
-import urllib.parse
+import threading
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 
+from rgwbench.panel import server as module
 from rgwbench.panel.app import Request, Response, parse_form
-
-KEY = '-----BEGIN PRIVATE KEY-----\nsecret\n-----END PRIVATE KEY-----\n'
-CERT = '-----BEGIN CERTIFICATE-----\ncert\n-----END CERTIFICATE-----\n'
+from rgwbench.pem import self_signed_certificate
 
 
 class EndlessBody:
@@ -51,173 +50,138 @@ class StoppingBody:
         return b'x' * min(size, self.sent)
 
 
-class FakeResponse:
-    def __init__(self) -> None:
-        self.status: Any = None
-        self.headers: Dict[str, str] = {}
-        self.cookie = types.SimpleNamespace(load=lambda value: None)
-
-
 class FakeApp:
-    def __init__(self) -> None:
+    def __init__(self, fail: Optional[Exception] = None) -> None:
         self.seen: List[Request] = []
+        self.fail = fail
 
     def handle(self, request: Request) -> Response:
         self.seen.append(request)
-        return Response(200, b'ok', 'text/plain', [])
+        if self.fail is not None:
+            raise self.fail
+        return Response(200, b'ok:' + request.path.encode('utf-8'), 'text/plain',
+                        [('Set-Cookie', 'a=1; HttpOnly'), ('Set-Cookie', 'b=2')])
 
 
-class Mounted:
-    """What the stand-in CherryPyMgr got, and the key file as it was when mounting."""
-
+class Log:
     def __init__(self) -> None:
-        self.ssl_info: Optional[Dict[str, str]] = None
-        self.key_at_mount: Optional[str] = None
-        self.server = types.SimpleNamespace(max_request_header_size=0, max_request_body_size=0)
-        self.stopped = False
+        self.lines: List[str] = []
+
+    def _add(self, fmt: str, *args: Any) -> None:
+        self.lines.append(fmt % args if args else fmt)
+
+    error = info = warning = debug = _add
+
+    def log(self, level: int, fmt: str, *args: Any) -> None:
+        self._add(fmt, *args)
 
 
-@pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Tuple[Any, Any, Mounted]]:
-    """(the server module on the stand-in CherryPy, the stand-in, what was mounted)."""
-    fake = types.ModuleType('cherrypy')
-    fake.expose = lambda f: f  # type: ignore[attr-defined]
-    fake.request = None  # type: ignore[attr-defined]
-    fake.response = FakeResponse()  # type: ignore[attr-defined]
-    fake.lib = types.SimpleNamespace(httputil=types.SimpleNamespace(  # type: ignore
-        parse_query_string=lambda q: urllib.parse.parse_qs(q)))
-    fake._cptree = types.SimpleNamespace(  # type: ignore[attr-defined]
-        Tree=lambda: types.SimpleNamespace(mount=lambda *a, **k: None))
-    process = types.ModuleType('cherrypy.process')
-    wspbus = types.ModuleType('cherrypy.process.wspbus')
-    wspbus.os = os  # type: ignore[attr-defined]
-    process.wspbus = wspbus  # type: ignore[attr-defined]
-    mounted = Mounted()
+class Answer:
+    def __init__(self) -> None:
+        self.status = ''
+        self.headers: List[Tuple[str, str]] = []
+        self.body = b''
 
-    class CherryPyMgr:
-        @staticmethod
-        def mount(tree: Any, name: str, addr: Any, ssl_info: Any = None) -> Any:
-            mounted.ssl_info = ssl_info
-            if ssl_info:
-                with open(ssl_info['key']) as f:  # as cheroot's adapter loads it
-                    mounted.key_at_mount = f.read()
-            adapter = types.SimpleNamespace(
-                httpserver=mounted.server, stop=lambda: setattr(mounted, 'stopped', True),
-                unsubscribe=lambda: None)
-            return adapter, tree
+    def start_response(self, status: str, headers: List[Tuple[str, str]]) -> None:
+        self.status, self.headers = status, headers
 
-        @staticmethod
-        def unregister(name: str) -> None:
-            pass
-
-    mgr = types.ModuleType('cherrypy_mgr')
-    mgr.CherryPyMgr = CherryPyMgr  # type: ignore[attr-defined]
-    for name, module in (('cherrypy', fake), ('cherrypy.process', process),
-                         ('cherrypy.process.wspbus', wspbus), ('cherrypy_mgr', mgr)):
-        monkeypatch.setitem(sys.modules, name, module)
-    monkeypatch.delitem(sys.modules, 'rgwbench.panel.server', raising=False)
-    module = importlib.import_module('rgwbench.panel.server')
-    yield module, fake, mounted
-    sys.modules.pop('rgwbench.panel.server', None)
+    def header(self, name: str) -> Optional[str]:
+        found = [v for k, v in self.headers if k.lower() == name.lower()]
+        return found[0] if found else None
 
 
-def serve(module: Any, fake: Any, headers: Dict[str, str],
-          body: Any = None) -> Tuple[Any, Any, FakeApp]:
-    """One POST through the server's root; (the response, the body, the app)."""
-    body = body or EndlessBody()
-    fake.request = types.SimpleNamespace(
-        headers=headers, rfile=body, query_string='', method='POST', path_info='/login',
-        remote=types.SimpleNamespace(ip='192.0.2.1'), scheme='https')
-    fake.response = FakeResponse()
-    app = FakeApp()
-    module._Root(app).default()
-    return fake.response, body, app
+def call(app: Any, headers: Dict[str, str], body: Any = None, method: str = 'POST',
+         path: str = '/login', query: str = '', log: Optional[Log] = None) -> Tuple[Answer, Any]:
+    """One request through the WSGI app; (the answer, the body it was given)."""
+    body = body if body is not None else EndlessBody()
+    environ: Dict[str, Any] = {'REQUEST_METHOD': method, 'PATH_INFO': path,
+                               'QUERY_STRING': query, 'REMOTE_ADDR': '192.0.2.1',
+                               'wsgi.url_scheme': 'https', 'wsgi.input': body}
+    for name, value in headers.items():
+        key = name.upper().replace('-', '_')
+        environ[key if key in ('CONTENT_TYPE', 'CONTENT_LENGTH') else 'HTTP_' + key] = value
+    answer = Answer()
+    answer.body = b''.join(module.PanelWsgi(app, log or Log())(environ, answer.start_response))
+    return answer, body
 
 
 @pytest.mark.parametrize('length', ['-1', '-100', ' -1', '1e3', '0x10', '5_0', '+5', '1, 1',
                                     '99999999999999999999999'])
-def test_a_negative_or_malformed_length_is_refused_unread(
-        server: Tuple[Any, Any, Mounted], length: str) -> None:
-    module, fake, _ = server
-    response, body, app = serve(module, fake, {'Content-Length': length})
-    assert response.status == 400 and body.read_bytes == 0 and app.seen == []
-    assert response.headers.get('Connection') == 'close'
+def test_a_negative_or_malformed_length_is_refused_unread(length: str) -> None:
+    app = FakeApp()
+    answer, body = call(app, {'Content-Length': length})
+    assert answer.status.startswith('400 ') and body.read_bytes == 0 and app.seen == []
+    assert answer.header('Connection') == 'close'
 
 
-def test_a_chunked_body_is_refused_unread(server: Tuple[Any, Any, Mounted]) -> None:
-    module, fake, _ = server
-    response, body, app = serve(module, fake, {'Transfer-Encoding': 'chunked'})
-    assert response.status == 400 and body.read_bytes == 0 and app.seen == []
+def test_a_chunked_body_is_refused_unread() -> None:
+    app = FakeApp()
+    answer, body = call(app, {'Transfer-Encoding': 'chunked'})
+    assert answer.status.startswith('400 ') and body.read_bytes == 0 and app.seen == []
 
 
-def test_a_body_over_the_limit_is_refused_unread(server: Tuple[Any, Any, Mounted]) -> None:
-    module, fake, _ = server
-    response, body, app = serve(module, fake, {'Content-Length': str(module.MAX_BODY + 1)})
-    assert response.status == 413 and body.read_bytes == 0 and app.seen == []
+def test_a_body_over_the_limit_is_refused_unread() -> None:
+    app = FakeApp()
+    answer, body = call(app, {'Content-Length': str(module.MAX_BODY + 1)})
+    assert answer.status.startswith('413 ') and body.read_bytes == 0 and app.seen == []
 
 
 @pytest.mark.parametrize('headers, read', [({'Content-Length': '11'}, 11), ({}, 0),
                                            ({'Content-Length': ''}, 0)])
-def test_a_body_of_a_good_length_is_read_to_that_length(
-        server: Tuple[Any, Any, Mounted], headers: Dict[str, str], read: int) -> None:
-    module, fake, _ = server
+def test_a_body_of_a_good_length_is_read_to_that_length(headers: Dict[str, str],
+                                                        read: int) -> None:
+    app = FakeApp()
     headers = dict(headers, **{'Content-Type': 'application/x-www-form-urlencoded'})
-    response, body, app = serve(module, fake, headers)
-    assert response.status == 200 and body.read_bytes == read and len(app.seen) == 1
+    answer, body = call(app, headers)
+    assert answer.status == '200 OK' and body.read_bytes == read and len(app.seen) == 1
 
 
 @pytest.mark.parametrize('then, status', [(socket.timeout('timed out'), 408), (None, 400),
                                           (ConnectionResetError(104, 'reset'), 400)])
 def test_a_body_that_stops_before_its_length_is_refused_not_handed_on(
-        server: Tuple[Any, Any, Mounted], then: Optional[BaseException], status: int) -> None:
-    # A body that never came made CherryPy answer 500 (and log the request's headers).
-    module, fake, _ = server
-    response, body, app = serve(module, fake, {'Content-Length': '10'}, StoppingBody(4, then))
-    assert response.status == status and app.seen == []
-    assert response.headers.get('Connection') == 'close' and body.remaining == 0
+        then: Optional[BaseException], status: int) -> None:
+    app = FakeApp()
+    answer, body = call(app, {'Content-Length': '10'}, StoppingBody(4, then))
+    assert answer.status.startswith('%d ' % status) and app.seen == []
+    assert answer.header('Connection') == 'close' and body.remaining == 0
 
 
-def test_the_server_bounds_request_lines_and_bodies(server: Tuple[Any, Any, Mounted]) -> None:
-    module, _, mounted = server
-    panel = module.PanelServer(FakeApp(), log=None)
-    panel.start('127.0.0.1', 0, None)
-    assert mounted.server.max_request_header_size == module.MAX_HEADERS > 0
-    assert mounted.server.max_request_body_size == module.MAX_BODY
-    panel.stop()
-    assert mounted.stopped
+def test_the_request_reaches_the_app_as_it_came() -> None:
+    app = FakeApp()
+    answer, _ = call(app, {'Cookie': 'rgwbench_session=abc; other=1', 'X-CSRF-Token': 't',
+                           'Content-Type': 'application/x-www-form-urlencoded',
+                           'Content-Length': '0'},
+                     method='GET', path='/runs/caf\xc3\xa9', query='a=1&a=2&b=&c=%ff')
+    seen = app.seen[0]
+    assert (seen.method, seen.path, seen.remote, seen.secure) == (
+        'GET', '/runs/caf\u00e9', '192.0.2.1', True)
+    assert seen.query == {'a': '1', 'b': '', 'c': '\ufffd'}
+    assert seen.cookies == {'rgwbench_session': 'abc', 'other': '1'}
+    assert seen.headers['x-csrf-token'] == 't' and seen.headers['content-length'] == '0'
+    assert answer.status == '200 OK' and answer.body == b'ok:/runs/caf\xc3\xa9'
+    assert answer.header('Content-Length') == str(len(answer.body))
+    assert [v for k, v in answer.headers if k == 'Set-Cookie'] == ['a=1; HttpOnly', 'b=2']
 
 
-def pem_files_in_temp() -> List[str]:
-    return glob.glob(os.path.join(tempfile.gettempdir(), 'rgwbench-*'))
+def test_a_path_that_is_not_utf8_reaches_the_app_unchanged() -> None:
+    app = FakeApp()
+    call(app, {}, method='GET', path='/\xff\xfe')
+    assert app.seen[0].path == '/\xff\xfe'
 
 
-def test_the_key_is_never_in_temp_space_and_forgotten_once_loaded(
-        server: Tuple[Any, Any, Mounted]) -> None:
-    module, _, mounted = server
-    before = pem_files_in_temp()
-    panel = module.PanelServer(FakeApp(), log=None)
-    panel.start('127.0.0.1', 0, (CERT, KEY))
-    assert mounted.key_at_mount == KEY and mounted.ssl_info is not None
-    path = mounted.ssl_info['key']
-    assert not path.startswith(tempfile.gettempdir()), path
-    assert not os.path.exists(path), 'the key is still readable after the server loaded it'
-    assert pem_files_in_temp() == before
-    panel.stop()
-    assert pem_files_in_temp() == before
+def test_a_head_request_gets_the_headers_of_its_get_and_no_body() -> None:
+    answer, _ = call(FakeApp(), {}, method='HEAD', path='/login')
+    assert answer.status == '200 OK' and answer.body == b''
+    assert answer.header('Content-Length') == str(len(b'ok:/login'))
 
 
-def test_a_failed_start_leaves_no_key(server: Tuple[Any, Any, Mounted],
-                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    module, _, mounted = server
-    panel = module.PanelServer(FakeApp(), log=None)
-
-    def fail(*args: Any) -> None:
-        mounted.ssl_info = {'key': args[2][1]}
-        raise OSError('no')
-    monkeypatch.setattr(panel, '_start', fail)
-    with pytest.raises(OSError):
-        panel.start('127.0.0.1', 0, (CERT, KEY))
-    assert mounted.ssl_info is not None and not os.path.exists(mounted.ssl_info['key'])
+def test_an_app_that_fails_answers_500_and_logs_no_header() -> None:
+    log = Log()
+    answer, _ = call(FakeApp(fail=KeyError('boom')), {'Cookie': 'rgwbench_session=SECRET'},
+                     method='GET', path='/', log=log)
+    assert answer.status.startswith('500 ') and b'SECRET' not in answer.body
+    assert any('KeyError' in line for line in log.lines)
+    assert not any('SECRET' in line for line in log.lines)
 
 
 @pytest.mark.parametrize('body', [b'[' * 100000, b'{"a":' * 100000, b'\xff\xfe{}', b'[1]'])
@@ -226,47 +190,134 @@ def test_a_json_body_too_deep_or_not_json_is_no_form(body: bytes) -> None:
     assert parse_form(body, 'application/json') == {}
 
 
-class GlobalEngine:
-    """Pacific's global CherryPy engine, as far as _start_global uses it: a start makes
-    a server for the configured port unless one is left, and the first start fails."""
-
-    def __init__(self, fake: Any) -> None:
-        self.fake = fake
-        self.ports: List[int] = []
-        self.stops = 0
-
-    def start(self) -> None:
-        if self.fake.server.httpserver is None:
-            self.fake.server.httpserver = types.SimpleNamespace(
-                port=self.fake.config.settings['server.socket_port'])
-        self.ports.append(self.fake.server.httpserver.port)
-        if len(self.ports) == 1:
-            raise OSError('port %d taken after the wait' % self.ports[0])
-
-    def stop(self) -> None:
-        self.stops += 1
+# -- the server: real cheroot ----------------------------------------------------------------
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return int(s.getsockname()[1])
 
 
-def test_a_failed_start_leaves_no_server_that_a_start_on_another_port_would_reuse(
-        server: Tuple[Any, Any, Mounted], monkeypatch: pytest.MonkeyPatch) -> None:
-    module, fake, _ = server
-    monkeypatch.delitem(sys.modules, 'cherrypy_mgr')   # Pacific: the global engine
-    fake.server = types.SimpleNamespace(httpserver=None)
-    fake.config = types.SimpleNamespace(settings={})
-    fake.config.update = fake.config.settings.update
-    fake.tree = types.SimpleNamespace(mount=lambda *a, **k: None)
-    fake.engine = GlobalEngine(fake)
+def get(port: int, tls: bool = False) -> Tuple[int, bytes]:
+    if tls:
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        conn: http.client.HTTPConnection = http.client.HTTPSConnection(
+            '127.0.0.1', port, timeout=10, context=context)
+    else:
+        conn = http.client.HTTPConnection('127.0.0.1', port, timeout=10)
+    try:
+        conn.request('GET', '/login')
+        answer = conn.getresponse()
+        return answer.status, answer.read()
+    finally:
+        conn.close()
+
+
+def listening(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(2)
+        return s.connect_ex(('127.0.0.1', port)) == 0
+
+
+@pytest.fixture
+def panels() -> Iterator[List[module.PanelServer]]:
+    """Servers a test started; each is stopped after it, whatever the test did."""
+    made: List[module.PanelServer] = []
+    yield made
+    for server in made:
+        server.stop()
+
+
+def panel_threads() -> List[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == 'rgwbench-panel-server']
+
+
+def test_the_server_serves_with_its_bounds_and_stop_frees_the_port(
+        panels: List[module.PanelServer]) -> None:
+    port = free_port()
+    server = module.PanelServer(FakeApp(), Log())  # type: ignore[arg-type]
+    panels.append(server)
+    server.start('127.0.0.1', port, None)
+    assert get(port) == (200, b'ok:/login')
+    assert server._server.max_request_header_size == module.MAX_HEADERS > 0
+    assert server._server.max_request_body_size == module.MAX_BODY
+    server.stop()
+    assert not listening(port) and panel_threads() == []
+    module.wait_for_port('127.0.0.1', port, timeout_s=0)
+
+
+def test_a_failed_start_leaves_nothing_and_a_start_on_another_port_serves(
+        panels: List[module.PanelServer], monkeypatch: pytest.MonkeyPatch) -> None:
+    # The port taken after the wait for it (another process was quicker): the start
+    # fails at once; the next start, on another port, serves there and only there.
     monkeypatch.setattr(module, 'wait_for_port', lambda address, port: None)
-    panel = module.PanelServer(FakeApp(), log=None)
+    with socket.socket() as taken:
+        taken.bind(('127.0.0.1', 0))
+        taken.listen()
+        first = int(taken.getsockname()[1])
+        failed = module.PanelServer(FakeApp(), Log())  # type: ignore[arg-type]
+        panels.append(failed)
+        with pytest.raises(OSError, match='in use'):
+            failed.start('127.0.0.1', first, None)
+        assert failed._server is None and panel_threads() == []
+    assert not listening(first)
+    second = free_port()
+    server = module.PanelServer(FakeApp(), Log())  # type: ignore[arg-type]
+    panels.append(server)
+    server.start('127.0.0.1', second, None)
+    assert get(second) == (200, b'ok:/login') and not listening(first)
+
+
+def pem_files_in_temp() -> List[str]:
+    return glob.glob(os.path.join(tempfile.gettempdir(), 'rgwbench-*'))
+
+
+def test_https_with_the_key_never_in_temp_space_and_forgotten_once_loaded(
+        panels: List[module.PanelServer], monkeypatch: pytest.MonkeyPatch) -> None:
+    cert, key = self_signed_certificate('rgwbench-test', ['127.0.0.1'])
+    loaded: List[str] = []
+    load_cert_chain = ssl.SSLContext.load_cert_chain
+
+    def recording(context: ssl.SSLContext, certfile: str, keyfile: str,
+                  **kwargs: Any) -> None:
+        with open(keyfile) as f:
+            loaded.append(f.read())
+        loaded.append(keyfile)
+        load_cert_chain(context, certfile, keyfile, **kwargs)
+    monkeypatch.setattr(ssl.SSLContext, 'load_cert_chain', recording)
+    before = pem_files_in_temp()
+    port = free_port()
+    server = module.PanelServer(FakeApp(), Log())  # type: ignore[arg-type]
+    panels.append(server)
+    server.start('127.0.0.1', port, (cert, key))
+    assert loaded[0] == key and not loaded[1].startswith(tempfile.gettempdir()), loaded[1]
+    assert not os.path.exists(loaded[1]), 'the key is still readable after the server loaded it'
+    assert pem_files_in_temp() == before
+    assert get(port, tls=True) == (200, b'ok:/login')
+    server.stop()
+    assert pem_files_in_temp() == before
+
+
+def test_a_failed_start_leaves_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    server = module.PanelServer(FakeApp(), Log())  # type: ignore[arg-type]
+    given: List[str] = []
+
+    def fail(address: str, port: int, ssl_files: Tuple[str, str]) -> None:
+        given.append(ssl_files[1])
+        raise OSError('no')
+    monkeypatch.setattr(server, '_start', fail)
     with pytest.raises(OSError):
-        panel.start('::', 9494, None)
-    assert fake.engine.stops == 1 and fake.server.httpserver is None
-    module.PanelServer(FakeApp(), log=None).start('::', 37075, None)
-    assert fake.engine.ports == [9494, 37075]
+        server.start('127.0.0.1', free_port(), ('cert', 'key'))
+    assert given and not os.path.exists(given[0])
 
 
-def test_a_failed_requests_headers_are_not_logged(server: Tuple[Any, Any, Mounted]) -> None:
-    # CherryPy's default logs them on every error, with the session cookie and the CSRF
-    # token: the integration test of secrets (test_load.py) found them in the mgr log.
-    module, _, _ = server
-    assert module._app_config()['/']['tools.log_headers.on'] is False
+def test_cheroots_error_log_goes_to_the_mgr_log_not_stderr(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    log = Log()
+    server_log = module._ServerLog(log)
+    try:
+        raise ValueError('in a worker')
+    except ValueError:
+        server_log('Error in HTTPServer.serve', level=40, traceback=True)
+    assert 'in a worker' in log.lines[0] and capsys.readouterr().err == ''
