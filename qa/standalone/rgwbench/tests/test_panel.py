@@ -23,7 +23,7 @@ from test_settings_tls import make_pems, served_certificate
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
-from selenium.common.exceptions import WebDriverException
+from selenium.common.exceptions import TimeoutException, WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -189,7 +189,11 @@ def browser_login(driver: WebDriver, panel: Panel) -> str:
     driver.get(url + '/')
     driver.find_element(By.ID, 'password').send_keys(panel.password)
     driver.find_element(By.ID, 'login-button').click()
-    WebDriverWait(driver, 30).until(lambda d: d.find_elements(By.ID, 'start'))
+    try:
+        WebDriverWait(driver, 30).until(lambda d: d.find_elements(By.ID, 'start'))
+    except TimeoutException:
+        raise AssertionError('no panel after the login: %s shows %r' % (
+            driver.current_url, driver.page_source[:3000]))
     return url
 
 

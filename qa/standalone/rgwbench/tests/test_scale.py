@@ -84,8 +84,10 @@ def test_tls_loads_every_rgw_and_every_hosts_ingress_and_puts_all_back(
         ingress = variant['name'] == 'tls-ingress'
         for w in variant['workloads']:
             where = '%s/%s' % (variant['name'], w['name'])
-            assert w['ops'] > 0 and w['errors'] == 0, (where, w.get('error'))
             targets = w['targets']
+            # What the errors were, and where: one CI saw 18 in 1498 through the ingress.
+            assert w['ops'] > 0 and w['errors'] == 0, (
+                where, w.get('error'), (w.get('error_samples') or [])[:5], targets)
             assert len(targets) == (HOSTS if ingress else HOSTS * RGWS_PER_HOST), (
                 where, targets)
             assert len({t['workers'] for t in targets}) == 1, (where, targets)

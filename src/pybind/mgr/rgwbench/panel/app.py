@@ -131,6 +131,10 @@ class PanelApp:
 
     def _route(self, request: Request) -> Response:
         path, method = request.path, request.method
+        if path == '/favicon.ico':
+            # Browsers ask for it after every page, with or without a session: answered
+            # with the login page, it would replace the login form's cookie under it.
+            return Response(404, b'', 'text/plain', SECURITY_HEADERS)
         if path == '/login':
             if method == 'POST':
                 return self._login(request)

@@ -30,6 +30,25 @@ def test_pages_without_a_session_answer_401_with_the_login_form(h: Harness, path
     assert h.backend.calls == []
 
 
+@pytest.mark.parametrize('session', [False, True])
+def test_the_browsers_icon_request_leaves_the_login_forms_cookie(
+        h: Harness, session: bool) -> None:
+    # A browser asks for /favicon.ico after each page: answered with a login page, its
+    # new cookie replaced the one of the form on screen, and every login "expired".
+    login = h.login() if session else None
+    page = h.request('GET', '/')
+    icon = h.request('GET', '/favicon.ico',
+                     cookies={SESSION_COOKIE: login.token} if login else None)
+    assert icon.status == 404 and icon.body == b'' and set_cookies(icon) == {}
+    check_security_headers(icon)
+    if not session:
+        token = cookie_value(page, LOGIN_COOKIE)
+        answer = h.request('POST', '/login', form={'login_token': token, 'password': PASSWORD,
+                                                   'next': '/'},
+                           cookies={LOGIN_COOKIE: token})
+        assert answer.status == 303
+
+
 @pytest.mark.parametrize('method, path', [
     ('GET', '/api/status'), ('GET', '/api/runs'), ('GET', '/api/plan'),
     ('GET', '/runs/%s.json' % RUN_ID), ('GET', '/runs/%s.csv' % RUN_ID),
