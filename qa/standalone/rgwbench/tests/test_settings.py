@@ -109,6 +109,25 @@ def test_apply_asks_for_confirmation(two_osds: Cluster) -> None:
     assert snapshot(two_osds) == before
 
 
+def test_a_journal_the_mon_will_not_keep_changes_nothing(two_osds: Cluster) -> None:
+    # Pacific's mgr takes a module-store write the mon refuses as done: the journal would
+    # live in its memory only, and a failover would leave the changes in place.
+    before = snapshot(two_osds)
+    two_osds.ceph('config', 'set', 'mon', 'mon_config_key_max_entry_size', '100')
+    try:
+        proc = two_osds.ceph('rgwbench', 'settings', 'apply',
+                             'config=client.rgw/rgw_thread_pool_size:128',
+                             '--yes-i-really-mean-it', check=False)
+        # Refused with the mon's errno (EFBIG) before the first change.
+        assert proc.returncode == 27, (proc.returncode, proc.stderr)
+        assert 'storing journal/active failed' in one_line(proc.stderr), proc.stderr
+        assert 'no settings have been applied' in two_osds.ceph(
+            'rgwbench', 'settings', 'show', check=False).stderr
+    finally:
+        two_osds.ceph('config', 'rm', 'mon', 'mon_config_key_max_entry_size')
+    assert snapshot(two_osds) == before
+
+
 def test_msgr2_secure_and_an_rgw_option_run_on_the_daemons_and_are_put_back(
         two_osds: Cluster) -> None:
     before = snapshot(two_osds)

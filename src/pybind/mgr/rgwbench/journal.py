@@ -14,8 +14,10 @@ import time
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from .fencing import Fenced, Owner, check_active, identity, owner_from
-from .kvstore import Store, check_size
+from .kvstore import SecretStore, check_size, set_kept
 
+# Every write is checked (kvstore.set_kept): a change is made only once the mon kept its step.
+Store = SecretStore
 PREFIX = 'journal/'
 ACTIVE = PREFIX + 'active'
 HISTORY = PREFIX + 'history/'
@@ -86,7 +88,7 @@ class Journal:
         value = json.dumps({'run_id': journal_id, 'opened': clock(), 'about': about or {},
                             'owner': owner.to_dict() if owner else None})
         check_size(ACTIVE, value)
-        store.set_store(ACTIVE, value)
+        set_kept(store, ACTIVE, value)
         return cls(store, journal_id, owner)
 
     def info(self) -> Dict[str, Any]:
@@ -116,7 +118,7 @@ class Journal:
             raise Fenced('mgr %s knows mgr map %d only; journal %s was taken in %d'
                          % (me.name, me.epoch, self.journal_id, stored.epoch))
         active['owner'] = me.to_dict()
-        self.store.set_store(ACTIVE, json.dumps(active))
+        set_kept(self.store, ACTIVE, json.dumps(active))
         self.owner = me
 
     def check_owner(self, what: str = 'change the cluster') -> None:
@@ -137,7 +139,7 @@ class Journal:
 
     def _write_step(self, step: Step) -> None:
         self.check_owner('write journal %s' % self.journal_id)
-        self.store.set_store(self._step_key(step.number), step.to_json())
+        set_kept(self.store, self._step_key(step.number), step.to_json())
 
     def steps(self) -> List[Step]:
         stored = self.store.get_store_prefix('%s%s/step/' % (PREFIX, self.journal_id))
@@ -217,11 +219,11 @@ class Journal:
         if len(text.encode('utf-8')) > MAX_STEP_BYTES:
             summary.update(steps=listed[:50], steps_left_out=len(listed) - 50)
             text = json.dumps(summary)
-        self.store.set_store(HISTORY + self.journal_id, text)
+        set_kept(self.store, HISTORY + self.journal_id, text)
         for key in self.store.get_store_prefix('%s%s/' % (PREFIX, self.journal_id)):
-            self.store.set_store(key, None)
-        self.store.set_store(ACTIVE, None)
+            set_kept(self.store, key, None)
+        set_kept(self.store, ACTIVE, None)
         history = sorted(self.store.get_store_prefix(HISTORY))
         for key in history[:-KEEP_HISTORY]:
-            self.store.set_store(key, None)
+            set_kept(self.store, key, None)
         return summary

@@ -52,7 +52,11 @@ class SecretStore(Store, Protocol):
                     inbuf: Optional[str] = None) -> Tuple[int, str, str]: ...
 
 
-def set_secret(store: SecretStore, key: str, val: Optional[str]) -> None:
+def mon_set(store: SecretStore, key: str, val: Optional[str]) -> None:
+    """Write (or, with None, remove) a key with the mon's command; a refusal raises.
+
+    The mon's message names the key, never the value (it was the command's input).
+    """
     check_size(key, val)
     if val is None:
         ret, _, err = store.mon_command({'prefix': 'config-key rm', 'key': MODULE_PREFIX + key})
@@ -60,8 +64,24 @@ def set_secret(store: SecretStore, key: str, val: Optional[str]) -> None:
         ret, _, err = store.mon_command({'prefix': 'config-key set', 'key': MODULE_PREFIX + key},
                                         inbuf=val)
     if ret != 0 and not (val is None and abs(ret) == errno.ENOENT):
-        # The mon's message names the key, never the value (it was the command's input).
         raise RGWBenchError('storing %s failed: %s' % (key, err.strip() or ret), abs(ret))
+
+
+def set_secret(store: SecretStore, key: str, val: Optional[str]) -> None:
+    """A secret: never through set_store, which would log it if the mon refused it."""
+    mon_set(store, key, val)
+
+
+def set_kept(store: SecretStore, key: str, val: Optional[str]) -> None:
+    """A record a failover must find (the undo journal): a write the mon refuses raises.
+
+    On Pacific, set_store takes a refused write as done: the mgr keeps the value
+    in its own copy, and a failover loses it. So the mon's command writes it
+    first (a refusal raises before the change it records is made), and then
+    set_store puts it in the mgr's copy, which get_store reads, at once.
+    """
+    mon_set(store, key, val)
+    store.set_store(key, val)
 
 
 def get_secret(store: SecretStore, key: str) -> Optional[str]:

@@ -1,11 +1,13 @@
+import errno
 import json
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 from fixtures import MemoryStore
 
 from rgwbench.fencing import Fenced
 from rgwbench.journal import MADE, RECORDED, UNDO_FAILED, UNDONE, Journal, JournalError, Step
+from rgwbench.errors import RGWBenchError
 from rgwbench.kvstore import ValueTooLarge
 
 
@@ -244,3 +246,50 @@ def test_an_undo_is_never_refused_for_the_size_of_its_error() -> None:
     steps = journal.undo({'config': fails})
     assert steps[0].state == UNDO_FAILED
     assert max(len(v.encode()) for v in store.data.values()) < 64 * 1024
+
+
+class RefusingMon(MemoryStore):
+    """Pacific's mgr over a mon that refuses writes (a full or limited config-key store):
+    set_store keeps the value in the mgr's own copy and says nothing; the mon's command
+    answers the error."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.refuse = False
+        self.mon: Dict[str, str] = {}
+
+    def mon_command(self, cmd_dict: Dict[str, Any],
+                    inbuf: Optional[str] = None) -> Tuple[int, str, str]:
+        if self.refuse and cmd_dict['prefix'] == 'config-key set':
+            return -errno.EFBIG, '', 'error: entry size limited to 20 bytes'
+        ret = super().mon_command(cmd_dict, inbuf)
+        self.mon = dict(self.data)
+        return ret
+
+
+def test_a_step_the_mon_refuses_stops_the_change_before_it_is_made() -> None:
+    store, config = RefusingMon(), FakeConfig()
+    journal = Journal.open(store, 'run-r')
+    change(journal, config, 'global/ms_mode', 'secure')
+    store.refuse = True
+    with pytest.raises(RGWBenchError) as refused:
+        change(journal, config, 'client.rgw/rgw_crypt_require_ssl', False)
+    assert abs(refused.value.errno) == errno.EFBIG and 'journal/run-r/step/' in str(refused.value)
+    # Not made, and not in the mgr's copy either: a failover would not find it.
+    assert 'client.rgw/rgw_crypt_require_ssl' not in config.values
+    assert [s.target for s in journal.steps()] == ['global/ms_mode']
+    store.refuse = False
+    journal.undo({'config': config.undo})
+    journal.close()
+    assert config.values == {'global/ms_mode': 'crc'} and Journal.unfinished(store) is None
+
+
+def test_what_the_journal_keeps_is_what_the_mon_keeps() -> None:
+    store, config = RefusingMon(), FakeConfig()
+    journal = Journal.open(store, 'run-m')
+    change(journal, config, 'global/ms_mode', 'secure')
+    assert store.mon == store.data and len(store.mon) == 2
+    journal.undo({'config': config.undo})
+    journal.close()
+    assert store.mon == store.data == {k: v for k, v in store.data.items()
+                                       if k.startswith('journal/history/')}
