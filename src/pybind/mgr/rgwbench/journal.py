@@ -13,6 +13,7 @@ import json
 import time
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
+from .errors import RGWBenchError
 from .fencing import Fenced, Owner, check_active, identity, owner_from
 from .kvstore import SecretStore, check_size, set_kept
 
@@ -199,7 +200,16 @@ class Journal:
                 if log:
                     log('undo of %s %s failed: %s' % (first.kind, first.target, error))
             for step in group:
-                self._write_step(step._replace(state=state, error=error))
+                try:
+                    self._write_step(step._replace(state=state, error=error))
+                except Fenced:
+                    raise
+                except RGWBenchError as e:
+                    # Put back, but not marked so: the journal stays open and the next
+                    # try puts it back again (undoers are idempotent); the other targets
+                    # are still put back now.
+                    if log:
+                        log('marking %s %s %s failed: %s' % (step.kind, step.target, state, e))
         return self.steps()
 
     def close(self, clock: Callable[[], float] = time.time) -> Dict[str, Any]:

@@ -293,3 +293,21 @@ def test_what_the_journal_keeps_is_what_the_mon_keeps() -> None:
     journal.close()
     assert store.mon == store.data == {k: v for k, v in store.data.items()
                                        if k.startswith('journal/history/')}
+
+
+def test_an_undo_the_mon_will_not_mark_still_puts_every_target_back() -> None:
+    store, config = RefusingMon(), FakeConfig()
+    journal = Journal.open(store, 'run-u')
+    change(journal, config, 'global/ms_mode', 'secure')
+    change(journal, config, 'client.rgw/rgw_crypt_require_ssl', False)
+    store.refuse = True
+    logged: List[str] = []
+    steps = journal.undo({'config': config.undo}, log=logged.append)
+    assert config.values == {'global/ms_mode': 'crc'}
+    assert [s.state for s in steps] == [MADE, MADE] and len(logged) == 2
+    with pytest.raises(JournalError):
+        journal.close()
+    store.refuse = False
+    assert [s.state for s in journal.undo({'config': config.undo})] == [UNDONE, UNDONE]
+    journal.close()
+    assert Journal.unfinished(store) is None and config.values == {'global/ms_mode': 'crc'}
