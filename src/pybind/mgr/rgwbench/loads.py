@@ -15,7 +15,7 @@ from .checks.finding import Finding, finding_lines, ordered
 from .checks.gate import RunChecks, load_profile
 from .credentials import CredentialStore
 from .errors import Busy, InvalidInput, NotFound
-from .kvstore import Store
+from .kvstore import SecretStore
 from .profiles import DEFAULT_PROCESSES, FieldError, Workload, parse_workload
 from .results.model import strip_histograms
 from .targets import check_urls, split_urls, unique
@@ -88,7 +88,7 @@ def compact(record: Dict[str, Any], limit: int = MAX_STORED) -> Dict[str, Any]:
 class LoadService:
     """`ceph rgwbench load`: one load at a time, run by `agents` as a run's workloads are."""
 
-    def __init__(self, *, store: Store, credentials: CredentialStore,
+    def __init__(self, *, store: SecretStore, credentials: CredentialStore,
                  endpoints: Callable[[], List[str]], agents: AgentWorkloads,
                  make_launcher: Callable[[Optional[List[str]]], AgentLauncher], log: Any,
                  checks: Optional[RunChecks] = None) -> None:
@@ -148,9 +148,10 @@ class LoadService:
                                                    for a in launcher.agent_ids()},
                       'result': None, 'error': None,
                       'findings': [f.to_dict() for f in found]}
-            self._active = record
-            # Written down before anything is made: what a vanished mgr leaves behind.
+            # Written down before anything is made: what a vanished mgr leaves behind (a
+            # write the mon refuses ends the command here, nothing started).
             self.leftovers.write(record, launcher, job, creds.get('ca_bundle'))
+            self._active = record
         thread = threading.Thread(target=self._run, args=(record, job, launcher, creds),
                                   name='rgwbench-load', daemon=True)
         thread.start()

@@ -20,7 +20,7 @@ from .capacity import (CapacityCheck, CapacityWatch, in_flight_bytes, prefill_by
 from .checks.during import PgWatch
 from .checks.measured import measured_findings
 from .errors import InvalidInput
-from .kvstore import Store
+from .kvstore import SecretStore, set_kept
 from .loadgen import prepare
 from .loadgen.errors import LoadgenError
 from .loadgen.workload import Job
@@ -136,7 +136,7 @@ class Leftovers:
     ends it); the module's serve loop calls `remove` again now and then.
     """
 
-    def __init__(self, store: Store, key: str, *,
+    def __init__(self, store: SecretStore, key: str, *,
                  clock: Callable[[], float] = time.time,
                  remove_buckets: RemoveBuckets = remove_buckets) -> None:
         self.store = store
@@ -153,8 +153,11 @@ class Leftovers:
               job: Dict[str, Any], ca_pem: Optional[str] = None) -> None:
         key = '%s/%s' % (self.key, job['bucket_prefix'])
         self._current = key  # before the store has it: `remove` lists, then skips it
-        # No keys: the stored credentials are read again when cleaning up.
-        self.store.set_store(key, json.dumps({
+        # No keys: the stored credentials are read again when cleaning up. Checked
+        # (kvstore.set_kept): a record the mon refuses stops the workload before its
+        # agents and buckets exist. Later updates may go unchecked: a refused one
+        # leaves this record, whose clean-up is then only tried again.
+        set_kept(self.store, key, json.dumps({
             'record': record, 'agents': launcher.leftovers(), 'endpoint': job['endpoint'],
             'endpoints': job.get('endpoints') or [job['endpoint']],
             'ca_pem': ca_pem, 'bucket_prefix': job['bucket_prefix'],

@@ -1,4 +1,5 @@
 """One workload on agents: the job a workload makes, and what running it once leaves."""
+import errno
 import json
 import logging
 import re
@@ -9,7 +10,7 @@ import pytest
 
 from fixtures import MemoryStore
 from rgwbench.agents.channel import AgentChannel
-from rgwbench.errors import InvalidInput
+from rgwbench.errors import InvalidInput, RGWBenchError
 from rgwbench.loads import LoadRequest
 from rgwbench.profiles import Workload, parse_profile
 from rgwbench.server_daemons import ServerDaemons
@@ -325,3 +326,20 @@ def test_leftovers_a_new_mgr_finds_go_the_way_its_workloads_remove_buckets() -> 
     assert found.errors == [] and admin.buckets == {}
     assert found.record['cleanup']['objects_deleted'] == 5
     assert store.get_store_prefix('k') == {}
+
+
+def test_a_record_the_mon_refuses_raises_and_is_kept_nowhere() -> None:
+    # Written before the agents and buckets are made (loads.py, runs/engine.py), so a
+    # refusal stops the workload first.
+    # Pacific's set_store takes a refused write as done; the record would be in this
+    # mgr's memory only, and a failover would leave the agents and buckets behind.
+    class RefusingMon(MemoryStore):
+        def mon_command(self, cmd_dict: Dict[str, Any],
+                        inbuf: Optional[str] = None) -> Tuple[int, str, str]:
+            return -errno.EFBIG, '', 'error: entry size limited to 20 bytes'
+    store = RefusingMon()
+    job = make_job(Workload(name='w', buckets=1), creds=CREDS, endpoints=['http://rgw:80'],
+                   bucket_prefix='rgwbench-r', run_tag='r')
+    with pytest.raises(RGWBenchError) as refused:
+        Leftovers(store, 'k').write({'id': 'r'}, FailingLauncher(), job)  # type: ignore
+    assert abs(refused.value.errno) == errno.EFBIG and store.data == {}
