@@ -18,7 +18,6 @@ from .fencing import Fenced, Owner, check_active, identity, owner_from
 from .kvstore import SecretStore, check_size, set_kept
 
 # Every write is checked (kvstore.set_kept): a change is made only once the mon kept its step.
-Store = SecretStore
 PREFIX = 'journal/'
 ACTIVE = PREFIX + 'active'
 HISTORY = PREFIX + 'history/'
@@ -52,7 +51,7 @@ class JournalError(Exception):
     pass
 
 
-def _active(store: Store) -> Optional[Dict[str, Any]]:
+def _active(store: SecretStore) -> Optional[Dict[str, Any]]:
     raw = store.get_store(ACTIVE)
     return dict(json.loads(raw)) if raw else None
 
@@ -65,7 +64,7 @@ class Journal:
     (a new active mgr takes an unfinished journal over with `claim`).
     """
 
-    def __init__(self, store: Store, journal_id: str, owner: Optional[Owner] = None) -> None:
+    def __init__(self, store: SecretStore, journal_id: str, owner: Optional[Owner] = None) -> None:
         self.store = store
         self.journal_id = journal_id
         self.owner = owner
@@ -74,7 +73,7 @@ class Journal:
         return '%s%s/step/%06d' % (PREFIX, self.journal_id, number)
 
     @classmethod
-    def open(cls, store: Store, journal_id: str, clock: Callable[[], float] = time.time,
+    def open(cls, store: SecretStore, journal_id: str, clock: Callable[[], float] = time.time,
              about: Optional[Dict[str, Any]] = None) -> 'Journal':
         """Start a new journal; refused while another one is unfinished.
 
@@ -88,8 +87,7 @@ class Journal:
         # 'run_id' is the journal's id; the stored name stays for journals already stored.
         value = json.dumps({'run_id': journal_id, 'opened': clock(), 'about': about or {},
                             'owner': owner.to_dict() if owner else None})
-        check_size(ACTIVE, value)
-        set_kept(store, ACTIVE, value)
+        set_kept(store, ACTIVE, value)   # refused (ValueTooLarge) when over the store's limit
         return cls(store, journal_id, owner)
 
     def info(self) -> Dict[str, Any]:
@@ -98,7 +96,7 @@ class Journal:
         return found if found.get('run_id') == self.journal_id else {}
 
     @classmethod
-    def unfinished(cls, store: Store) -> Optional['Journal']:
+    def unfinished(cls, store: SecretStore) -> Optional['Journal']:
         """The open journal, as its owner left it: `claim` it before writing to it."""
         active = _active(store)
         if not active:

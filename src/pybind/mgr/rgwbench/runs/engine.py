@@ -24,7 +24,8 @@ from ..checks.finding import Finding
 from ..checks.gate import Refused, RunChecks
 from ..credentials import CredentialStore
 from ..errors import Busy, InvalidInput, NotFound
-from ..journal import UNDONE, Journal, Store
+from ..journal import UNDONE, Journal
+from ..kvstore import SecretStore
 from ..profiles import MAX_CONCURRENCY, Profile, Workload, estimate_seconds
 from ..results.calibration import CALIBRATE, CalibrationStore, calibrate
 from ..results.compare import comparison, merge_repeats
@@ -84,7 +85,7 @@ class RunCluster:
 
 
 class RunEngine:
-    def __init__(self, *, store: Store, results: ResultStore, credentials: CredentialStore,
+    def __init__(self, *, store: SecretStore, results: ResultStore, credentials: CredentialStore,
                  cluster: RunCluster, agents: AgentWorkloads,
                  make_launcher: Callable[[Optional[List[str]]], AgentLauncher],
                  events: RunEvents, log: Any, clock: Callable[[], float] = time.time) -> None:

@@ -11,8 +11,8 @@ import uuid
 from typing import Any, Callable, Dict, List, Optional
 
 from ..errors import Busy, InvalidInput, NotFound, RGWBenchError
-from ..journal import Journal, Step, Store
-from ..kvstore import MAX_VALUE_BYTES, check_size
+from ..journal import Journal, Step
+from ..kvstore import MAX_VALUE_BYTES, SecretStore, check_size
 from ..targets import Target
 from .applier import SettingPlan, SettingsApplier, open_journal, restarts_osds
 
@@ -24,7 +24,7 @@ MAX_TEXT = 2000
 
 
 class SettingsSession:
-    def __init__(self, store: Store, make_applier: Callable[[], SettingsApplier],
+    def __init__(self, store: SecretStore, make_applier: Callable[[], SettingsApplier],
                  log: Any, clock: Callable[[], float] = time.time) -> None:
         self.store = store
         self.make_applier = make_applier
