@@ -50,6 +50,9 @@ UNUSED_MGR_MODULES = frozenset((
 # restarted it): about 10 CPU seconds on Tentacle, which took over 180 s of a
 # machine at load 45 (CI26: a shared machine running 12 test shards).
 MGR_START_S = 300
+# The pool the mgr keeps its own data in, and the application its devicehealth module
+# gives it (Pacific's devicehealth pool; `.mgr` from Quincy on).
+MGR_POOL_APPLICATIONS = {'.mgr': 'mgr', 'device_health_metrics': 'mgr_devicehealth'}
 RGW_SERVICE = 'rgw.default'
 TEST_USER = 'rgwbench-test'
 MGR_IDS = 'xyzw'
@@ -638,6 +641,19 @@ class LocalCluster:
                    MGR_START_S)
         self._wait('the orchestrator to answer',
                    lambda: self._answer(['orch', 'status']) is not None, MGR_START_S)
+        self._ensure_mgr_pool_application()
+
+    def _ensure_mgr_pool_application(self) -> None:
+        """Give the mgr's pool its application where the mgr's own start left none.
+
+        devicehealth creates the pool as soon as the OSDs are up, and names its
+        application next; a module enabled in between restarts the mgr, and the new one
+        finds the pool made and names nothing. Once the mgr writes to it, the pool raises
+        POOL_APP_NOT_ENABLED, and every run on the cluster finds a health warning."""
+        for pool in self.ceph_json(['osd', 'pool', 'ls', 'detail']):
+            app = MGR_POOL_APPLICATIONS.get(pool.get('pool_name'))
+            if app and not pool.get('application_metadata'):
+                self.ceph(['osd', 'pool', 'application', 'enable', pool['pool_name'], app])
 
     def rgw_spec(self) -> str:
         """The spec of the RGW service every local cluster starts with."""

@@ -25,6 +25,9 @@ def check(cluster: Cluster, *args: str) -> List[Dict[str, Any]]:
 def test_a_fresh_cluster_has_nothing_that_skews(cluster: Cluster) -> None:
     found = check(cluster)
     assert [f for f in found if f['level'] != 'info'] == [], json.dumps(found, indent=1)
+    # nor will it: a pool without an application raises a health warning once written
+    pools = cluster.ceph_json('osd', 'pool', 'ls', 'detail')
+    assert [p['pool_name'] for p in pools if not p.get('application_metadata')] == []
 
 
 def test_debug_rgw_raised_is_found_with_its_fix(cluster: Cluster) -> None:

@@ -421,6 +421,7 @@ class RunEngine:
                 % '; '.join(left)]))
 
     def _finish(self, record: Run) -> None:
+        record.finished = self.clock()   # before the calibration, which stores when it ended
         try:
             record.comparison = comparison(record, self.calibrations.floors())
             if record.profile == CALIBRATE and record.state == COMPLETE:
@@ -432,7 +433,6 @@ class RunEngine:
             self.log.exception('run %s: the comparison failed', record.run_id)
             record.error = '; '.join(filter(None, [record.error, 'the comparison failed: %s: %s'
                                                    % (type(e).__name__, e)]))
-        record.finished = self.clock()
         record.progress, record.current = record.state, None
         record.fraction = 1.0
         try:

@@ -612,6 +612,7 @@ def test_a_calibrate_run_stores_the_floor_later_runs_use(
     assert set(stored.floors) >= {'throughput_pct', 'ops_pct', 'latency_mean_pct',
                                   'latency_p99_pct'}
     assert record['calibration'] == stored.to_dict()
+    assert stored.finished is not None and stored.finished == record['finished']
     assert 'smallest change this cluster can show' in result_to_text(record)
     # three seconds: on a starved machine (CI, load 36) a run of two-second workloads
     # once compared nothing (a side without figures)
