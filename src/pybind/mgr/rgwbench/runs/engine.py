@@ -562,11 +562,7 @@ class RunEngine:
             record.error = 'the mgr restarted during the run; what was measured is kept ' + (
                 'and its settings were put back' if put_back else 'and its settings are '
                 'being put back (see `ceph rgwbench settings show`)')
-            record.finished = self.clock()
-            record.progress, record.current = RUN_FAILED, None
-            record.comparison = comparison(record, self.calibrations.floors())
-            self.results.save(record)
-            self.events.finished(str(record.run_id), RUN_FAILED, record.error)
+            self._finish(record)
 
     def _put_back_cut_off(self) -> bool:
         """Put back the changes of a run's unfinished journal; False when some are left."""
