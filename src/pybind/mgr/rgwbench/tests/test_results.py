@@ -290,10 +290,11 @@ def test_percent_changes_against_hand_computed_ones() -> None:
     # No per-second series: the noise of the ops is unknown, no verdict
     assert row['significant'] is False and row['noise_pct'] is None
     assert row['intervals']['ops_pct'] == {'floor_pct': 5.0, 'significant': False}
-    # RGW's figures have one value per measurement: the floor alone (here no change)
+    # RGW's CPU takes its noise from the ops/s: unknown too (here no change either)
     assert row['intervals']['rgw_cpu_pct'] == {'floor_pct': 5.0, 'significant': False}
-    cpu = noise(entry(cpu=1.0), entry(cpu=1.2))['intervals']['rgw_cpu_pct']
-    assert cpu == {'low': 15.0, 'high': 25.0, 'floor_pct': 5.0, 'method': 'floor',
+    # RGW's memory has one value per measurement: the floor alone
+    rss = noise(entry(rss=100.0), entry(rss=120.0))['intervals']['rgw_rss_pct']
+    assert rss == {'low': 15.0, 'high': 25.0, 'floor_pct': 5.0, 'method': 'floor',
                    'significant': True, 'level': 0.95}
     assert pct_change(3.0, 4.0) == 33.33
 
@@ -345,6 +346,23 @@ def test_rgw_cpu_that_follows_noisy_ops_is_no_change() -> None:
     assert not cpu['significant'] and not ops['significant']
     # Memory does not follow the requests: the floor alone, as before.
     assert row['intervals']['rgw_rss_pct']['method'] == 'floor'
+
+
+def test_a_workload_too_short_to_show_its_noise_marks_no_cpu_change() -> None:
+    # A PUT workload the capacity guard stopped after 1.4 s (3 requests): one whole second,
+    # too few for batch means. RGW's CPU +16.5 % was marked significant by the floor alone
+    # while the ops/s +68 % beside it had no interval.
+    base = entry(ops=1.27, cpu=0.85, elapsed_s=1.43, per_second=seconds([1.0, 2.0]))
+    other = entry(ops=2.14, cpu=0.99, elapsed_s=1.40, per_second=seconds([2.0, 1.0]))
+    result = noise(base, other)
+    for name in ('ops_pct', 'throughput_pct', 'rgw_cpu_pct'):
+        assert result['intervals'][name] == {'floor_pct': 5.0, 'significant': False}, name
+    assert result['significant'] is False and result['method'] is None
+    # The same CPU change over a workload long enough to show its noise is tested.
+    steady = [100.0 + (i % 2) for i in range(16)]
+    cpu = noise(entry(ops=100.5, cpu=0.85, per_second=seconds(steady)),
+                entry(ops=100.5, cpu=0.99, per_second=seconds(steady)))['intervals']['rgw_cpu_pct']
+    assert cpu['method'] == 'per-second' and cpu['significant'] is True
 
 
 def test_per_second_noise_is_that_of_batch_means() -> None:
