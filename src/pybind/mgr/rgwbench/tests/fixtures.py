@@ -1,7 +1,7 @@
 """Data as real clusters report it, for tests."""
 import contextlib
 import errno
-from typing import Any, Callable, Dict, Iterator, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 
 def rgw_service_map(**frontends: str) -> Dict[str, Any]:
@@ -97,3 +97,10 @@ class FakeWaits:
         if self.given_up():
             raise GaveUp('stopped waiting for %s: the run was aborted' % what)
         wait_a_few_polls(what, check)
+
+
+def steady_seconds(ops_per_s: float, bytes_per_op: float, count: int) -> List[Dict[str, Any]]:
+    """A workload's per-second series that barely moves (0.2 %): its ops/s have a small noise,
+    and the figures that take theirs from the ops/s (RGW and HAProxy CPU) with them."""
+    return [{'t': t, 'ops': ops_per_s * (1 + 0.002 * (t % 2)),
+             'bytes': ops_per_s * (1 + 0.002 * (t % 2)) * bytes_per_op} for t in range(count)]

@@ -12,6 +12,7 @@ from rgwbench.results.model import (DaemonFigures, Run, VariantResult, WorkloadR
                                     columns, strip_histograms)
 from rgwbench.results.report import (comparison_to_text, result_to_csv, result_to_markdown,
                                      result_to_text)
+from rgwbench.tests.fixtures import steady_seconds
 
 with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'stored_runs.json')) as f:
     STORED: Dict[str, Dict[str, Any]] = json.load(f)
@@ -38,7 +39,7 @@ def servers(rgw: List[Dict[str, Any]],
 def loadgen_result(ops_per_s: float, rgw_cpu: float, haproxy_cpu: Optional[float] = None,
                    seconds: bool = False) -> Dict[str, Any]:
     """A load generator's result, as the agents' merge gives it (the parts a run keeps);
-    with `seconds`, ten steady seconds of it, from which the ops/s take their noise."""
+    with `seconds`, ten steady seconds of it."""
     result = {'ops': int(ops_per_s * 10), 'bytes': int(ops_per_s * 10) * 4096, 'errors': 0,
               'ops_per_s': ops_per_s, 'throughput_mib_s': ops_per_s * 4096 / 2.0 ** 20,
               'elapsed_s': 10.0, 'latency_ms': {'mean': 1000.0 / ops_per_s, 'p50': 1.0,
@@ -49,9 +50,7 @@ def loadgen_result(ops_per_s: float, rgw_cpu: float, haproxy_cpu: Optional[float
                           None if haproxy_cpu is None
                           else [daemon('haproxy.ingress.h1.x', haproxy_cpu, 20.0)]))
     if seconds:
-        result['per_second'] = [{'t': t, 'ops': ops_per_s * (1 + 0.002 * (t % 2)),
-                                 'bytes': ops_per_s * (1 + 0.002 * (t % 2)) * 4096}
-                                for t in range(10)]
+        result['per_second'] = steady_seconds(ops_per_s, 4096, 10)
     return result
 
 
@@ -153,7 +152,7 @@ def test_tables_show_haproxy_columns_with_an_ingress() -> None:
     assert (cells['HAP CPU'], cells['HAP MiB']) == ('+400.0%', '0.0% ±5.7')
     assert both.comparison[0].changes['haproxy_cpu_pct'] == 400.0
     # With steady seconds the ops/s have a small noise, and the CPU with them: the floor
-    # decides, and the change is marked, in the wide table as in the seeds' layout.
+    # decides, and the change is marked.
     cells = table_cells(result_to_text(run_of(ingress_in_baseline=True, seconds=True)),
                         'tls-ingress')
     assert re.fullmatch(r'\+400\.0% ±\d+\.\d\*', cells['HAP CPU']), cells

@@ -8,6 +8,7 @@ from typing import Any, Dict, List
 from rgwbench.results.model import Run
 from rgwbench.results.seeds import (seeds_tables, seeds_to_csv, seeds_to_json,
                                     seeds_to_markdown, seeds_to_text)
+from rgwbench.tests.fixtures import steady_seconds
 
 
 def workload(name: str, mib_s: float, ops_s: float, mean: float, p99: float,
@@ -19,9 +20,7 @@ def workload(name: str, mib_s: float, ops_s: float, mean: float, p99: float,
             'rgw': {'daemons': 3, 'cpu_cores': cpu, 'rss_mib': rss},
             # steady seconds: the ops/s' noise (and with it the CPU's) is small; no latency
             # per second, so the latency changes have no interval
-            'per_second': [{'t': t, 'ops': ops_s * (1 + 0.002 * (t % 2)),
-                            'bytes': mib_s * (1 + 0.002 * (t % 2)) * (1 << 20)}
-                           for t in range(16)]}
+            'per_second': steady_seconds(ops_s, mib_s * (1 << 20) / ops_s, 16)}
 
 
 RUN: Dict[str, Any] = {
