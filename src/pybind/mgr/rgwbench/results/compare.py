@@ -30,8 +30,8 @@ together: each has a p-value, and every interval is at the level Benjamini
 and Hochberg's rule leaves (results.significance.discovery_level). Where the
 noise inside the workloads should have been measured and could not be (no
 per-second series or histogram, as in a record of a single second) there is
-no interval (``method`` None) and nothing is called significant (RGW's CPU
-included: its noise is that of the ops/s). The row's
+no interval (``method`` None) and nothing is called significant (RGW's and
+HAProxy's CPU included: their noise is that of the ops/s). The row's
 ``significant``, ``noise_pct``, ``method`` and ``tested`` are those of the
 headline figure: the throughput in operations per second, or for an
 open-loop workload (its rate is fixed) the mean latency.
