@@ -588,6 +588,10 @@ class LocalCluster:
         return ['http://%s:%d' % (host['addr'], self.state['rgw_port'] + i)
                 for host in self.state['hosts'] for i in range(self.state['rgws_per_host'])]
 
+    def _rgw_registered(self) -> bool:
+        status = self._answer_json(['rgwbench', 'status'])
+        return bool(status) and len(status.get('rgw_daemons') or []) >= len(self.rgw_urls())
+
     def _s3_answers(self) -> bool:
         for url in self.rgw_urls():
             try:
@@ -604,6 +608,9 @@ class LocalCluster:
         self._ensure_modules()
         self._ensure_rgw()
         self._wait('radosgw to answer S3 requests', self._s3_answers, 240)
+        # A radosgw answers S3 a few seconds before the mgr lists it in its service
+        # map; a run started in between is refused (no RGW daemon in the map).
+        self._wait('the mgr to list every radosgw', self._rgw_registered, 120)
         self._wait('all PGs active', self._pgs_active, 180)
 
     # -- the S3 user and the modules ---------------------------------------------

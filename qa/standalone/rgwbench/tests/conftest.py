@@ -313,9 +313,7 @@ def cluster(request: Any) -> Iterator[Cluster]:
     os.rmdir(directory)  # `start` wants a new or empty folder
     c = Cluster(request.param, directory)
     try:
-        c.start()
-        # RGW answers S3 a moment before the mgr lists it: a first test needs it listed.
-        c.wait_rgw_registered()
+        c.start()  # returns once the mgr lists its radosgw: a first test needs it listed
         yield c
     finally:
         if os.environ.get('RGWBENCH_KEEP_CLUSTERS') != '1':
@@ -336,7 +334,6 @@ def two_osds(request: Any) -> Iterator[Cluster]:
     c = Cluster(request.param, directory)
     try:
         c.start('--osds', '2', '--mgrs', '2', '--objectstore', 'memstore')
-        c.wait_rgw_registered()
         yield c
     finally:
         if os.environ.get('RGWBENCH_KEEP_CLUSTERS') != '1':
