@@ -589,8 +589,14 @@ class LocalCluster:
                 for host in self.state['hosts'] for i in range(self.state['rgws_per_host'])]
 
     def _rgw_registered(self) -> bool:
+        """The mgr lists the radosgw daemons the orchestrator runs, and no others (after a
+        restart, the map may still hold the daemons of before the stop)."""
+        running = self._answer_json(['orch', 'ps', '--daemon_type', 'rgw'])
         status = self._answer_json(['rgwbench', 'status'])
-        return bool(status) and len(status.get('rgw_daemons') or []) >= len(self.rgw_urls())
+        if not running or not status:
+            return False
+        listed = {d['name'] for d in status.get('rgw_daemons') or []}
+        return listed == {d['daemon_id'] for d in running if d.get('status_desc') == 'running'}
 
     def _s3_answers(self) -> bool:
         for url in self.rgw_urls():
