@@ -7,7 +7,7 @@ import json
 import time
 from typing import Any, Dict, List
 
-from conftest import Cluster, one_line
+from conftest import Cluster, one_line, pg_states, wait_pgs_clean
 
 
 def snapshot(c: Cluster) -> Dict[str, Any]:
@@ -52,16 +52,11 @@ def wait_settled(c: Cluster, before: Dict[str, Any], timeout: float = 180) -> No
         time.sleep(2)
 
 
-def pg_states(c: Cluster) -> Dict[str, int]:
-    summary = c.ceph_json('pg', 'stat')['pg_summary']
-    return {s['name']: s['num'] for s in summary['num_pg_by_state']}
-
-
 def wait_clean(c: Cluster, timeout: float = 180) -> None:
-    deadline = time.monotonic() + timeout
-    while set(pg_states(c)) != {'active+clean'}:
-        assert time.monotonic() < deadline, pg_states(c)
-        time.sleep(1)
+    stuck = wait_pgs_clean(c, timeout)
+    if stuck is not None:
+        raise AssertionError('PGs %s after %.0f s:\n%s' % (
+            stuck, timeout, c.unclean_pgs_report()))
 
 
 def test_plan_shows_the_changes_and_changes_nothing(two_osds: Cluster) -> None:
@@ -153,6 +148,7 @@ def test_msgr2_secure_and_an_rgw_option_run_on_the_daemons_and_are_put_back(
     assert [c['state'] for c in reverted['changes']] == ['undone'] * len(reverted['changes'])
     wait_settled(two_osds, before)
     assert snapshot(two_osds) == before
+    wait_clean(two_osds)  # the OSDs restarted twice: their PGs peer again
 
 
 def test_rgw_daemons_per_host_are_changed_and_put_back(two_osds: Cluster) -> None:
@@ -207,3 +203,4 @@ def test_a_mgr_failover_in_the_middle_of_an_apply_puts_everything_back(
     assert two_osds.ceph_json('mgr', 'stat')['active_name'] != active
     wait_settled(two_osds, before)
     assert snapshot(two_osds) == before
+    wait_clean(two_osds)

@@ -305,7 +305,9 @@ class ClusterAccess:
             self.log('restarting osd.%d' % osd)
             self.wait_for('osd.%d to be up again' % osd,
                           lambda: self._osd_not_back(osd, up_from))
-            self.wait_for('PGs to be active+clean after osd.%d' % osd, self.pgs_not_clean)
+            back_from = self._osd_up_from(osd)
+            self.wait_for('PGs to be active+clean after osd.%d' % osd,
+                          lambda: self._pgs_not_clean_since(osd, back_from))
 
     def osd_restart_blocker(self) -> Optional[str]:
         """Why stopping some OSD would take PGs offline now (None: none would)."""
@@ -333,6 +335,10 @@ class ClusterAccess:
                     return 'osd.%d is not up again yet' % osd
                 return None
         return 'osd.%d is not in the OSD map' % osd
+
+    def _pgs_not_clean_since(self, osd: int, epoch: int) -> Optional[str]:
+        return (pgs_not_reported_since(self.mgr.get('pg_stats'), osd, epoch)
+                or self.pgs_not_clean())
 
     # -- S3 users (a run's own, see s3user.py) --------------------------------------
     def _user_admin(self) -> UserAdmin:
@@ -373,6 +379,22 @@ def pg_states(pg_summary: Dict[str, Any]) -> Dict[str, int]:
         for state, count in pool.items():
             found[state] = found.get(state, 0) + int(count)
     return found
+
+
+def pgs_not_reported_since(pg_stats: Dict[str, Any], osd: int, epoch: int) -> Optional[str]:
+    """Why the PGs of `osd` are not yet known as they are since `epoch` (None: they are).
+
+    The mgr shows each PG as its primary last reported it. For seconds after an OSD
+    came back (at `epoch`), PGs it serves may still show the active+clean of before it
+    stopped, while they peer again: the next OSD must not stop on that word.
+    """
+    behind = sorted(str(pg.get('pgid')) for pg in (pg_stats or {}).get('pg_stats', [])
+                    if osd in list(pg.get('up') or []) + list(pg.get('acting') or [])
+                    and int(pg.get('reported_epoch') or 0) < epoch)
+    if behind:
+        return '%d PGs of osd.%d not reported since it came back at epoch %d (%s%s)' % (
+            len(behind), osd, epoch, ', '.join(behind[:5]), ', ...' if len(behind) > 5 else '')
+    return None
 
 
 def answers(url: str, timeout_s: float = 5.0) -> Optional[str]:

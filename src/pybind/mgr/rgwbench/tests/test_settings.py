@@ -1,4 +1,5 @@
 import copy
+import json
 import logging
 import threading
 from typing import Any, Dict, List, Optional, Tuple
@@ -14,7 +15,8 @@ from rgwbench.rgw_admin import S3Keys
 from rgwbench.rgw_daemons import RGWDaemon
 from rgwbench.settings.applier import SettingsApplier
 from rgwbench.settings.base import SettingContext
-from rgwbench.settings.cluster import ClusterAccess, Daemon, GaveUp, NotReady, pg_states
+from rgwbench.settings.cluster import (ClusterAccess, Daemon, GaveUp, NotReady, pg_states,
+                                       pgs_not_reported_since)
 from rgwbench.settings.daemons import ConfigOption, Msgr2Secure, RGWPerHost, RGWRestart
 from rgwbench.settings.registry import parse_assignments
 from rgwbench.settings.session import SettingsSession
@@ -493,6 +495,65 @@ def test_pg_states_sum_over_pools() -> None:
     assert pg_states({'by_pool': {'1': {'active+clean': 8},
                                   '2': {'active+clean': 7, 'peering': 1}}}) == {
         'active+clean': 15, 'peering': 1}
+
+
+def pg_stat(pgid: str, osds: List[int], epoch: int, state: str = 'active+clean') -> Dict[str, Any]:
+    return {'pgid': pgid, 'state': state, 'up': osds, 'acting': osds, 'reported_epoch': epoch}
+
+
+def test_pgs_of_an_osd_count_only_once_reported_since_it_came_back() -> None:
+    stats = {'pg_stats': [pg_stat('1.0', [0, 1], 40), pg_stat('1.1', [1, 2], 30),
+                          pg_stat('2.0', [2, 0], 41)]}
+    assert pgs_not_reported_since(stats, 0, 41) == (
+        '1 PGs of osd.0 not reported since it came back at epoch 41 (1.0)')
+    assert pgs_not_reported_since(stats, 0, 40) is None
+    assert pgs_not_reported_since(stats, 3, 99) is None   # no PG of its
+
+
+class OsdRestartMgr:
+    """Two OSDs that are up again as soon as they are restarted, whose PGs the mgr
+    shows as they were before (active+clean) for a few reads of `pg_stats`."""
+
+    def __init__(self, stale_reads: int) -> None:
+        self.epoch = 10
+        self.up_from = {0: 5, 1: 6}
+        self.reported = 9
+        self.stale_reads = stale_reads
+        self.stale_left = 0
+        self.stale_when_restarted: List[int] = []
+
+    def mon_command(self, cmd: Dict[str, Any], inbuf: str = '') -> Tuple[int, str, str]:
+        if cmd['prefix'] == 'osd ok-to-stop':
+            return 0, '', ''
+        assert cmd['prefix'] == 'osd dump', cmd
+        return 0, json.dumps({'epoch': self.epoch, 'osds': [
+            {'osd': o, 'up': 1, 'up_from': u} for o, u in self.up_from.items()]}), ''
+
+    def daemon_action(self, action: str, daemon_name: str, image: Optional[str] = None) -> None:
+        self.stale_when_restarted.append(self.stale_left)
+        self.epoch += 2   # down, then up again
+        self.up_from[int(daemon_name.split('.')[1])] = self.epoch
+        self.stale_left = self.stale_reads
+
+    def get(self, data_name: str) -> Any:
+        if data_name == 'pg_summary':
+            return {'by_pool': {'1': {'active+clean': 2}}}
+        assert data_name == 'pg_stats'
+        if self.stale_left:
+            self.stale_left -= 1
+        else:
+            self.reported = self.epoch
+        return {'pg_stats': [pg_stat('1.0', [0, 1], self.reported),
+                             pg_stat('1.1', [1, 0], self.reported)]}
+
+
+def test_the_next_osd_restarts_only_once_the_pgs_reported_since_the_last_came_back() -> None:
+    mgr = OsdRestartMgr(stale_reads=3)
+    cluster = ClusterAccess(mgr, lambda found: found, lambda spec: spec,  # type: ignore
+                            timeout_s=60, clock=lambda: 0.0, sleep=lambda s: None)
+    cluster.restart_osds()
+    assert mgr.stale_when_restarted == [0, 0]
+    assert mgr.reported == mgr.epoch
 
 
 class InstantRestartMgr:
