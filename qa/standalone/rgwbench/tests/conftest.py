@@ -148,7 +148,7 @@ class Cluster:
     def unclean_pgs_report(self) -> str:
         """What to read when PGs stay unclean: each such PG with its OSDs and when it
         last peered, each OSD's blocked ops, and what the OSD logs last said of
-        heartbeats, slow ops, faults and peering."""
+        heartbeats, slow ops, faults and resets."""
         parts = []
         for pg in pgs_listed(self):
             if pg.get('state') != 'active+clean':
@@ -421,9 +421,9 @@ def two_osds_pgs_clean(request: Any) -> None:
     """A test on the two-OSD cluster starts with every PG active+clean.
 
     Seen once in CI on Pacific at load 30-70: after a test's OSD restarts, some PGs
-    stayed active+clean+laggy or peering for about fifteen minutes (the OSDs' idle
-    connection timeout), and every later test on the cluster failed for it. Marking
-    an OSD down makes it rebind and peer afresh, as an operator would do. That it was
+    stayed active+clean+laggy or peering for about fifteen minutes, with no OSD
+    marked down, and every later test on the cluster failed for it. Marking an OSD
+    down makes it rebind and peer afresh, as an operator would do. That it was
     needed, and why, is written where CI's last lines show the reruns.
     """
     if 'two_osds' not in request.fixturenames:
