@@ -86,6 +86,36 @@ def test_check_of_an_unknown_profile_is_enoent(cluster: Cluster) -> None:
     assert "no profile 'nope'" in one_line(proc.stderr)
 
 
+def test_no_rgw_daemon_is_found_and_a_run_refused_for_it_changes_nothing(
+        cluster: Cluster) -> None:
+    (service,) = [s['service_name'] for s in cluster.ceph_json('orch', 'ls')
+                  if s['service_type'] == 'rgw']
+    cluster.ceph('orch', 'stop', service)
+    try:
+        deadline = time.monotonic() + 180
+        while cluster.ceph_json('rgwbench', 'status')['rgw_daemons']:
+            assert time.monotonic() < deadline, 'the stopped RGW stayed in the service map'
+            time.sleep(2)
+        (found,) = [f for f in check(cluster) if f['level'] != 'info']
+        assert (found['id'], found['level']) == ('no-rgw-daemon', 'refuse')
+        assert found['fix'].startswith('ceph orch apply rgw <name>')
+        assert 'no-rgw-daemon' in {f['id'] for f in check(cluster, '--profile', 'quick')}
+        before = snapshot(cluster)
+        for force in ([], ['--force']):
+            proc = cluster.ceph('rgwbench', 'run', '--profile', 'quick',
+                                '--yes-i-really-mean-it', *force, check=False)
+            assert proc.returncode == errno.EBUSY, proc
+            assert one_line(proc.stderr).startswith(
+                'Error EBUSY: refusing the run: no-rgw-daemon: no RGW daemon is in the '
+                'service map'), proc.stderr
+        assert snapshot(cluster) == before
+        assert cluster.ceph_json('rgwbench', 'status')['run_in_progress'] is False
+    finally:
+        cluster.ceph('orch', 'start', service)
+        cluster.wait_rgw_registered()
+    assert 'no-rgw-daemon' not in {f['id'] for f in check(cluster)}
+
+
 @pytest.fixture
 def stored_credentials(cluster: Cluster) -> Iterator[None]:
     s3 = cluster.s3()

@@ -14,7 +14,7 @@ from .capacity import capacity_findings
 from .config_checks import config_findings
 from .facts import read_facts
 from .finding import Finding, Level, findings_to_text, ordered
-from .health_checks import health_findings
+from .health_checks import health_findings, no_rgw_daemon
 from .pg_checks import pg_findings
 from .queue_checks import queue_findings
 from .view import ClusterView, MgrClusterView
@@ -25,16 +25,20 @@ __all__ = ['ClusterView', 'Finding', 'Level', 'MgrClusterView', 'findings',
 
 def findings(view: ClusterView, profile: Optional[Profile] = None,
              keep_objects: bool = False, load: bool = False,
-             size_working_sets: bool = False) -> List[Finding]:
+             size_working_sets: bool = False, rgw_required: bool = False) -> List[Finding]:
     """Every finding for this cluster, and for a run of `profile` when given.
 
     keep_objects: the run keeps its objects (the module option), so nothing it
     writes is freed before it ends. load: `profile` is a load's one workload.
     size_working_sets: GET workloads that name no `objects` read a working set
     sized from the caches (`sized_to_caches`), as the run then sends them.
+    rgw_required: a run is to start (or `check` tells whether one could), which
+    needs an RGW daemon in the service map.
     """
     facts = read_facts(view)
     found = health_findings(facts) + config_findings(facts) + pg_findings(facts)
+    if rgw_required:
+        found += no_rgw_daemon(facts)
     if profile is not None:
         agents = agent_count(profile.placement, [d.host for d in facts.rgws])
         if size_working_sets:

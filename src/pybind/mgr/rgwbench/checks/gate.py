@@ -78,7 +78,7 @@ class RunChecks:
     def now(self, profile: Optional[Profile], load: bool = False) -> List[Finding]:
         """What `check` would say: for a plan (read only, refuses nothing)."""
         return findings(self.view, profile, keep_objects=self.keep_objects(), load=load,
-                        size_working_sets=self.prefill_time() > 0)
+                        size_working_sets=self.prefill_time() > 0, rgw_required=not load)
 
     def sized(self, workload: Workload, agents: int, held: int = 1) -> Workload:
         """`workload` as it runs: a GET workload that names no `objects` gets a working

@@ -1,4 +1,4 @@
-"""Checks of the cluster's health: HEALTH_ERR, HEALTH_WARN, OSDs near full."""
+"""Checks of the cluster's health: HEALTH_ERR, HEALTH_WARN, OSDs near full, no RGW."""
 from typing import List
 
 from .facts import Facts
@@ -52,6 +52,20 @@ def osd_nearfull(facts: Facts) -> List[Finding]:
         evidence=tuple(evidence),
         fix='ceph osd df; radosgw-admin gc process --include-all (frees what deleted '
             'objects still hold), or add OSDs')]
+
+
+def no_rgw_daemon(facts: Facts) -> List[Finding]:
+    """What a run refuses when the service map lists no RGW, as settings.applier's
+    precheck does; a load that names its endpoints needs none."""
+    if facts.rgws:
+        return []
+    return [Finding(
+        id='no-rgw-daemon', level=Level.refuse,
+        summary='no RGW daemon is in the service map: a run would have no gateway to '
+                'measure, nor daemons to apply its settings to',
+        evidence=('the service map lists no rgw daemon',),
+        fix='ceph orch apply rgw <name> (where RGW daemons run, wait until `ceph rgwbench '
+            'status` lists them: a started radosgw registers within seconds)')]
 
 
 def health_findings(facts: Facts) -> List[Finding]:

@@ -1,4 +1,5 @@
 """The checks of `ceph rgwbench check`, each present and absent, on a fake cluster view."""
+import errno
 import os
 import re
 from dataclasses import replace
@@ -8,9 +9,11 @@ import pytest
 
 from rgwbench.checks import Finding, Level, findings, findings_to_text
 from rgwbench.checks.config_checks import DEBUG_OPTIONS
+from rgwbench.checks.gate import Refused, RunChecks
 from rgwbench.profiles import Profile, Variant, Workload
 
 from checks_fakes import DATA_POOL, GIB_KB, FakeView, pool
+from fixtures import rgw_service_map
 
 
 def by_id(view: FakeView, profile: Optional[Profile] = None,
@@ -451,5 +454,27 @@ def test_every_finding_id_is_documented() -> None:
     ids |= {'%s-raised' % o.replace('_', '-') for o, _ in DEBUG_OPTIONS}
     with open(DOC) as f:
         doc = f.read()
-    assert len(ids) == 21
+    assert len(ids) == 22
     assert [i for i in sorted(ids) if '``%s``' % i not in doc] == []
+
+
+def test_no_rgw_daemon_refuses_a_run_and_check_says_so_but_not_a_load() -> None:
+    view = FakeView()
+    view.services = rgw_service_map()
+    (found,) = findings(view, rgw_required=True)
+    assert (found.id, found.level) == ('no-rgw-daemon', Level.refuse)
+    assert found.fix.startswith('ceph orch apply rgw')
+    assert findings(view) == []   # between workloads, and for a load with its endpoints
+    assert findings(FakeView(), rgw_required=True) == []
+
+
+def test_check_and_a_run_see_no_rgw_daemon_and_a_load_does_not() -> None:
+    view = FakeView()
+    view.services = rgw_service_map()
+    gate = RunChecks(view=view)
+    assert [f.id for f in gate.now(None)] == ['no-rgw-daemon']
+    with pytest.raises(Refused, match='refusing the run: no-rgw-daemon: no RGW daemon') as e:
+        gate.before(profile(Workload('put', op='put', size='4KiB')), force=True)
+    assert e.value.errno == -errno.EBUSY
+    load = gate.before(profile(Workload('put', op='put', size='4KiB')), force=False, load=True)
+    assert 'no-rgw-daemon' not in [f.id for f in load]
