@@ -75,6 +75,17 @@ SESSION_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'ceph_
 TOOL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'cluster')
 
 
+def rgw_not_registered(orch_ps: List[Dict[str, Any]], status: Dict[str, Any]) -> Optional[str]:
+    """None when the mgr (`rgwbench status`) lists the radosgw daemons the orchestrator
+    runs (`orch ps --daemon_type rgw`), and no others: after a restart the map may still
+    hold the daemons of before the stop. Else what each shows."""
+    running = {d['daemon_id'] for d in orch_ps if d.get('status_desc') == 'running'}
+    listed = {d['name'] for d in status.get('rgw_daemons') or []}
+    if running and running == listed:
+        return None
+    return 'RGW daemons %s, in the service map %s' % (sorted(running), sorted(listed))
+
+
 class LocalCluster:
     down_grace_s = DOWN_GRACE_S
 
@@ -589,14 +600,9 @@ class LocalCluster:
                 for host in self.state['hosts'] for i in range(self.state['rgws_per_host'])]
 
     def _rgw_registered(self) -> bool:
-        """The mgr lists the radosgw daemons the orchestrator runs, and no others (after a
-        restart, the map may still hold the daemons of before the stop)."""
-        running = self._answer_json(['orch', 'ps', '--daemon_type', 'rgw'])
         status = self._answer_json(['rgwbench', 'status'])
-        if not running or not status:
-            return False
-        listed = {d['name'] for d in status.get('rgw_daemons') or []}
-        return listed == {d['daemon_id'] for d in running if d.get('status_desc') == 'running'}
+        return bool(status) and rgw_not_registered(
+            self._answer_json(['orch', 'ps', '--daemon_type', 'rgw']) or [], status) is None
 
     def _s3_answers(self) -> bool:
         for url in self.rgw_urls():

@@ -26,6 +26,7 @@ CLUSTER = os.path.join(os.path.dirname(HERE), 'cluster')
 # The cluster tool's package (localcluster), for tests that read it directly.
 sys.path.insert(0, os.path.dirname(HERE))
 from localcluster.ceph_client import CephSession, split_format  # noqa: E402
+from localcluster.cluster import rgw_not_registered  # noqa: E402
 from localcluster.keeper import unexpected_crashes  # noqa: E402
 from cputime import Ledger  # noqa: E402
 
@@ -237,15 +238,12 @@ class Cluster:
         """
         deadline = time.monotonic() + timeout
         while True:
-            running = {d['daemon_id']
-                       for d in self.ceph_json('orch', 'ps', '--daemon_type', 'rgw')
-                       if d.get('status_desc') == 'running'}
-            listed = {d['name'] for d in self.ceph_json('rgwbench', 'status')['rgw_daemons']}
-            if running and running == listed:
+            missing = rgw_not_registered(self.ceph_json('orch', 'ps', '--daemon_type', 'rgw'),
+                                         self.ceph_json('rgwbench', 'status'))
+            if missing is None:
                 return
             if time.monotonic() > deadline:
-                raise AssertionError('RGW daemons %s, in the service map %s'
-                                     % (sorted(running), sorted(listed)))
+                raise AssertionError(missing)
             time.sleep(1)
 
     def start(self, *extra: str,
