@@ -384,32 +384,23 @@ def pg_states(c: Cluster) -> Dict[str, int]:
     return {s['name']: s['num'] for s in summary['num_pg_by_state']}
 
 
-def wait_pgs_clean(c: Cluster, timeout: float) -> Optional[Dict[str, int]]:
-    """None once every PG is active+clean, else the PG states at the deadline."""
-    deadline = time.monotonic() + timeout
-    while True:
-        states = pg_states(c)
-        if set(states) == {'active+clean'}:
-            return None
-        if time.monotonic() > deadline:
-            return states
-        time.sleep(1)
-
-
 def pgs_listed(c: Cluster) -> List[Dict[str, Any]]:
     listed = c.ceph_json('pg', 'ls')
     return list(listed.get('pg_stats', []) if isinstance(listed, dict) else listed)
 
 
-def wait_pgs_clean_since(c: Cluster, epoch: int, timeout: float) -> Optional[Dict[str, int]]:
-    """As `wait_pgs_clean`, counting only what each PG reported at `epoch` or later: the
-    mgr shows a PG's last report, which for seconds after an OSD went down is from before."""
+def wait_pgs_clean(c: Cluster, timeout: float,
+                   since_epoch: int = 0) -> Optional[Dict[str, int]]:
+    """None once every PG is active+clean, else the PG states at the deadline.
+
+    since_epoch: a PG counts only once reported at that epoch or later. The mgr shows
+    a PG's last report, which for seconds after an OSD went down is from before."""
     deadline = time.monotonic() + timeout
     while True:
         states: Dict[str, int] = {}
         for pg in pgs_listed(c):
-            state = (pg['state'] if int(pg.get('reported_epoch', 0)) >= epoch
-                     else 'not reported since epoch %d' % epoch)
+            state = (pg['state'] if int(pg.get('reported_epoch', 0)) >= since_epoch
+                     else 'not reported since epoch %d' % since_epoch)
             states[state] = states.get(state, 0) + 1
         if set(states) == {'active+clean'}:
             return None
@@ -444,7 +435,7 @@ def two_osds_pgs_clean(request: Any) -> None:
     for osd in c.ceph_json('osd', 'ls'):
         c.ceph('osd', 'down', str(osd))
         epoch = int(c.ceph_json('osd', 'dump')['epoch'])
-        still = wait_pgs_clean_since(c, epoch, PGS_CLEAN_AFTER_MARK_DOWN_S)
+        still = wait_pgs_clean(c, PGS_CLEAN_AFTER_MARK_DOWN_S, since_epoch=epoch)
         if still is None:
             break
     where = os.environ.get('RGWBENCH_RERUNS')
