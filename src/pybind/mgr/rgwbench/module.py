@@ -12,46 +12,46 @@ from mgr_util import build_url
 from .activity import Activity, ActivityGuard, Going
 from .agents.channel import AgentChannel
 from .agents.coordinator import DEADMAN_S
-from .agents.placing import AgentPlacing
+from .agents.agent_hosts import AgentPlacing
 from .agents.sources import mgr_host_addresses
-from .capacity import DEFAULT_MARGIN, CapacityGuard
-from .certificates import Certificates, certificate_to_text
+from .checks.capacity_guard import DEFAULT_MARGIN, CapacityGuard
+from .certs.store import Certificates, certificate_to_text
 from .checks import MgrClusterView, findings_to_text
 from .checks.gate import DEFAULT_PREFILL_S, RunChecks
 from .cli import RGWBenchCLICommand, read_command, write_command
-from .credentials import CredentialStore, credentials_to_text
+from .cluster.credentials import CredentialStore, credentials_to_text
 from .errors import Busy, InvalidInput
 from .formatting import parse_format, render
-from .loads import LoadService, load_request, load_to_text, loads_to_text
-from .orchestration import orchestrator_state, rgw_service_under_test, wait_for_backend
+from .runs.loads import LoadService, load_request, load_to_text, loads_to_text
+from .cluster.orchestration import orchestrator_state, rgw_service_under_test, wait_for_backend
 from .panel.backend import ModuleBackend
 from .panel.service import DEFAULT_PORT, Panel, panel_to_text
-from .pem import self_signed_certificate
-from .placement import placement_hosts
-from .profiles import (DEFAULT_PROCESSES, Profile, ProfileStore, profile_to_text,
-                       profiles_to_text, with_overrides)
+from .certs.pem import self_signed_certificate
+from .profiles.placement import placement_hosts
+from .profiles import (DEFAULT_PROCESSES, Profile, ProfileStore, profile_to_text, profiles_to_text,
+                       with_overrides)
 from .results.calibration import CalibrationStore
 from .results.compare import compare_runs
 from .results.model import strip_histograms
-from .results.report import (comparison_to_text, result_to_csv, result_to_markdown,
-                             result_to_text, results_to_text)
+from .results.report import (comparison_to_text, result_to_csv, result_to_markdown, result_to_text,
+                             results_to_text)
 from .results.seeds import seeds_to_csv, seeds_to_json, seeds_to_markdown, seeds_to_text
 from .results.store import ResultStore
-from .rgw_admin import RadosgwAdmin
-from .rgw_daemons import endpoint_urls
+from .cluster.rgw_admin import RadosgwAdmin
+from .cluster.rgw_daemons import endpoint_urls
 from .runs.engine import RunCluster, RunEngine
-from .runs.events import ClusterRunEvents
+from .cluster.events import ClusterRunEvents
 from .runs.plan_text import run_plan_to_text
-from .server_daemons import ServerDaemon, ServerDaemons, ingress_haproxies, server_daemons
+from .cluster.sampled_daemons import ServerDaemon, ServerDaemons, ingress_haproxies, server_daemons
 from .settings.applier import SettingsApplier
 from .settings.base import SettingContext
-from .settings.cluster import ClusterAccess
-from .settings.registry import (all_settings, describe, parse_assignments,
-                                settings_list_to_text, settings_plan_to_text)
+from .cluster.access import ClusterAccess
+from .settings.registry import (all_settings, describe, parse_assignments, settings_list_to_text,
+                                settings_plan_to_text)
 from .settings.session import SettingsSession, settings_to_text
 from .settings.sse import MODULE_OPTIONS as SSE_MODULE_OPTIONS
 from .status import build_status, ceph_version_number, status_to_text
-from .workloads import AgentWorkloads
+from .agents.workload_runs import AgentWorkloads
 
 if TYPE_CHECKING:
     from .panel.app import PanelApp

@@ -3,8 +3,8 @@ import re
 from typing import Any, Dict, Optional
 
 from .formatting import table
-from .orchestration import OrchestratorState
-from .rgw_daemons import rgw_daemons
+from .cluster.orchestration import OrchestratorState
+from .cluster.rgw_daemons import rgw_daemons
 from .version import MODULE_VERSION
 
 

@@ -7,7 +7,7 @@ and is given a token of its own; every other request carries that token as
 a bearer token and the agent's id, and a token serves only the agent it was
 given to. A wrong code or token is answered 401, and its source must then
 wait longer with each one before a wrong one is answered 401 again (429
-until then, see brake.py); a right one always passes.
+until then, see web/brake.py); a right one always passes.
 Connections are bounded, in all and from one source, each handled in a
 thread of its own with a time-out: a client that holds connections open
 cannot take more than its share.
@@ -21,11 +21,11 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Dict, Optional, Protocol, Tuple
 
-from ..brake import AuthBrake, source_of
+from ..web.brake import AuthBrake, source_of
 from ..loadgen.clock import ECHO, MGR_CLOCK, SENT
-from ..pem_files import PemFiles
-from ..request_body import BodyRefused, body_length, read_body
-from .clock import ClockSample, sample
+from ..certs.memory_files import PemFiles
+from ..web.request_body import BodyRefused, body_length, read_body
+from ..checks.clock_skew import ClockSample, sample
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ class AgentSession(Protocol):
     def progress(self, agent: str, body: Dict[str, Any]) -> Dict[str, Any]: ...
 
     def clock_sample(self, agent: str, found: ClockSample) -> None:
-        """A sample of the agent's clock against the mgr's (see clock.py)."""
+        """A sample of the agent's clock against the mgr's (see checks/clock_skew.py)."""
 
 
 class _Handler(BaseHTTPRequestHandler):

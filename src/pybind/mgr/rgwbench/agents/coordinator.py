@@ -16,9 +16,9 @@ from ..checks.gate import refusal
 from ..loadgen.result import merge_results
 from ..loadgen.schedule import share
 from ..loadgen.workload import Job
-from ..server_daemons import ServerDaemons
+from ..cluster.sampled_daemons import ServerDaemons
 from .channel import AgentChannel
-from .clock import AgentClocks, ClockSample
+from ..checks.clock_skew import AgentClocks, ClockSample
 from .launchers import AgentLauncher
 from .sources import bare_ip
 

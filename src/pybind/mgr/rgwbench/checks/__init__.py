@@ -6,11 +6,11 @@ cluster only through a ClusterView (view.py), MgrClusterView in the mgr.
 from dataclasses import replace
 from typing import List, Optional
 
-from ..placement import agent_count
-from ..prefills import held_at_once
+from ..profiles.placement import agent_count
+from ..profiles.prefills import held_at_once
 from ..profiles import MAX_CONCURRENCY, Profile, Workload
 from .cache_checks import cache_findings, sized_to_caches
-from .capacity import capacity_findings
+from .capacity_estimate import capacity_findings
 from .config_checks import config_findings
 from .facts import read_facts
 from .finding import Finding, Level, findings_to_text, ordered

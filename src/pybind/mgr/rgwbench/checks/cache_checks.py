@@ -23,7 +23,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from ..loadgen.errors import UsageError
 from ..loadgen.workload import format_size, parse_range, parse_size
 from ..profiles import Workload
-from .capacity import data_pool, room_bytes
+from .capacity_estimate import data_pool, room_bytes
 from .facts import Daemon, Facts
 from .finding import Finding, Level
 

@@ -11,7 +11,7 @@ import time
 from dataclasses import replace
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
-from ..periodic import Periodic
+from .periodic import Periodic
 from .finding import Finding
 from .pg_checks import (RECOVERY_STATES, SCRUB_STATES, recovering_finding, scrubbing_finding,
                         states_with)

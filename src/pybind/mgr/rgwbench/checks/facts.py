@@ -2,8 +2,8 @@
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from ..rgw_daemons import rgw_daemons
-from ..runs.events import HEALTH_CHECK as OWN_HEALTH_CHECK
+from ..cluster.rgw_daemons import rgw_daemons
+from ..cluster.events import HEALTH_CHECK as OWN_HEALTH_CHECK
 from .view import ClusterView
 
 # RGW's default zone names its data pool `<zone>.rgw.buckets.data`.

@@ -14,7 +14,7 @@ import secrets
 import urllib.parse
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Protocol, Tuple
 
-from ..brake import AuthBrake
+from ..web.brake import AuthBrake
 from ..errors import InvalidInput, RGWBenchError
 from ..results.report import result_to_csv
 from .auth import PasswordStore, Session, Sessions, same_token

@@ -18,7 +18,7 @@ import time
 from typing import Callable, Dict, NamedTuple, Optional
 
 from ..errors import InvalidInput
-from ..kvstore import Store
+from ..cluster.kvstore import Store
 
 PASSWORD_KEY = 'panel/password'
 ITERATIONS = 200000

@@ -20,8 +20,8 @@ import urllib.parse
 from traceback import format_exc
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
-from ..pem_files import PemFiles
-from ..request_body import BodyRefused, body_length, read_body
+from ..certs.memory_files import PemFiles
+from ..web.request_body import BodyRefused, body_length, read_body
 from .app import SECURITY_HEADERS, PanelApp, Request, Response, parse_cookies, parse_form
 
 MAX_BODY = 1024 * 1024

@@ -9,10 +9,10 @@ import socket
 import threading
 from typing import Any, Callable, Dict, NamedTuple, Optional, Protocol, Tuple
 
-from ..brake import AuthBrake
-from ..certificates import CertificateKeys, Certificates
-from ..kvstore import SecretStore
-from ..pem import describe_certificate
+from ..web.brake import AuthBrake
+from ..certs.store import CertificateKeys, Certificates
+from ..cluster.kvstore import SecretStore
+from ..certs.pem import describe_certificate
 from .app import PanelApp, PanelBackend
 from .auth import PasswordStore, Sessions
 

@@ -11,8 +11,8 @@ from typing import Any, Callable, Dict, List, Optional
 from ..loadgen.errors import UsageError
 from ..loadgen.workload import (ALL_OPS, MAX_PUT, SizeSpec, format_size, parse_mix, parse_range,
                                 parse_size)
-from ..placement import count_of, problem_of
-from ..targets import Target, parse_target
+from .placement import count_of, problem_of
+from ..settings.targets import Target, parse_target
 from .types import Workload, format_rate, plain_seconds
 
 HOST = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.-]{0,252}$')

@@ -3,7 +3,7 @@ import json
 from typing import Any, Dict, List, NamedTuple, Sequence, Union
 
 from ..errors import InvalidInput, NotFound
-from ..kvstore import Store
+from ..cluster.kvstore import Store
 from ..settings.base import Setting
 from .builtin import BUILTIN_DOCUMENTS, builtin_names, builtin_profiles
 from .estimates import estimate_seconds

@@ -2,7 +2,7 @@
 from typing import Any, Dict, List, Sequence, Union
 
 from ..formatting import table
-from ..targets import AUTO, RGW, URLS, Target
+from ..settings.targets import AUTO, RGW, URLS, Target
 from .builtin import builtin_names
 from .estimates import estimate_seconds, format_duration
 from .store import ProfileInfo

@@ -4,7 +4,7 @@ from typing import Any, Callable, ClassVar, Dict, List, Optional, Tuple, Union
 
 from ..errors import NotFound
 from ..loadgen.workload import Job
-from ..targets import Target
+from ..settings.targets import Target
 
 DEFAULT_CONCURRENCY = 16
 DEFAULT_DURATION_S = 60.0
@@ -156,9 +156,9 @@ class Profile:
     baseline: str
     variants: List[Variant]
     workloads: List[Workload]
-    placement: List[str] = field(default_factory=list)   # empty: every RGW host (placement.py)
+    placement: List[str] = field(default_factory=list)   # empty: every RGW host (profiles/placement.py)
     repeats: int = 1
-    target: Target = Target()   # where each variant's load goes (targets.py)
+    target: Target = Target()   # where each variant's load goes (settings/targets.py)
     order: str = SEQUENTIAL
 
     def interleaved(self) -> bool:

@@ -29,7 +29,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional
 
-from ..kvstore import Store, check_size
+from ..cluster.kvstore import Store, check_size
 from .model import COMPARED, Figure, Run, WorkloadResult
 from .significance import Z, mean_and_sd, sd_upper
 

@@ -21,8 +21,8 @@ import zlib
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..errors import Busy, InvalidInput, NotFound, RGWBenchError
-from ..fencing import check_active
-from ..kvstore import Store
+from ..cluster.fencing import check_active
+from ..cluster.kvstore import Store
 from .model import Run, RunSummary
 
 CHUNK_PREFIX = 'result/'

@@ -22,24 +22,24 @@ from ..agents.coordinator import AgentRun, agents_failed
 from ..agents.launchers import AgentLauncher, loading_agents
 from ..checks.finding import Finding
 from ..checks.gate import Refused, RunChecks
-from ..credentials import CredentialStore
+from ..cluster.credentials import CredentialStore
 from ..errors import Busy, InvalidInput, NotFound
-from ..journal import UNDONE, Journal
-from ..kvstore import SecretStore
+from ..settings.journal import UNDONE, Journal
+from ..cluster.kvstore import SecretStore
 from ..profiles import MAX_CONCURRENCY, Profile, Workload, estimate_seconds
 from ..results.calibration import CALIBRATE, CalibrationStore, calibrate
 from ..results.compare import comparison, merge_repeats
 from ..results.model import Change, Position, Run, VariantResult, WorkloadResult
 from ..results.store import ResultStore
-from ..s3user import create_user, user_plan
+from ..settings.s3user import create_user, user_plan
 from ..settings.applier import SettingsApplier, open_journal
 from ..settings.changes import USER
 from ..settings.base import ClientSide
 from ..settings.session import steps_to_dicts
-from ..targets import AUTO, RGW, URLS, Target
-from ..workloads import AgentWorkloads, Leftovers, make_job, new_id
-from ..prefills import (PrefillKey, RunPrefills, held_at_once, read_later, reads_only,
-                        storage_of)
+from ..settings.targets import AUTO, RGW, URLS, Target
+from ..agents.workload_runs import AgentWorkloads, Leftovers, make_job, new_id
+from ..profiles.prefills import (PrefillKey, RunPrefills, held_at_once, read_later, reads_only,
+                                 storage_of)
 
 LEFTOVERS_KEY = 'running/leftovers'
 RUNNING, COMPLETE, RUN_FAILED, ABORTED = 'running', 'complete', 'failed', 'aborted'

@@ -2,7 +2,7 @@
 from typing import Any, Dict, List, Optional
 
 from ..agents.launchers import MGR_PROCESS
-from ..s3user import user_plan_to_text
+from ..settings.s3user import user_plan_to_text
 
 
 def agents_text(agents: Dict[str, Any]) -> str:

@@ -2,14 +2,14 @@
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..errors import Busy, InvalidInput, RGWBenchError
-from ..fencing import Fenced
-from ..journal import UNDONE, Journal, JournalError, Step
-from ..targets import Target
+from ..cluster.fencing import Fenced
+from .journal import UNDONE, Journal, JournalError, Step
+from .targets import Target
 from .base import ClientSide, PlanView, Setting, SettingContext
 from .changes import RESTART, SERVICE, UNDO_LAST, Change, current_state, put_state
-from .cluster import GaveUp
-from .daemons import OSD_RESTART_TARGET, RGWRestart
-from .targets import client_targets
+from ..cluster.access import GaveUp
+from .daemon_settings import OSD_RESTART_TARGET, RGWRestart
+from .tls import client_targets
 
 Log = Callable[[str], None]
 RGW_RESTART = RGWRestart.name

@@ -4,9 +4,9 @@ import copy
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from ..errors import InvalidInput
-from ..kvstore import SecretStore
+from ..cluster.kvstore import SecretStore
 from .changes import CONFIG, SERVICE, Change
-from .cluster import ClusterAccess, NotReady
+from ..cluster.access import ClusterAccess, NotReady
 
 
 # Settings keep what they generate (keys, certificates) in the module's store.

@@ -41,7 +41,7 @@ def service_change(service_name: str, spec: Optional[Dict[str, Any]], summary: s
 
 
 def user_change(uid: str, display_name: str) -> Change:
-    """A run's own S3 user (no keys here: radosgw-admin makes them, see s3user.py)."""
+    """A run's own S3 user (no keys here: radosgw-admin makes them, see settings/s3user.py)."""
     return Change(USER, uid, {'display_name': display_name},
                   'radosgw-admin user create --uid %s (temporary: removed with its data '
                   'when the run ends)' % uid)

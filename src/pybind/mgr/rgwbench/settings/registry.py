@@ -3,7 +3,7 @@ from typing import Any, Dict, List
 
 from ..errors import InvalidInput
 from .base import Setting
-from .daemons import ConfigOption, Msgr2Secure, RGWPerHost, RGWRestart
+from .daemon_settings import ConfigOption, Msgr2Secure, RGWPerHost, RGWRestart
 from .sse import ServerSideEncryption
 from .tls import IngressTls, RGWTls
 

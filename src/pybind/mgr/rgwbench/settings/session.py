@@ -11,9 +11,9 @@ import uuid
 from typing import Any, Callable, Dict, List, Optional
 
 from ..errors import Busy, InvalidInput, NotFound, RGWBenchError
-from ..journal import Journal, Step
-from ..kvstore import MAX_VALUE_BYTES, SecretStore, check_size
-from ..targets import Target
+from .journal import Journal, Step
+from ..cluster.kvstore import MAX_VALUE_BYTES, SecretStore, check_size
+from .targets import Target
 from .applier import SettingPlan, SettingsApplier, open_journal, restarts_osds
 
 STATE_KEY = 'settings/state'

@@ -33,16 +33,16 @@ import ssl
 import uuid
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..credentials import CredentialStore
-from ..kvstore import get_secret, set_secret
+from ..cluster.credentials import CredentialStore
+from ..cluster.kvstore import get_secret, set_secret
 from ..loadgen.errors import LoadgenError, ProtocolError
 from ..loadgen.s3 import Endpoint, S3Client, describe_error, make_ssl_context
 from ..loadgen.sigv4 import Signer
 from ..loadgen.sse import SSE
-from ..pending import pending
+from ..cluster.pending import pending
 from .base import ClientSide, PlanView, Setting, SettingContext, SettingNotInEffect, poll
 from .changes import SERVICE, Change, config_change
-from .daemons import config_problem, rgw_restart, same_value
+from .daemon_settings import config_problem, rgw_restart, same_value
 from .secret_options import shown
 
 RGW = 'client.rgw'

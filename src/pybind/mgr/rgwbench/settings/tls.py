@@ -14,16 +14,15 @@ import socket
 import ssl
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
 
-from ..certificates import (NEW, TLS_KEYS, Certificates, TLSCertificate,  # noqa: F401
-                            certificate_to_text)
+from ..certs.store import (NEW, TLS_KEYS, Certificates, TLSCertificate,  # noqa: F401
+                           certificate_to_text)
 from ..errors import InvalidInput
-from ..pem import der_fingerprint, fingerprint
-from ..targets import unique
-from .base import (ClientSide, PlanView, Setting, SettingContext, SettingNotInEffect, on_off,
-                   poll)
+from ..certs.pem import der_fingerprint, fingerprint
+from .targets import Target, resolve_targets, unique
+from .base import (ClientSide, PlanView, Setting, SettingContext, SettingNotInEffect, on_off, poll)
 from .changes import Change, config_key_change, service_change
-from .ingress_site import (IngressSite, Probe, TCPProbe, choose, fixed, read_site,
-                           spec_addresses, split_addresses)
+from .ingress_site import (IngressSite, Probe, TCPProbe, choose, fixed, read_site, spec_addresses,
+                           split_addresses)
 
 # Where cephadm keeps the certificate of an RGW service with ssl. It writes the key
 # when it deploys the service but never removes it when ssl is turned off again.
@@ -499,3 +498,26 @@ def ingress_urls(ctx: SettingContext) -> List[str]:
                            if d.ip and d.daemon_type == 'haproxy')
     return unique([url(scheme, address, int(fields['frontend_port']))
                    for address in addresses if address])
+
+
+class ClusterTargets:
+    """RGW daemons and ingress frontends of the service under test, as the cluster runs them."""
+
+    def __init__(self, ctx: SettingContext) -> None:
+        self.ctx = ctx
+
+    def rgw_service(self) -> str:
+        return self.ctx.rgw_service()
+
+    def rgw_urls(self, scheme: str) -> List[str]:
+        return rgw_urls(self.ctx, scheme)
+
+    def ingress_urls(self) -> List[str]:
+        return ingress_urls(self.ctx)
+
+
+def client_targets(ctx: SettingContext, target: Target, client: ClientSide) -> ClientSide:
+    """The client side with the URLs the load goes to under it, resolved now."""
+    urls = resolve_targets(target, rgw=client.rgw, ingress=client.ingress,
+                           view=ClusterTargets(ctx))
+    return client._replace(targets=tuple(urls))

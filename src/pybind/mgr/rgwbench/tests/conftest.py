@@ -119,7 +119,7 @@ def certificate() -> Tuple[str, str]:
 def h() -> Iterator['Harness']:
     """The panel's app over a fake backend (test_panel_login, test_panel_pages); every
     answer it gave in the test is checked for the security headers."""
-    from panel_harness import Harness, check_security_headers   # after _install_fakes
+    from panel_harness import Harness, check_security_headers  # after _install_fakes
     harness = Harness()
     yield harness
     assert harness.responses
@@ -133,10 +133,10 @@ def agents_never_look_client_bound(monkeypatch: Any) -> None:
     RGW shares: whether they look client-bound, or fall behind an open loop's rate,
     depends on the machine, not the test. The findings' own rules are tested in
     test_checks_measured, on figures."""
-    from rgwbench import workloads
+    from rgwbench.agents import workload_runs
     from rgwbench.checks.measured import measured_findings
 
     def without_client_bound(results: Any, job: Any = None) -> Any:
         return [f for f in measured_findings(results, job)
                 if f.id not in ('client-bound-agent', 'rate-not-held')]
-    monkeypatch.setattr(workloads, 'measured_findings', without_client_bound)
+    monkeypatch.setattr(workload_runs, 'measured_findings', without_client_bound)

@@ -44,7 +44,7 @@ class MemoryStore:
     def mon_command(self, cmd_dict: Dict[str, Any],
                     inbuf: Optional[str] = None) -> Tuple[int, str, str]:
         """The mon's config-key commands on the module's keys (kvstore.SecretStore)."""
-        from rgwbench.kvstore import MODULE_PREFIX
+        from rgwbench.cluster.kvstore import MODULE_PREFIX
         key = str(cmd_dict['key'])
         assert key.startswith(MODULE_PREFIX), key
         key = key[len(MODULE_PREFIX):]
@@ -63,7 +63,7 @@ class MemoryStore:
 
 def wait_a_few_polls(what: str, check: Callable[[], Optional[str]], polls: int = 5) -> None:
     """What ClusterAccess.wait_for does, with a few polls in place of a time-out."""
-    from rgwbench.settings.cluster import NotReady
+    from rgwbench.cluster.access import NotReady
     for _ in range(polls):
         missing = check()
         if missing is None:
@@ -93,7 +93,7 @@ class FakeWaits:
 
     def wait_for(self, what: str, check: Callable[[], Optional[str]],
                  timeout_s: Optional[float] = None) -> None:
-        from rgwbench.settings.cluster import GaveUp
+        from rgwbench.cluster.access import GaveUp
         if self.given_up():
             raise GaveUp('stopped waiting for %s: the run was aborted' % what)
         wait_a_few_polls(what, check)

@@ -8,7 +8,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 from fixtures import MemoryStore
 from test_panel_auth import Clock
 
-from rgwbench.brake import AuthBrake
+from rgwbench.web.brake import AuthBrake
 from rgwbench.errors import InvalidInput, NotFound
 from rgwbench.panel.app import LOGIN_COOKIE, SESSION_COOKIE, PanelApp, Request, Response
 from rgwbench.panel.auth import PasswordStore, Sessions

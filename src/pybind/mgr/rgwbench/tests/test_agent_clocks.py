@@ -11,14 +11,14 @@ from test_run_findings import checks_on
 from test_runs import Setup
 
 from rgwbench.agents.channel import AgentChannel
-from rgwbench.agents.clock import AgentClocks, ClockSample, sample
+from rgwbench.checks.clock_skew import AgentClocks, ClockSample, sample
 from rgwbench.agents.coordinator import AGENT_FAILED, DONE
 from rgwbench.checks.clock_skew import clock_skew
 from rgwbench.checks.finding import Level
-from rgwbench.credentials import CredentialStore
-from rgwbench.journal import Journal
+from rgwbench.cluster.credentials import CredentialStore
+from rgwbench.settings.journal import Journal
 from rgwbench.loadgen.clock import ECHO, OFFSET_ENV, SENT, AgentClock, offset_from_env
-from rgwbench.loads import LoadRequest
+from rgwbench.runs.loads import LoadRequest
 from rgwbench.tests.s3stub import StubS3
 
 from checks_fakes import FakeView

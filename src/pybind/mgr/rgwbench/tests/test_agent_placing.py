@@ -3,11 +3,10 @@ from typing import Any, List, NamedTuple, Optional
 
 import pytest
 
-from rgwbench.agents.launchers import (LocalLauncher, LocalWithSamplers,
-                                       OrchestratorLauncher)
-from rgwbench.agents.placing import AgentPlacing
+from rgwbench.agents.launchers import (LocalLauncher, LocalWithSamplers, OrchestratorLauncher)
+from rgwbench.agents.agent_hosts import AgentPlacing
 from rgwbench.errors import NotFound
-from rgwbench.server_daemons import ServerDaemon, ServerDaemons
+from rgwbench.cluster.sampled_daemons import ServerDaemon, ServerDaemons
 
 
 class Host(NamedTuple):

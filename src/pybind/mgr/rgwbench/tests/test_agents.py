@@ -18,12 +18,11 @@ import pytest
 
 from rgwbench.agents import channel as channel_module
 from rgwbench.agents.channel import MAX_PER_SOURCE, AgentChannel
-from rgwbench.brake import AuthBrake
+from rgwbench.web.brake import AuthBrake
 from rgwbench.agents.coordinator import AGENT_FAILED, DONE, AgentRun, agents_failed
 from rgwbench.loadgen.clock import AgentClock
-from rgwbench.loadgen.agent import (AgentError, DeadMan, ModuleChannel, enrolled_channel,
-                                    run_agent)
-from rgwbench.server_daemons import ServerDaemon, ServerDaemons
+from rgwbench.loadgen.agent import (AgentError, DeadMan, ModuleChannel, enrolled_channel, run_agent)
+from rgwbench.cluster.sampled_daemons import ServerDaemon, ServerDaemons
 from rgwbench.tests.s3stub import StubS3
 from rgwbench.loadgen.workload import Job
 

@@ -6,9 +6,10 @@ from typing import Any, Dict, List, Optional, Tuple, Sequence
 import pytest
 
 from rgwbench.agents.coordinator import AgentRun
-from rgwbench.capacity import (FILL_MEMORY_S, STATS_PERIOD_S, CapacityGuard, CapacityWatch,
-                               FillTrend, Fullness, fullest_osd, in_flight_bytes,
-                               prefill_bytes, writes, writes_while_measured)
+from rgwbench.checks.capacity_guard import (FILL_MEMORY_S, STATS_PERIOD_S, CapacityGuard,
+                                            CapacityWatch, FillTrend, Fullness, fullest_osd,
+                                            in_flight_bytes, prefill_bytes, writes,
+                                            writes_while_measured)
 from rgwbench.loadgen import prepare
 from rgwbench.loadgen.agent import LivePoster
 from rgwbench.loadgen.agent import prefill_watched

@@ -6,7 +6,7 @@ from typing import Any, Dict, Optional, Tuple
 import pytest
 
 from fixtures import MemoryStore
-from rgwbench.credentials import KEY, CredentialStore
+from rgwbench.cluster.credentials import KEY, CredentialStore
 from rgwbench.errors import RGWBenchError
 
 SECRET = 'Tg7Py5_2QOWTGrpMuJ5u7-bWybzBDFQQcjcMdda9'

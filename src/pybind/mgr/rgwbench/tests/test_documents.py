@@ -6,7 +6,7 @@ from typing import Any, Dict, Iterator
 
 import pytest
 
-from rgwbench.credentials import parse_credentials
+from rgwbench.cluster.credentials import parse_credentials
 from rgwbench.documents import MAX_BYTES, MAX_NUMBER, MAX_VALUES, load_document
 from rgwbench.errors import InvalidInput
 from rgwbench.profiles import parse_profile

@@ -7,8 +7,8 @@ from test_settings_sse import plan as sse_plan
 from test_settings_tls import RGW_SPEC, FakeCluster, free_port
 from test_settings_tls import context as tls_context
 
-from rgwbench.pem import fingerprint, split_pem
-from rgwbench.certificates import Certificates
+from rgwbench.certs.pem import fingerprint, split_pem
+from rgwbench.certs.store import Certificates
 from rgwbench.settings.applier import SettingsApplier
 from rgwbench.settings.sse import KEYS_STORE, ServerSideEncryption
 from rgwbench.settings.tls import IngressTls, RGWTls

@@ -4,7 +4,7 @@ from typing import Any
 import pytest
 from fixtures import MemoryStore
 
-from rgwbench.fencing import Fenced
+from rgwbench.cluster.fencing import Fenced
 from rgwbench.results.model import Run
 from rgwbench.results.store import ResultStore
 

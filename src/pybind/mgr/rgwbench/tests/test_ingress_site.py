@@ -8,13 +8,13 @@ from fixtures import MemoryStore
 from test_settings_tls import RGW_SPEC, FakeCluster, HostSpecLike
 
 from rgwbench.errors import InvalidInput
-from rgwbench.pem import describe_certificate
+from rgwbench.certs.pem import describe_certificate
 from rgwbench.runs.plan_text import run_plan_to_text
 from rgwbench.settings.applier import SettingsApplier
 from rgwbench.settings.base import PlanView, SettingContext
-from rgwbench.settings.cluster import Daemon
-from rgwbench.settings.ingress_site import (CEPH_PORTS, Site, SiteHost, choose, fixed,
-                                            network_of, read_site, takes_vip_list)
+from rgwbench.cluster.access import Daemon
+from rgwbench.settings.ingress_site import (CEPH_PORTS, Site, SiteHost, choose, fixed, network_of,
+                                            read_site, takes_vip_list)
 from rgwbench.settings.tls import IngressTls, RGWTls
 
 FSID = '6b1c1f0e-4b0a-4d4e-9a57-0d1c0f6f1a2b'

@@ -5,10 +5,11 @@ from typing import Any, Dict, List, Optional, Tuple
 import pytest
 from fixtures import MemoryStore
 
-from rgwbench.fencing import Fenced
-from rgwbench.journal import MADE, RECORDED, UNDO_FAILED, UNDONE, Journal, JournalError, Step
+from rgwbench.cluster.fencing import Fenced
+from rgwbench.settings.journal import (MADE, RECORDED, UNDO_FAILED, UNDONE, Journal, JournalError,
+                                       Step)
 from rgwbench.errors import RGWBenchError
-from rgwbench.kvstore import ValueTooLarge
+from rgwbench.cluster.kvstore import ValueTooLarge
 
 
 class FakeConfig:

@@ -11,16 +11,16 @@ import orchestrator
 import pytest
 from fixtures import MemoryStore
 
-from rgwbench.credentials import CredentialStore, parse_credentials
+from rgwbench.cluster.credentials import CredentialStore, parse_credentials
 from rgwbench.errors import Busy, InvalidInput, NotFound
-from rgwbench.agents.launchers import (AgentLauncher, LocalLauncher, NotReachable,
-                                       processes_in, remove_leftovers)
+from rgwbench.agents.launchers import (AgentLauncher, LocalLauncher, NotReachable, processes_in,
+                                       remove_leftovers)
 from rgwbench.checks.gate import RunChecks
-from rgwbench.server_daemons import ServerDaemons
-from rgwbench.loads import (LEFTOVERS_KEY, LoadRequest, LoadService, compact, load_request,
-                            load_to_text)
+from rgwbench.cluster.sampled_daemons import ServerDaemons
+from rgwbench.runs.loads import (LEFTOVERS_KEY, LoadRequest, LoadService, compact, load_request,
+                                 load_to_text)
 from rgwbench.loadgen.workload import Job
-from rgwbench.workloads import AgentWorkloads, make_job
+from rgwbench.agents.workload_runs import AgentWorkloads, make_job
 
 
 class Log:
@@ -231,7 +231,7 @@ def test_a_load_goes_to_every_rgw_endpoint_unless_told_where() -> None:
 
 def test_what_a_load_would_leave_is_written_down_before_it_starts_and_removed_after(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr('rgwbench.workloads.remove_over_s3',
+    monkeypatch.setattr('rgwbench.agents.workload_runs.remove_over_s3',
                         lambda job, ca=None: {'objects_deleted': 0, 'buckets_deleted': 1})
     store, gate = MemoryStore(), threading.Event()
     CredentialStore(store).set('access_key: A\nsecret_key: S')
@@ -265,7 +265,7 @@ def test_a_load_whose_clean_up_reached_no_rgw_keeps_its_state_and_its_buckets_ar
     def remove_buckets(job: Dict[str, Any], ca: Optional[str]) -> Dict[str, Any]:
         deleted.append(job['bucket_prefix'])
         return {}
-    monkeypatch.setattr('rgwbench.workloads.remove_over_s3', remove_buckets)
+    monkeypatch.setattr('rgwbench.agents.workload_runs.remove_over_s3', remove_buckets)
     loads.recover(lambda service: None)   # the serve loop's next try
     assert deleted == ['rgwbench-%s' % load_id] and loads.leftovers.pending() == []
     # The load is kept as it ended, not as one a mgr restart cut off.
@@ -301,7 +301,7 @@ def test_a_new_mgr_removes_what_a_cut_off_load_left(monkeypatch: pytest.MonkeyPa
     def remove_buckets(job: Dict[str, Any], ca: Optional[str]) -> Dict[str, Any]:
         deleted.append(job['bucket_prefix'])
         return {}
-    monkeypatch.setattr('rgwbench.workloads.remove_over_s3', remove_buckets)
+    monkeypatch.setattr('rgwbench.agents.workload_runs.remove_over_s3', remove_buckets)
     assert loads.recover(removed.append) == ['l1']
     assert deleted == ['rgwbench-l1'] and LEFTOVERS_KEY not in store.data
     assert loads.show('l1')['error'].endswith('were removed')
@@ -319,7 +319,7 @@ def test_leftovers_stay_while_the_orchestrator_does_not_answer(
         'record': {'load_id': 'l2'}, 'agents': {'service': 'container.rgwbench-agent'},
         'endpoint': 'http://127.0.0.1:1', 'bucket_prefix': 'rgwbench-l2', 'buckets': 1,
         'key_prefix': 'rgwbench/'}))
-    monkeypatch.setattr('rgwbench.workloads.remove_over_s3', lambda job, ca: {})
+    monkeypatch.setattr('rgwbench.agents.workload_runs.remove_over_s3', lambda job, ca: {})
 
     def not_yet(name: str) -> None:
         raise RuntimeError('orchestrator not available yet')
@@ -356,7 +356,7 @@ def test_a_local_agent_of_another_host_is_reported_and_its_record_kept(
     def remove_buckets(job: Dict[str, Any], ca: Optional[str]) -> Dict[str, Any]:
         deleted.append(job['bucket_prefix'])
         return {}
-    monkeypatch.setattr('rgwbench.workloads.remove_over_s3', remove_buckets)
+    monkeypatch.setattr('rgwbench.agents.workload_runs.remove_over_s3', remove_buckets)
     loads = service(store, [])
     assert loads.recover(lambda name: None) == ['l3']
     assert 'ran on host other-host' in loads.show('l3')['error']
@@ -391,7 +391,7 @@ def test_a_new_load_keeps_what_an_older_one_left_and_is_never_removed_itself(
     def remove_buckets(job: Dict[str, Any], ca: Optional[str]) -> Dict[str, Any]:
         deleted.append(job['bucket_prefix'])
         return {}
-    monkeypatch.setattr('rgwbench.workloads.remove_over_s3', remove_buckets)
+    monkeypatch.setattr('rgwbench.agents.workload_runs.remove_over_s3', remove_buckets)
     # The serve loop's retry, while the new load goes: only the old one is removed.
     assert loads.recover(lambda name: None) == ['old']
     assert deleted == ['rgwbench-old'] and old not in store.data

@@ -1,7 +1,7 @@
 import threading
 from typing import Any, List
 
-from rgwbench.orchestration import wait_for_backend
+from rgwbench.cluster.orchestration import wait_for_backend
 
 
 class LoadingBackend:

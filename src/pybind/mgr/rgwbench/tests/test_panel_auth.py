@@ -9,7 +9,7 @@ from typing import Dict, List, Optional
 import pytest
 from fixtures import MemoryStore
 
-from rgwbench.brake import AuthBrake, source_of
+from rgwbench.web.brake import AuthBrake, source_of
 from rgwbench.errors import InvalidInput
 from rgwbench.panel.auth import (MAX_LENGTH, MIN_LENGTH, PASSWORD_KEY, PasswordStore, Sessions,
                                  same_token)

@@ -17,7 +17,7 @@ import pytest
 
 from rgwbench.panel import server as module
 from rgwbench.panel.app import Request, Response, parse_form
-from rgwbench.pem import self_signed_certificate
+from rgwbench.certs.pem import self_signed_certificate
 
 
 class EndlessBody:

@@ -9,7 +9,7 @@ from panel_harness import PASSWORD, FakeBackend
 
 from rgwbench.panel.app import PanelApp
 from rgwbench.panel.service import Listen, Panel, panel_to_text
-from rgwbench.pem import describe_certificate, self_signed_certificate
+from rgwbench.certs.pem import describe_certificate, self_signed_certificate
 
 
 # -- the service --------------------------------------------------------------------

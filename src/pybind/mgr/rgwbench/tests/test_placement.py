@@ -4,7 +4,7 @@ from typing import List, Optional
 import pytest
 
 from rgwbench.errors import InvalidInput, NotFound
-from rgwbench.placement import agent_count, agent_hosts, placement_hosts
+from rgwbench.profiles.placement import agent_count, agent_hosts, placement_hosts
 from rgwbench.profiles import FieldError, check_placement
 
 KNOWN = ['h1', 'h2', 'h3', 'h4']

@@ -8,13 +8,13 @@ from fixtures import MemoryStore
 
 from rgwbench.errors import InvalidInput, NotFound
 from rgwbench.loadgen.workload import Job
-from rgwbench.profiles import (BUILTIN_DOCUMENTS, Profile, ProfileInfo, ProfileStore,
-                               Variant, Workload, builtin_names, builtin_profiles,
-                               estimate_seconds, format_duration, parse_profile,
-                               profile_to_text, profiles_to_text, with_overrides)
+from rgwbench.profiles import (BUILTIN_DOCUMENTS, Profile, ProfileInfo, ProfileStore, Variant,
+                               Workload, builtin_names, builtin_profiles, estimate_seconds,
+                               format_duration, parse_profile, profile_to_text, profiles_to_text,
+                               with_overrides)
 from rgwbench.runs.plan_text import run_plan_to_text
 from rgwbench.settings.registry import all_settings
-from rgwbench.targets import AUTO, INGRESS, RGW, URLS, Target
+from rgwbench.settings.targets import AUTO, INGRESS, RGW, URLS, Target
 
 SETTINGS = all_settings()
 

@@ -2,7 +2,7 @@ from typing import Any, Dict, List
 
 import pytest
 
-from rgwbench.rgw_daemons import Endpoint, parse_frontend, rgw_daemons
+from rgwbench.cluster.rgw_daemons import Endpoint, parse_frontend, rgw_daemons
 
 from fixtures import rgw_service_map
 

@@ -14,9 +14,9 @@ from test_runs import Events, Setup
 from rgwbench.agents.channel import AgentChannel
 from rgwbench.checks.during import PgWatch
 from rgwbench.checks.gate import Refused, RunChecks
-from rgwbench.credentials import CredentialStore
-from rgwbench.journal import Journal
-from rgwbench.loads import LEFTOVERS_KEY, LoadRequest, LoadService, load_to_text
+from rgwbench.cluster.credentials import CredentialStore
+from rgwbench.settings.journal import Journal
+from rgwbench.runs.loads import LEFTOVERS_KEY, LoadRequest, LoadService, load_to_text
 from rgwbench.results.report import result_to_text
 from rgwbench.runs.plan_text import run_plan_to_text
 from rgwbench.tests.s3stub import StubS3

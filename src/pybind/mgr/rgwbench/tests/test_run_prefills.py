@@ -5,7 +5,7 @@ import pytest
 from test_runs import Setup
 
 from rgwbench.profiles import Profile, Variant, Workload
-from rgwbench.prefills import RunPrefills, held_at_once, reads_only, storage_of
+from rgwbench.profiles.prefills import RunPrefills, held_at_once, reads_only, storage_of
 from rgwbench.tests.s3stub import StubS3
 
 OBJECTS = 40

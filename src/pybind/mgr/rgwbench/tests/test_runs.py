@@ -12,18 +12,18 @@ from test_settings import FakeCluster, applier
 
 from rgwbench.agents.channel import AgentChannel
 from rgwbench.checks.gate import RunChecks
-from rgwbench.credentials import CredentialStore
+from rgwbench.cluster.credentials import CredentialStore
 from rgwbench.errors import Busy, InvalidInput, NotFound
-from rgwbench.journal import Journal
+from rgwbench.settings.journal import Journal
 from rgwbench.tests.s3stub import StubS3
 from rgwbench.profiles import parse_profile
 from rgwbench.results.model import Run
 from rgwbench.results.store import ResultStore
-from rgwbench.rgw_daemons import Endpoint, RGWDaemon
+from rgwbench.cluster.rgw_daemons import Endpoint, RGWDaemon
 from rgwbench.runs.engine import RunCluster, RunEngine
 from rgwbench.runs.plan_text import run_plan_to_text
-from rgwbench.server_daemons import ServerDaemons
-from rgwbench.workloads import AgentWorkloads
+from rgwbench.cluster.sampled_daemons import ServerDaemons
+from rgwbench.agents.workload_runs import AgentWorkloads
 from rgwbench.settings.registry import all_settings
 from rgwbench.settings.session import SettingsSession
 

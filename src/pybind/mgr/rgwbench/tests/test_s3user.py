@@ -12,12 +12,12 @@ from fixtures import MemoryStore
 from test_runs import Setup
 from test_settings import FakeCluster, applier
 
-from rgwbench.credentials import CredentialStore
+from rgwbench.cluster.credentials import CredentialStore
 from rgwbench.errors import Busy, RGWBenchError
-from rgwbench.journal import MADE, RECORDED, UNDONE, Journal
-from rgwbench.rgw_admin import RadosgwAdmin, S3Keys
+from rgwbench.settings.journal import MADE, RECORDED, UNDONE, Journal
+from rgwbench.cluster.rgw_admin import RadosgwAdmin, S3Keys
 from rgwbench.runs.plan_text import run_plan_to_text
-from rgwbench.s3user import create_user
+from rgwbench.settings.s3user import create_user
 from rgwbench.settings.changes import USER
 from rgwbench.tests.s3stub import StubS3
 

@@ -5,7 +5,7 @@ import pytest
 from fixtures import wait_a_few_polls
 
 from rgwbench.errors import RGWBenchError
-from rgwbench.settings.cluster import ClusterAccess
+from rgwbench.cluster.access import ClusterAccess
 from rgwbench.settings.secret_options import is_secret, masked, shown
 
 KMS = 'rgw_crypt_s3_kms_encryption_keys'
@@ -100,7 +100,7 @@ def test_shown_and_masked() -> None:
 def test_a_generic_config_setting_shows_no_secret_in_its_plan_or_its_error() -> None:
     from rgwbench.settings.base import SettingNotInEffect
     from rgwbench.settings.changes import config_change
-    from rgwbench.settings.daemons import ConfigOption
+    from rgwbench.settings.daemon_settings import ConfigOption
 
     secret = 'c2VjcmV0LWtleS0xMjM0NTY3ODkwYWJjZGVmMDEyMzQ1Njc='
     change = config_change('client.rgw', 'rgw_crypt_s3_kms_encryption_keys', 'k1=' + secret)

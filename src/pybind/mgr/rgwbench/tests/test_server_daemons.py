@@ -7,8 +7,8 @@ from rgwbench.agents.coordinator import AgentRun
 from rgwbench.agents.launchers import (MGR_PROCESS, LocalWithSamplers, OrchestratorLauncher,
                                        loading_agents)
 from rgwbench.loadgen.workload import Job
-from rgwbench.server_daemons import (ServerDaemon, ServerDaemons, ingress_haproxies,
-                                     server_daemons)
+from rgwbench.cluster.sampled_daemons import (ServerDaemon, ServerDaemons, ingress_haproxies,
+                                              server_daemons)
 from rgwbench.tests.fixtures import rgw_service_map
 
 FSID = '5b5c7a9e-0000-4000-8000-000000000001'

@@ -9,15 +9,15 @@ from fixtures import MemoryStore
 from rgwbench.tests.fixtures import FakeWaits
 
 from rgwbench.errors import Busy, InvalidInput, NotFound, RGWBenchError
-from rgwbench.fencing import Fenced
-from rgwbench.journal import Journal
-from rgwbench.rgw_admin import S3Keys
-from rgwbench.rgw_daemons import RGWDaemon
+from rgwbench.cluster.fencing import Fenced
+from rgwbench.settings.journal import Journal
+from rgwbench.cluster.rgw_admin import S3Keys
+from rgwbench.cluster.rgw_daemons import RGWDaemon
 from rgwbench.settings.applier import SettingsApplier
 from rgwbench.settings.base import SettingContext
-from rgwbench.settings.cluster import (ClusterAccess, Daemon, GaveUp, NotReady, pg_states,
-                                       pgs_not_reported_since)
-from rgwbench.settings.daemons import ConfigOption, Msgr2Secure, RGWPerHost, RGWRestart
+from rgwbench.cluster.access import (ClusterAccess, Daemon, GaveUp, NotReady, pg_states,
+                                     pgs_not_reported_since)
+from rgwbench.settings.daemon_settings import ConfigOption, Msgr2Secure, RGWPerHost, RGWRestart
 from rgwbench.settings.registry import parse_assignments
 from rgwbench.settings.session import SettingsSession
 
@@ -595,7 +595,7 @@ def test_a_restart_that_is_done_before_it_returns_is_not_waited_for(
 
     def sleep(seconds: float) -> None:
         now[0] += seconds
-    monkeypatch.setattr('rgwbench.settings.cluster.answers', lambda url: None)
+    monkeypatch.setattr('rgwbench.cluster.access.answers', lambda url: None)
     cluster = ClusterAccess(InstantRestartMgr(), lambda found: found,  # type: ignore
                             lambda spec: spec, timeout_s=600, clock=lambda: now[0],
                             sleep=sleep)

@@ -8,10 +8,9 @@ import pytest
 from rgwbench.errors import InvalidInput
 from rgwbench.tests.s3stub import StubS3
 from rgwbench.loadgen.sse import SSE
-from rgwbench.rgw_daemons import Endpoint, RGWDaemon
+from rgwbench.cluster.rgw_daemons import Endpoint, RGWDaemon
 from rgwbench.settings.base import ClientSide, PlanView, SettingContext, SettingNotInEffect
-from rgwbench.settings.changes import (CONFIG, RESTART, Change, config_change,
-                                       service_change)
+from rgwbench.settings.changes import (CONFIG, RESTART, Change, config_change, service_change)
 from rgwbench.settings.registry import all_settings
 from rgwbench.settings.sse import ServerSideEncryption, check_write, parse_version
 

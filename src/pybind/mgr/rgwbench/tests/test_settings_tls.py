@@ -15,17 +15,17 @@ from fixtures import MemoryStore
 from rgwbench.tests.fixtures import FakeWaits
 
 from rgwbench.errors import InvalidInput, NotFound
-from rgwbench.journal import Journal
-from rgwbench.pem import CertificateError, describe_certificate, split_pem
-from rgwbench.rgw_daemons import rgw_daemons
+from rgwbench.settings.journal import Journal
+from rgwbench.certs.pem import CertificateError, describe_certificate, split_pem
+from rgwbench.cluster.rgw_daemons import rgw_daemons
 from rgwbench.settings.applier import SettingsApplier
 from rgwbench.settings.base import ClientSide, PlanView, SettingContext
 from rgwbench.settings.changes import service_change
-from rgwbench.settings.cluster import Daemon, NotReady
-from rgwbench.settings.targets import client_targets
-from rgwbench.settings.tls import (GENERATED_KEY, OPERATOR_KEY, Certificates, IngressTls,
-                                   RGWTls, certificate_to_text, tls_problem)
-from rgwbench.targets import INGRESS, RGW, URLS, Target
+from rgwbench.cluster.access import Daemon, NotReady
+from rgwbench.settings.tls import client_targets
+from rgwbench.settings.tls import (GENERATED_KEY, OPERATOR_KEY, Certificates, IngressTls, RGWTls,
+                                   certificate_to_text, tls_problem)
+from rgwbench.settings.targets import INGRESS, RGW, URLS, Target
 
 RGW_SPEC: Dict[str, Any] = {
     'service_type': 'rgw', 'service_id': 'default', 'service_name': 'rgw.default',

@@ -1,4 +1,4 @@
-from rgwbench.orchestration import OrchestratorState
+from rgwbench.cluster.orchestration import OrchestratorState
 from rgwbench.status import build_status, ceph_version_number, status_to_text
 from rgwbench.version import MODULE_VERSION
 

@@ -11,12 +11,12 @@ import pytest
 from fixtures import MemoryStore
 from rgwbench.agents.channel import AgentChannel
 from rgwbench.errors import InvalidInput, RGWBenchError
-from rgwbench.loads import LoadRequest
+from rgwbench.runs.loads import LoadRequest
 from rgwbench.profiles import Workload, parse_profile
-from rgwbench.server_daemons import ServerDaemons
+from rgwbench.cluster.sampled_daemons import ServerDaemons
 from rgwbench.settings.registry import all_settings
 from rgwbench.tests.s3stub import StubS3
-from rgwbench.workloads import AgentWorkloads, Leftovers, make_job, new_id
+from rgwbench.agents.workload_runs import AgentWorkloads, Leftovers, make_job, new_id
 
 CREDS = {'access_key': 'AK', 'secret_key': 'SK'}
 

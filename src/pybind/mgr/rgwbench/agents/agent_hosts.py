@@ -1,6 +1,6 @@
 """Where a workload's agents go and what starts them.
 
-A placement (see placement.py) resolved against the cluster: the hosts the
+A placement (see profiles/placement.py) resolved against the cluster: the hosts the
 orchestrator knows, the hosts of the RGW service under test, and the launcher
 for them: agent containers placed by the orchestrator, or one agent process on
 the mgr's host (with containers that only sample the RGW and HAProxy daemons of
@@ -8,8 +8,8 @@ the other hosts, where an orchestrator is there to place them).
 """
 from typing import Any, Callable, List, Optional, Protocol, Sequence
 
-from ..placement import agent_hosts
-from ..server_daemons import ServerDaemons
+from ..profiles.placement import agent_hosts
+from ..cluster.sampled_daemons import ServerDaemons
 from .launchers import (AgentLauncher, LocalLauncher, LocalWithSamplers, Orchestrator,
                         OrchestratorLauncher)
 

@@ -13,21 +13,21 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple
 
-from .agents.coordinator import DEADMAN_S, AgentRun
-from .agents.launchers import AgentLauncher, remove_leftovers
-from .capacity import (CapacityCheck, CapacityWatch, in_flight_bytes, prefill_bytes, writes,
-                       writes_while_measured)
-from .checks.during import PgWatch
-from .checks.measured import measured_findings
-from .errors import InvalidInput
-from .kvstore import SecretStore, set_kept
-from .loadgen import prepare
-from .loadgen.errors import LoadgenError
-from .loadgen.workload import Job
-from .pem_files import PemFiles
-from .profiles import Workload
-from .rgw_admin import BucketAdmin
-from .server_daemons import ServerDaemons
+from .coordinator import DEADMAN_S, AgentRun
+from .launchers import AgentLauncher, remove_leftovers
+from ..checks.capacity_guard import (CapacityCheck, CapacityWatch, in_flight_bytes, prefill_bytes,
+                                     writes, writes_while_measured)
+from ..checks.during import PgWatch
+from ..checks.measured import measured_findings
+from ..errors import InvalidInput
+from ..cluster.kvstore import SecretStore, set_kept
+from ..loadgen import prepare
+from ..loadgen.errors import LoadgenError
+from ..loadgen.workload import Job
+from ..certs.memory_files import PemFiles
+from ..profiles import Workload
+from ..cluster.rgw_admin import BucketAdmin
+from ..cluster.sampled_daemons import ServerDaemons
 
 KEY_PREFIX = 'rgwbench/'
 
@@ -58,7 +58,7 @@ def remove_buckets(job: Dict[str, Any], ca_pem: Optional[str] = None, *,
     """Delete a job's objects and buckets from the mgr; the CA comes as PEM text.
 
     With `admin`, each bucket goes with its objects through radosgw-admin,
-    their space freed at once (see rgw_admin.py); what it could not remove is
+    their space freed at once (see cluster/rgw_admin.py); what it could not remove is
     deleted over S3 (`admin_error` says why), its space freed by RGW's GC later.
 
     Over S3, each of the job's endpoints is tried in turn: the RGW the load

@@ -13,9 +13,9 @@ import json
 import time
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from .errors import RGWBenchError
-from .fencing import Fenced, Owner, check_active, identity, owner_from
-from .kvstore import SecretStore, check_size, set_kept
+from ..errors import RGWBenchError
+from ..cluster.fencing import Fenced, Owner, check_active, identity, owner_from
+from ..cluster.kvstore import SecretStore, check_size, set_kept
 
 # Every write is checked (kvstore.set_kept): a change is made only once the mon kept its step.
 PREFIX = 'journal/'

@@ -2,8 +2,8 @@
 import json
 from typing import Any, Dict, Optional
 
-from .documents import load_document
-from .errors import InvalidInput, NotFound
+from ..documents import load_document
+from ..errors import InvalidInput, NotFound
 from .kvstore import SecretStore, get_secret, set_secret
 
 KEY = 'credentials/s3'

@@ -14,7 +14,7 @@ A placement is a list of words:
 import re
 from typing import Callable, Iterable, List, Optional, Sequence
 
-from .errors import InvalidInput, NotFound
+from ..errors import InvalidInput, NotFound
 
 RGW_HOSTS = 'rgw'
 MGR_HOST = 'mgr'

@@ -2,7 +2,7 @@
 import errno
 from typing import Any, Dict, Optional, Protocol, Tuple
 
-from .errors import RGWBenchError
+from ..errors import RGWBenchError
 
 # `mon_config_key_max_entry_size` is 64 KiB; the mgr's set_store only logs a
 # value the mon refuses, so every writer checks against this first (with room

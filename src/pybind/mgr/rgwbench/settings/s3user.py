@@ -11,10 +11,10 @@ or a log.
 from dataclasses import dataclass
 from typing import Any, Dict, Optional
 
-from .errors import Busy
+from ..errors import Busy
 from .journal import Journal
-from .rgw_admin import S3Keys, UserAdmin
-from .settings.changes import user_change
+from ..cluster.rgw_admin import S3Keys, UserAdmin
+from .changes import user_change
 
 UID_PREFIX = 'rgwbench-'
 

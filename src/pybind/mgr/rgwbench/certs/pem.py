@@ -17,7 +17,7 @@ import ssl
 import subprocess
 from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
-from .pem_files import PemFiles
+from .memory_files import PemFiles
 
 PEM_BLOCK = re.compile(r'-----BEGIN ([A-Z0-9 ]+)-----\r?\n.*?\r?\n-----END \1-----',
                        re.DOTALL)

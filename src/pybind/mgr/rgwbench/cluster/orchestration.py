@@ -5,7 +5,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Protocol
 
 import orchestrator
 
-from .errors import InvalidInput, NotFound
+from ..errors import InvalidInput, NotFound
 
 
 class OrchestratorState(NamedTuple):

@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Protocol, Tuple
 
-from .errors import RGWBenchError
+from ..errors import RGWBenchError
 
 CREATE_TIMEOUT_S = 60
 # It runs as the mgr: without these it would try the mgr's own admin socket and

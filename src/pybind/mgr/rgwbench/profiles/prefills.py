@@ -20,7 +20,7 @@ its largest PUT workload started.
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
-from .profiles import Profile, Variant, Workload
+from . import Profile, Variant, Workload
 
 # Settings under which objects are written and read as without them.
 STORE_ALIKE = frozenset({'tls@rgw', 'tls@ingress', 'msgr2-secure', 'rgw-per-host', 'rgw-restart'})

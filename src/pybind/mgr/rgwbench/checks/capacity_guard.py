@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Deque, Dict, List, Optional, Protocol, Tuple
 
-from .loadgen.workload import Job
+from ..loadgen.workload import Job
 from .periodic import Periodic
 
 # Stop this far below the nearfull ratio, or earlier where the OSD fills so

@@ -9,17 +9,17 @@ import time
 from dataclasses import replace
 from typing import Any, Callable, Dict, List, NamedTuple, Optional
 
-from .agents.coordinator import AgentRun, agents_failed
-from .agents.launchers import AgentLauncher, loading_agents
-from .checks.finding import Finding, finding_lines, ordered
-from .checks.gate import RunChecks, load_profile
-from .credentials import CredentialStore
-from .errors import Busy, InvalidInput, NotFound
-from .kvstore import SecretStore
-from .profiles import DEFAULT_PROCESSES, FieldError, Workload, parse_workload
-from .results.model import strip_histograms
-from .targets import check_urls, split_urls, unique
-from .workloads import AgentWorkloads, Leftovers, make_job, new_id
+from ..agents.coordinator import AgentRun, agents_failed
+from ..agents.launchers import AgentLauncher, loading_agents
+from ..checks.finding import Finding, finding_lines, ordered
+from ..checks.gate import RunChecks, load_profile
+from ..cluster.credentials import CredentialStore
+from ..errors import Busy, InvalidInput, NotFound
+from ..cluster.kvstore import SecretStore
+from ..profiles import DEFAULT_PROCESSES, FieldError, Workload, parse_workload
+from ..results.model import strip_histograms
+from ..settings.targets import check_urls, split_urls, unique
+from ..agents.workload_runs import AgentWorkloads, Leftovers, make_job, new_id
 
 PREFIX = 'load/'
 LEFTOVERS_KEY = 'loading/leftovers'

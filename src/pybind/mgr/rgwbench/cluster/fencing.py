@@ -9,7 +9,7 @@ wrote with the one stored (see journal.py), so a resumed old mgr fails with
 import errno
 from typing import Any, Dict, NamedTuple, Optional, Protocol, runtime_checkable
 
-from .errors import RGWBenchError
+from ..errors import RGWBenchError
 
 
 class Fenced(RGWBenchError):

@@ -11,11 +11,11 @@ stored by the apply that puts it in place.
 import json
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
-from .errors import InvalidInput, NotFound, RGWBenchError
-from .kvstore import SecretStore, get_secret, set_secret
+from ..errors import InvalidInput, NotFound, RGWBenchError
+from ..cluster.kvstore import SecretStore, get_secret, set_secret
 from .pem import (CertificateError, PemBundle, check_bundle, describe_certificate,
                   self_signed_certificate, split_pem)
-from .pending import pending
+from ..cluster.pending import pending
 
 RENEW_DAYS = 30                       # a generated certificate closer to its end is made anew
 

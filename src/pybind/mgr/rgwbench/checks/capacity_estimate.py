@@ -5,7 +5,7 @@ Two kinds of writes, and only one of them can refuse a run:
 - Prefills are known exactly: workloads that read (GET, HEAD, LIST) or delete
   first write their key space on every agent, and cannot measure anything
   without all of it. A workload that only reads prefills once per run for
-  the variants that store objects alike (see prefills.py): those objects stay
+  the variants that store objects alike (see profiles/prefills.py): those objects stay
   until their last reader, the workload in the last variant that reads them,
   ends. The run removes a workload's
   objects at its end, but RGW frees the tails of large objects (beyond the
@@ -16,7 +16,7 @@ Two kinds of writes, and only one of them can refuse a run:
   is refused (`capacity-exceeded`): it could not work.
 - PUT workloads write for as long as they run, at a rate no estimate knows
   beforehand (a loopback OSD takes tens of MiB/s, an NVMe cluster tens of
-  GiB/s). The capacity guard (capacity.py) watches the fullest OSD every
+  GiB/s). The capacity guard (capacity_guard.py) watches the fullest OSD every
   second while they run and stops a workload before nearfull, marked
   ``stopped: capacity`` with its figures up to then. So their bytes never
   refuse a run; the estimate gives their upper bound for information, at the
@@ -35,8 +35,8 @@ from typing import Dict, List, Optional, Tuple
 
 from ..loadgen.errors import UsageError
 from ..loadgen.workload import parse_size
-from ..placement import agent_count
-from ..prefills import read_later, reads_only, storage_of
+from ..profiles.placement import agent_count
+from ..profiles.prefills import read_later, reads_only, storage_of
 from ..profiles import MAX_CONCURRENCY, Profile, Workload
 from .facts import Daemon, Facts, Pool
 from .finding import Finding, Level
