@@ -78,7 +78,6 @@ class AgentClocks:
             return dict(self._best)
 
 
-
 SKEWS_S = 0.050
 REFUSE_S = 1.0
 MGR = 'the mgr'

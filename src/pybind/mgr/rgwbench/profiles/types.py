@@ -156,7 +156,7 @@ class Profile:
     baseline: str
     variants: List[Variant]
     workloads: List[Workload]
-    placement: List[str] = field(default_factory=list)   # empty: every RGW host (profiles/placement.py)
+    placement: List[str] = field(default_factory=list)   # empty: every RGW host (placement.py)
     repeats: int = 1
     target: Target = Target()   # where each variant's load goes (settings/targets.py)
     order: str = SEQUENTIAL
