@@ -31,12 +31,13 @@ from .profiles.placement import placement_hosts
 from .profiles import (DEFAULT_PROCESSES, Profile, ProfileStore, profile_to_text, profiles_to_text,
                        with_overrides)
 from .results.calibration import CalibrationStore
-from .results.compare import compare_runs
+from .results.compare import between
 from .results.model import strip_histograms
 from .results.report import (comparison_to_text, result_to_csv, result_to_markdown, result_to_text,
                              results_to_text)
 from .results.seeds import seeds_to_csv, seeds_to_json, seeds_to_markdown, seeds_to_text
 from .results.store import ResultStore
+from .serial import dump
 from .cluster.rgw_admin import RadosgwAdmin
 from .cluster.rgw_daemons import endpoint_urls
 from .runs.engine import RunCluster, RunEngine
@@ -370,13 +371,15 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
                        format: str = 'plain') -> HandleCommandResult:
         """Show a load (the latest by default): its agents, figures and state"""
         fmt = parse_format(format)
-        return HandleCommandResult(stdout=render(self.loads.show(load_id), fmt, load_to_text))
+        found = self.loads.show(load_id)
+        return HandleCommandResult(stdout=render(dump(found), fmt, lambda _: load_to_text(found)))
 
     @read_command('rgwbench load ls')
     def _cmd_load_ls(self, format: str = 'plain') -> HandleCommandResult:
         """List the loads kept in the module's store"""
         fmt = parse_format(format)
-        return HandleCommandResult(stdout=render(self.loads.list(), fmt, loads_to_text))
+        loads = self.loads.list()
+        return HandleCommandResult(stdout=render(dump(loads), fmt, lambda _: loads_to_text(loads)))
 
     # -- the certificate of TLS settings -------------------------------------------
     @write_command('rgwbench certificate set')
@@ -597,7 +600,7 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
         fmt = parse_format(format)
         chosen = self.profiles.get(profile) if profile is not None else None
         found = self.checks.now(chosen)
-        return HandleCommandResult(stdout=render([f.to_dict() for f in found], fmt,
+        return HandleCommandResult(stdout=render(dump(found), fmt,
                                                  findings_to_text))
 
     @write_command('rgwbench abort')
@@ -611,7 +614,9 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
     def _cmd_results_ls(self, format: str = 'plain') -> HandleCommandResult:
         """List the runs kept in the config-key store"""
         fmt = parse_format(format)
-        return HandleCommandResult(stdout=render(self.results.ls(), fmt, results_to_text))
+        summaries = self.results.summaries()
+        return HandleCommandResult(stdout=render(dump(summaries), fmt,
+                                                 lambda _: results_to_text(summaries)))
 
     @read_command('rgwbench results show')
     def _cmd_results_show(self, run_id: str, table: str = 'plain', layout: str = 'wide',
@@ -627,24 +632,26 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
             raise InvalidInput('--layout must be one of wide, seeds, got %r' % layout)
         if table not in renderers[layout]:
             raise InvalidInput('--table must be one of plain, markdown, csv, got %r' % table)
-        record = self.results.load(run_id)
-        data = seeds_to_json(record) if layout == 'seeds' else without_histograms(record)
+        run = self.results.load(run_id)
+        data = seeds_to_json(run) if layout == 'seeds' else without_histograms(dump(run))
         return HandleCommandResult(stdout=render(data, fmt,
-                                                 lambda _: renderers[layout][table](record)))
+                                                 lambda _: renderers[layout][table](run)))
 
     @read_command('rgwbench results compare')
     def _cmd_results_compare(self, run_a: str, run_b: str,
                              format: str = 'plain') -> HandleCommandResult:
         """Compare two runs workload by workload (the second against the first)"""
         fmt = parse_format(format)
-        rows = compare_runs(self.results.load(run_a), self.results.load(run_b),
-                            CalibrationStore(self).floors())
-        return HandleCommandResult(stdout=render(rows, fmt, comparison_to_text))
+        rows = between(self.results.load(run_a), self.results.load(run_b),
+                       CalibrationStore(self).floors())
+        return HandleCommandResult(stdout=render(dump(rows), fmt,
+                                                 lambda _: comparison_to_text(rows)))
 
     @read_command('rgwbench results export')
     def _cmd_results_export(self, run_id: str) -> HandleCommandResult:
         """Print the whole result of a run as JSON, histograms included"""
-        return HandleCommandResult(stdout=json.dumps(self.results.load(run_id), indent=1))
+        return HandleCommandResult(stdout=json.dumps(dump(self.results.load(run_id)), indent=1,
+                                                     sort_keys=True))
 
     @write_command('rgwbench results rm')
     def _cmd_results_rm(self, run_id: str) -> HandleCommandResult:

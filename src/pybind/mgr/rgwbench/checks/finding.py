@@ -1,7 +1,9 @@
 """A finding: something about the cluster that endangers a run or skews its figures."""
 import enum
-from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+from ..serial import OMIT_EMPTY, OMIT_NONE, load
 
 
 class Level(enum.Enum):
@@ -24,31 +26,9 @@ class Finding:
     # Where a run or a load saw it: the workload (of a variant) it was seen before or
     # during; neither: before the run started, so every workload. `seconds`: of the
     # measured window it was seen in (a check during the workload).
-    variant: Optional[str] = None
-    workload: Optional[str] = None
-    seconds: Tuple[int, ...] = ()
-
-    def to_dict(self) -> Dict[str, Any]:
-        data: Dict[str, Any] = {'id': self.id, 'level': self.level.value,
-                                'summary': self.summary, 'evidence': list(self.evidence),
-                                'fix': self.fix}
-        for key in ('variant', 'workload'):
-            if getattr(self, key) is not None:
-                data[key] = getattr(self, key)
-        if self.seconds:
-            data['seconds'] = list(self.seconds)
-        return data
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> 'Finding':
-        def text(key: str) -> Optional[str]:
-            return None if data.get(key) is None else str(data[key])
-        return cls(id=str(data['id']), level=Level(data['level']),
-                   summary=str(data.get('summary') or ''),
-                   evidence=tuple(str(e) for e in data.get('evidence') or ()),
-                   fix=str(data.get('fix') or ''), variant=text('variant'),
-                   workload=text('workload'),
-                   seconds=tuple(int(s) for s in data.get('seconds') or ()))
+    variant: Optional[str] = field(default=None, metadata=OMIT_NONE)
+    workload: Optional[str] = field(default=None, metadata=OMIT_NONE)
+    seconds: Tuple[int, ...] = field(default=(), metadata=OMIT_EMPTY)
 
     @property
     def marks(self) -> bool:
@@ -82,7 +62,7 @@ def ordered(found: Sequence[Finding]) -> Tuple[Finding, ...]:
 
 def findings_to_text(items: Sequence[Union[Finding, Dict[str, Any]]]) -> str:
     """What `ceph rgwbench check` prints."""
-    found = ordered([i if isinstance(i, Finding) else Finding.from_dict(i) for i in items])
+    found = ordered([i if isinstance(i, Finding) else load(Finding, i) for i in items])
     if not found:
         return 'no findings: nothing seen that would skew or endanger a run'
     counts = ', '.join('%d %s' % (n, level.value) for level in LEVEL_ORDER

@@ -16,7 +16,9 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Protocol, Tu
 
 from ..web.brake import AuthBrake
 from ..errors import InvalidInput, RGWBenchError
+from ..results.model import Run, RunSummary
 from ..results.report import result_to_csv
+from ..serial import dump
 from .auth import PasswordStore, Session, Sessions, same_token
 from . import pages
 
@@ -52,9 +54,9 @@ class PanelBackend(Protocol):
 
     def about(self) -> Dict[str, Any]: ...
 
-    def runs(self) -> List[Dict[str, Any]]: ...
+    def runs(self) -> List[RunSummary]: ...
 
-    def run(self, run_id: str) -> Dict[str, Any]: ...
+    def run(self, run_id: str) -> Run: ...
 
     def active_run(self) -> Optional[Dict[str, Any]]: ...
 
@@ -197,7 +199,7 @@ class PanelApp:
         if path == '/api/status':
             return _json(200, {'active_run': self.backend.active_run()})
         if path == '/api/runs':
-            return _json(200, self.backend.runs())
+            return _json(200, dump(self.backend.runs()))
         if path == '/api/plan':
             plan, text = self.backend.plan(request.query.get('profile', ''),
                                            overrides(request.query))
@@ -209,7 +211,8 @@ class PanelApp:
             run_id, suffix = found.group(1), found.group(2)
             record = self.backend.run(run_id)
             if suffix == '.json':
-                return Response(200, json.dumps(record, indent=1).encode('utf-8'),
+                return Response(200, json.dumps(dump(record), indent=1,
+                                                sort_keys=True).encode('utf-8'),
                                 'application/json', SECURITY_HEADERS + [_attachment(
                                     'rgwbench-%s.json' % run_id)])
             if suffix == '.csv':

@@ -2,6 +2,7 @@
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..profiles import ProfileStore
+from ..results.model import Run, RunSummary
 from ..results.store import ResultStore
 from ..runs.engine import RunEngine
 
@@ -20,10 +21,10 @@ class ModuleBackend:
         self.plan = plan
         self.start_run = start_run
 
-    def runs(self) -> List[Dict[str, Any]]:
-        return self.results.ls()
+    def runs(self) -> List[RunSummary]:
+        return self.results.summaries()
 
-    def run(self, run_id: str) -> Dict[str, Any]:
+    def run(self, run_id: str) -> Run:
         return self.results.load(run_id)
 
     def active_run(self) -> Optional[Dict[str, Any]]:

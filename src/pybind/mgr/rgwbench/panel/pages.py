@@ -3,14 +3,13 @@ import base64
 import hashlib
 import html
 import math
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..checks.finding import ordered
 from ..profiles.checks import MAX_DURATION_S, MAX_PROCESSES, MAX_REPEATS, PAYLOAD_SIGNING
-from ..results.compare import comparison
 from ..results.findings import MARK, marked
-from ..results.model import (CHARTED, Comparison, Figure, Run, RunLike, RunSummary,
-                             WorkloadResult, as_run, as_summary, columns)
+from ..results.model import (CHARTED, Comparison, Figure, Run, RunSummary, WorkloadResult,
+                             columns)
 from ..results.report import (cell_values, changed_settings, level_text, noise_text, table_rows,
                               when)
 from ..results.seeds import SeedsTable, optional_legend, seeds_tables
@@ -104,7 +103,7 @@ def live_text(live: Optional[Dict[str, Any]]) -> str:
         live.get('phase') or '')
 
 
-def runs_page(about: Dict[str, Any], runs: Sequence[Union[RunSummary, Mapping[str, Any]]],
+def runs_page(about: Dict[str, Any], runs: Sequence[RunSummary],
               profiles: Sequence[Dict[str, Any]], active: Optional[Dict[str, Any]],
               csrf: str) -> str:
     rows = ''.join(
@@ -113,7 +112,7 @@ def runs_page(about: Dict[str, Any], runs: Sequence[Union[RunSummary, Mapping[st
         % (escaped(r.run_id), escaped(r.run_id), escaped(r.run_id), escaped(r.profile),
            escaped(r.state), escaped(r.state), escaped(when(r.started)),
            escaped(when(r.finished)), escaped(', '.join(str(v) for v in r.variants)))
-        for r in (as_summary(x) for x in runs))
+        for r in runs)
     table = ('<table id="runs"><thead><tr><th>Run</th><th>Profile</th><th>State</th>'
              '<th>Started</th><th>Finished</th><th>Variants</th></tr></thead><tbody>%s'
              '</tbody></table>' % rows) if runs else '<p id="no-runs">No runs yet.</p>'
@@ -319,7 +318,7 @@ def per_second(entry: WorkloadResult) -> List[Tuple[float, float]]:
 
 def _charts(run: Run) -> str:
     figures = []
-    rows = run.comparison or comparison(run)
+    rows = run.comparison
     for figure in CHARTED:
         workloads, series, marked = chart_data(rows, figure)
         if not series:
@@ -362,9 +361,8 @@ def _settings(run: Run) -> str:
             '<tbody>%s</tbody></table></div>' % ''.join(rows))
 
 
-def run_page(about: Dict[str, Any], record: RunLike, active: Optional[Dict[str, Any]],
+def run_page(about: Dict[str, Any], run: Run, active: Optional[Dict[str, Any]],
              csrf: str) -> str:
-    run = as_run(record)
     run_id = str(run.run_id)
     running = active is not None and active.get('run_id') == run_id
     body = (

@@ -27,10 +27,11 @@ import json
 import math
 import statistics
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Dict, List, Mapping, Optional
 
 from ..cluster.kvstore import Store, check_size
-from .model import COMPARED, Figure, Run, WorkloadResult
+from ..serial import dump, load
+from .model import COMPARED, Calibration, Figure, Run, WorkloadResult
 from .significance import Z, mean_and_sd, sd_upper
 
 #: the floor of every figure until this cluster is calibrated, in % (see doc/mgr/rgwbench.rst)
@@ -53,29 +54,8 @@ class Floors:
         return float(self.pct.get(change, DEFAULT_FLOOR_PCT))
 
 
-@dataclass
-class Calibration:
-    """What a calibrate run found: the floor per figure, in %."""
-    run_id: str
-    finished: Optional[float]
-    floors: Dict[str, float]
-    repeats: int = 0
-
-    def to_dict(self) -> Dict[str, Any]:
-        return {'run_id': self.run_id, 'finished': self.finished, 'repeats': self.repeats,
-                'floors': dict(self.floors)}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> 'Calibration':
-        floors = data.get('floors')
-        return cls(run_id=str(data.get('run_id')), finished=data.get('finished'),
-                   repeats=int(data.get('repeats') or 0),
-                   floors={str(k): float(v) for k, v in (floors or {}).items()
-                           if isinstance(v, (int, float)) and not isinstance(v, bool)}
-                   if isinstance(floors, Mapping) else {})
-
-    def as_floors(self) -> Floors:
-        return Floors(pct=dict(self.floors), run_id=self.run_id)
+def floors_of(calibration: Calibration) -> Floors:
+    return Floors(pct=dict(calibration.floors), run_id=calibration.run_id)
 
 
 class CalibrationStore:
@@ -92,17 +72,17 @@ class CalibrationStore:
             data = json.loads(raw)
         except ValueError:
             return None
-        return Calibration.from_dict(data) if isinstance(data, dict) else None
+        return load(Calibration, data) if isinstance(data, dict) else None
 
     def save(self, calibration: Calibration) -> None:
-        text = json.dumps(calibration.to_dict(), sort_keys=True)
+        text = json.dumps(dump(calibration), sort_keys=True)
         check_size(KEY, text)
         self.store.set_store(KEY, text)
 
     def floors(self) -> Floors:
         """The stored floors, or the default's when the cluster was never calibrated."""
         found = self.get()
-        return Floors() if found is None else found.as_floors()
+        return Floors() if found is None else floors_of(found)
 
 
 def _repeat_values(entry: WorkloadResult, figure: Figure) -> List[float]:

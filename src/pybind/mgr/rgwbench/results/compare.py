@@ -43,9 +43,10 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..loadgen.histogram import Histogram
 from .calibration import Floors
+from ..serial import load
 from .model import (COMPARED, LATENCY_TEST, OPS_TEST, Comparison, Figure, Figures, Interval,
-                    LatencyFigures, Noise, Run, RunLike, Second, TargetFigures, VariantResult,
-                    WorkloadResult, as_run)
+                    LatencyFigures, Noise, Run, Second, TargetFigures, VariantResult,
+                    WorkloadResult)
 from .significance import (LEVEL, UNBOUNDED_DF, Z, Estimate, difference, difference_half_width,
                            discovery_level, from_values, inflation, percentile_se,
                            relative_batch_se, t_quantile, two_sided_p)
@@ -362,11 +363,6 @@ def between(a: Run, b: Run, floors: Optional[Floors] = None) -> List[Comparison]
     return _settled(rows)
 
 
-def compare_runs(a: RunLike, b: RunLike, floors: Optional[Floors] = None) -> List[Dict[str, Any]]:
-    """`between` two results as `results compare` prints them (JSON rows)."""
-    return [row.to_dict() for row in between(as_run(a), as_run(b), floors)]
-
-
 def _mean_of(values: List[Any]) -> Tuple[Any, Optional[float]]:
     numbers = [_number(v) for v in values]
     present = [v for v in numbers if v is not None]
@@ -414,13 +410,13 @@ def merge_repeats(repeats: Sequence[WorkloadResult]) -> WorkloadResult:
     latency = _merged_histogram([r.histogram for r in good])
     if latency is not None:
         entry.histogram = latency.to_dict()
-        figures.latency_ms = LatencyFigures.from_dict(latency.summary())
+        figures.latency_ms = load(LatencyFigures, latency.summary())
     else:
         entry.histogram = None
     ttfb = _merged_histogram([r.ttfb_histogram for r in good])
     if ttfb is not None:
         entry.ttfb_histogram = ttfb.to_dict()
-        figures.ttfb_ms = LatencyFigures.from_dict(ttfb.summary())
+        figures.ttfb_ms = load(LatencyFigures, ttfb.summary())
     else:
         entry.ttfb_histogram = None
     entry.figures, entry.spread, entry.repeats = figures, spread, stripped

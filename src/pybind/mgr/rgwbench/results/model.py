@@ -1,27 +1,30 @@
 """The run record, typed: a run, its variants, what each workload measured, findings.
 
-`Run.to_dict()` is the JSON the store keeps and `results export` prints (the
-contract in DESIGN.md); `Run.from_dict()` reads it back, as any version of
-the module wrote it. Reports, the comparison and the panel read a result only
-through these classes and through FIGURES, the one table of the figures they
-show.
+``serial.dump(run)`` is the JSON the store keeps and `results export` prints
+(the contract in DESIGN.md); ``serial.load(Run, doc)`` reads it back, as any
+version of the module wrote it. Reports, the comparison and the panel read a
+result only through these classes and through FIGURES, the one table of the
+figures they show.
 
-Round trip: ``from_dict(d).to_dict() == d`` for every record the module has
+Round trip: ``dump(load(Run, d)) == d`` for every record the module has
 stored. A key a class does not know is kept as it came (``extra``). A field
 that is None is left out of the JSON unless it is in the object's ``nulls``:
 an object read from JSON has there the keys that came as null, and those of
-its class's NULLABLE that came at all; an object made here has its class's
-NULLABLE (e.g. a workload's ``error``, which the engine always writes).
+its class's default ``nulls`` that came at all; an object made here has the
+default (e.g. a workload's ``error``, which the engine always writes).
 """
 from dataclasses import dataclass, field, replace
 from typing import (Any, Callable, ClassVar, Dict, FrozenSet, Iterable, List, Mapping,
-                    Optional, Sequence, Tuple, Union)
+                    Optional, Sequence, Tuple)
 
 from ..checks.finding import Finding
+from ..serial import FLAT, OMIT_EMPTY, field_names, flat_keys, load
 
 HIGHER, LOWER = 'higher', 'lower'
 #: what the noise test of a comparison measured (`Noise.tested`)
 OPS_TEST, LATENCY_TEST = 'ops_per_s', 'latency_mean'
+#: the confidence level of one figure's interval (results.significance)
+LEVEL = 0.95
 HISTOGRAMS = ('histogram', 'ttfb_histogram')
 #: a latency histogram in the load generator's JSON form (loadgen.histogram.Histogram)
 HistogramDoc = Dict[str, Any]
@@ -41,31 +44,36 @@ def strip_histograms(doc: Any, also: Iterable[str] = ()) -> Any:
     return strip(doc)
 
 
-def _nulls(data: Mapping[str, Any], keys: Iterable[str],
-           nullable: FrozenSet[str]) -> FrozenSet[str]:
-    return frozenset(k for k in keys if k in data and (data[k] is None or k in nullable))
+def _present(obj: Any, name: str) -> bool:
+    """Whether a figure is in the object's JSON: it has a value, or a null written."""
+    return getattr(obj, name) is not None or name in obj.nulls
 
 
-def _extra(data: Mapping[str, Any], known: Iterable[str]) -> Doc:
-    known = frozenset(known)
-    return {k: v for k, v in data.items() if k not in known}
+def _part(obj: Any, name: str) -> Any:
+    """A field of a record, or a key it keeps as extra; None for no record."""
+    if obj is None:
+        return None
+    return getattr(obj, name) if name in field_names(type(obj)) else obj.extra.get(name)
 
 
-def _write(items: Iterable[Tuple[str, Any]], nulls: FrozenSet[str], extra: Doc) -> Doc:
-    out = {k: v for k, v in items if v is not None or k in nulls}
-    out.update(extra)
-    return out
+def _combined(parts: Sequence[Any], mean: Callable[[List[Any]], Tuple[Any, Any]],
+              special: Optional[Dict[str, Callable[[Sequence[Any]], Tuple[Any, Any]]]] = None
+              ) -> Tuple[Doc, Doc]:
+    """The keys of several records of one kind, one by one: their means, their spread.
 
-
-def _list(value: Any) -> List[Any]:
-    return list(value) if isinstance(value, list) else []
-
-
-def _dicts(value: Any) -> List[Mapping[str, Any]]:
-    return [v for v in _list(value) if isinstance(v, Mapping)]
+    The keys are those the first has (its figures and those it keeps as extra)."""
+    first = parts[0]
+    merged: Doc = {}
+    spread: Doc = {}
+    for name in [k for k in field_names(type(first)) if _present(first, k)] + list(first.extra):
+        combine = (special or {}).get(name)
+        merged[name], spread[name] = combine(parts) if combine else mean(
+            [_part(p, name) for p in parts])
+    return merged, spread
 
 
 # -- figures ---------------------------------------------------------------------------
+
 
 @dataclass
 class LatencyFigures:
@@ -80,16 +88,6 @@ class LatencyFigures:
     extra: Doc = field(default_factory=dict)
     nulls: FrozenSet[str] = field(default=frozenset(), repr=False, compare=False)
 
-    KEYS: ClassVar[Tuple[str, ...]] = ('mean', 'p50', 'p90', 'p99', 'p999', 'min', 'max')
-
-    def to_dict(self) -> Doc:
-        return _write(((k, getattr(self, k)) for k in self.KEYS), self.nulls, self.extra)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> 'LatencyFigures':
-        return cls(**{k: data[k] for k in cls.KEYS if k in data},
-                   extra=_extra(data, cls.KEYS), nulls=_nulls(data, cls.KEYS, frozenset()))
-
 
 @dataclass
 class DaemonFigures:
@@ -102,16 +100,7 @@ class DaemonFigures:
     extra: Doc = field(default_factory=dict)
     nulls: FrozenSet[str] = field(default=frozenset(), repr=False, compare=False)
 
-    KEYS: ClassVar[Tuple[str, ...]] = ('daemon', 'host', 'cpu_cores', 'rss_mib', 'rss_mib_max')
     NUMBERS: ClassVar[Tuple[str, ...]] = ('cpu_cores', 'rss_mib', 'rss_mib_max')
-
-    def to_dict(self) -> Doc:
-        return _write(((k, getattr(self, k)) for k in self.KEYS), self.nulls, self.extra)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> 'DaemonFigures':
-        return cls(**{k: data[k] for k in cls.KEYS if k in data},
-                   extra=_extra(data, cls.KEYS), nulls=_nulls(data, cls.KEYS, frozenset()))
 
 
 @dataclass
@@ -126,42 +115,24 @@ class ServerFigures:
     extra: Doc = field(default_factory=dict)
     nulls: FrozenSet[str] = field(default=frozenset(), repr=False, compare=False)
 
-    SUMS: ClassVar[Tuple[str, ...]] = ('daemons', 'cpu_cores', 'rss_mib', 'rss_mib_max')
-    KEYS: ClassVar[Tuple[str, ...]] = SUMS + ('per_daemon',)
-
-    def to_dict(self) -> Doc:
-        items: List[Tuple[str, Any]] = [(k, getattr(self, k)) for k in self.SUMS]
-        items.append(('per_daemon', None if self.per_daemon is None
-                      else [d.to_dict() for d in self.per_daemon]))
-        return _write(items, self.nulls, self.extra)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> 'ServerFigures':
-        values: Dict[str, Any] = {k: data[k] for k in cls.SUMS if k in data}
-        if isinstance(data.get('per_daemon'), list):
-            values['per_daemon'] = [DaemonFigures.from_dict(d)
-                                    for d in _dicts(data['per_daemon'])]
-        return cls(**values, extra=_extra(data, cls.KEYS),
-                   nulls=_nulls(data, cls.KEYS, frozenset()))
-
     @staticmethod
-    def combine_daemons(docs: Sequence[Mapping[str, Any]],
+    def combine_daemons(servers: Sequence[Optional['ServerFigures']],
                         mean: Callable[[List[Any]], Tuple[Any, Any]]) -> Tuple[Any, Any]:
         """Each daemon's figures over several repeats (those it was found in): means, spread."""
-        lists = [d.get('per_daemon') for d in docs if isinstance(d.get('per_daemon'), list)]
+        lists = [s.per_daemon for s in servers if s is not None and s.per_daemon is not None]
         if not lists:
             return None, None
-        by_daemon: Dict[str, List[Mapping[str, Any]]] = {}
+        by_daemon: Dict[str, List[DaemonFigures]] = {}
         for found in lists:
-            for entry in _dicts(found):
-                by_daemon.setdefault(str(entry.get('daemon')), []).append(entry)
+            for entry in found:
+                by_daemon.setdefault(str(entry.daemon), []).append(entry)
         means, spread = [], []
         for name in sorted(by_daemon):
             entries = by_daemon[name]
-            average = {'daemon': name, 'host': entries[0].get('host')}
+            average = {'daemon': name, 'host': entries[0].host}
             deviation = dict(average)
             for key in DaemonFigures.NUMBERS:
-                average[key], deviation[key] = mean([e.get(key) for e in entries])
+                average[key], deviation[key] = mean([getattr(e, key) for e in entries])
             means.append(average)
             spread.append(deviation)
         return means, spread
@@ -195,26 +166,6 @@ class Figures:
         'client_cpu_ms_per_op', 'client_wait_s')
     LATENCIES: ClassVar[Tuple[str, ...]] = ('latency_ms', 'ttfb_ms')
     SERVERS: ClassVar[Tuple[str, ...]] = ('rgw', 'haproxy')
-    KEYS: ClassVar[Tuple[str, ...]] = NUMBERS + LATENCIES + SERVERS
-
-    def to_dict(self) -> Doc:
-        items: List[Tuple[str, Any]] = [(k, getattr(self, k)) for k in self.NUMBERS]
-        for key in self.LATENCIES + self.SERVERS:
-            value = getattr(self, key)
-            items.append((key, None if value is None else value.to_dict()))
-        return _write(items, self.nulls, self.extra)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> 'Figures':
-        values: Dict[str, Any] = {k: data[k] for k in cls.NUMBERS if k in data}
-        for key in cls.LATENCIES:
-            if isinstance(data.get(key), Mapping):
-                values[key] = LatencyFigures.from_dict(data[key])
-        for key in cls.SERVERS:
-            if isinstance(data.get(key), Mapping):
-                values[key] = ServerFigures.from_dict(data[key])
-        return cls(**values, extra=_extra(data, cls.KEYS),
-                   nulls=_nulls(data, cls.KEYS, frozenset()))
 
     @classmethod
     def combine(cls, items: Sequence['Figures'],
@@ -224,25 +175,19 @@ class Figures:
         ``mean`` gives both for the values of one figure. The figures are
         those the first item has (numbers and every part of a nested one).
         """
-        docs = [item.to_dict() for item in items]
-        first = docs[0]
+        first = items[0]
         merged: Doc = {}
         spread: Doc = {}
         for key in cls.NUMBERS:
-            if key in first:
-                merged[key], spread[key] = mean([d.get(key) for d in docs])
+            if _present(first, key):
+                merged[key], spread[key] = mean([getattr(i, key) for i in items])
+        servers = {'per_daemon': lambda parts: ServerFigures.combine_daemons(parts, mean)}
         for key in cls.LATENCIES + cls.SERVERS:
-            if not isinstance(first.get(key), dict):
-                continue
-            merged[key], spread[key] = {}, {}
-            for sub in first[key]:
-                if key in cls.SERVERS and sub == 'per_daemon':
-                    merged[key][sub], spread[key][sub] = ServerFigures.combine_daemons(
-                        [d.get(key) or {} for d in docs], mean)
-                    continue
-                merged[key][sub], spread[key][sub] = mean([(d.get(key) or {}).get(sub)
-                                                           for d in docs])
-        return cls.from_dict(merged), cls.from_dict(spread)
+            if getattr(first, key) is not None:
+                merged[key], spread[key] = _combined(
+                    [getattr(i, key) for i in items], mean,
+                    servers if key in cls.SERVERS else None)
+        return load(cls, merged), load(cls, spread)
 
 
 @dataclass
@@ -255,16 +200,6 @@ class Second:
     lat_mean_ms: Optional[float] = None
     extra: Doc = field(default_factory=dict)
     nulls: FrozenSet[str] = field(default=frozenset(), repr=False, compare=False)
-
-    KEYS: ClassVar[Tuple[str, ...]] = ('t', 'ops', 'bytes', 'errors', 'lat_mean_ms')
-
-    def to_dict(self) -> Doc:
-        return _write(((k, getattr(self, k)) for k in self.KEYS), self.nulls, self.extra)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> 'Second':
-        return cls(**{k: data[k] for k in cls.KEYS if k in data},
-                   extra=_extra(data, cls.KEYS), nulls=_nulls(data, cls.KEYS, frozenset()))
 
 
 @dataclass
@@ -280,16 +215,6 @@ class TargetFigures:
     errors: Optional[float] = None
     extra: Doc = field(default_factory=dict)
     nulls: FrozenSet[str] = field(default=frozenset(), repr=False, compare=False)
-
-    KEYS: ClassVar[Tuple[str, ...]] = ('url', 'workers', 'ops', 'errors')
-
-    def to_dict(self) -> Doc:
-        return _write(((k, getattr(self, k)) for k in self.KEYS), self.nulls, self.extra)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> 'TargetFigures':
-        return cls(**{k: data[k] for k in cls.KEYS if k in data},
-                   extra=_extra(data, cls.KEYS), nulls=_nulls(data, cls.KEYS, frozenset()))
 
 
 @dataclass
@@ -315,9 +240,7 @@ class WorkloadResult:
     working_set_bytes: Optional[int] = None
     #: a ranged GET's START-END
     range: Optional[str] = None
-    #: the variant whose prefill a reading workload of a run read (its own when it wrote it)
-    prefilled_by: Optional[str] = None
-    figures: Figures = field(default_factory=Figures)
+    figures: Figures = field(default_factory=Figures, metadata=FLAT)
     histogram: Optional[HistogramDoc] = None
     ttfb_histogram: Optional[HistogramDoc] = None
     per_second: Optional[List[Second]] = None
@@ -333,57 +256,18 @@ class WorkloadResult:
     stopped: Optional[str] = None
     #: per target of the load (loadgen's `targets`); None in runs stored before targets
     targets: Optional[List[TargetFigures]] = None
+    #: the variant whose prefill a reading workload of a run read (its own when it wrote it)
+    prefilled_by: Optional[str] = None
     extra: Doc = field(default_factory=dict)
     nulls: FrozenSet[str] = field(default=frozenset({'error'}), repr=False, compare=False)
 
-    NULLABLE: ClassVar[FrozenSet[str]] = frozenset({'error'})
     #: what the workload was (beyond its name, op and size), as the load generator echoes it
     SHAPE: ClassVar[Tuple[str, ...]] = ('mode', 'rate', 'objects', 'working_set_bytes', 'range')
-    KEYS: ClassVar[Tuple[str, ...]] = (
-        'name', 'op', 'object_size', 'concurrency', 'duration_s') + SHAPE + (
-        'histogram', 'ttfb_histogram', 'per_second', 'error_samples', 'by_op', 'server',
-        'hosts', 'spread', 'repeats', 'error', 'stopped', 'targets', 'prefilled_by')
     #: what a run keeps of a load generator's result, for each repeat
     KEPT: ClassVar[Tuple[str, ...]] = (
         'ops', 'bytes', 'errors', 'throughput_mib_s', 'ops_per_s', 'latency_ms', 'rgw',
         'ttfb_ms', 'client_cpu_s', 'client_wait_s', 'elapsed_s', 'per_second', 'histogram',
         'error_samples', 'haproxy', 'targets') + SHAPE
-
-    def to_dict(self) -> Doc:
-        items: List[Tuple[str, Any]] = [(k, getattr(self, k)) for k in (
-            'name', 'op', 'object_size', 'concurrency', 'duration_s') + self.SHAPE]
-        items += list(self.figures.to_dict().items())
-        items += [('histogram', self.histogram), ('ttfb_histogram', self.ttfb_histogram),
-                  ('per_second', None if self.per_second is None
-                   else [s.to_dict() for s in self.per_second]),
-                  ('error_samples', self.error_samples), ('by_op', self.by_op),
-                  ('server', self.server), ('hosts', self.hosts),
-                  ('spread', None if self.spread is None else self.spread.to_dict()),
-                  ('repeats', None if self.repeats is None
-                   else [r.to_dict() for r in self.repeats]),
-                  ('error', self.error), ('stopped', self.stopped),
-                  ('targets', None if self.targets is None
-                   else [t.to_dict() for t in self.targets]),
-                  ('prefilled_by', self.prefilled_by)]
-        return _write(items, self.nulls | self.figures.nulls, self.extra)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> 'WorkloadResult':
-        values: Dict[str, Any] = {k: data[k] for k in (
-            'name', 'op', 'object_size', 'concurrency', 'duration_s') + cls.SHAPE + (
-            'histogram', 'ttfb_histogram', 'error_samples', 'by_op', 'server', 'hosts',
-            'error', 'stopped', 'prefilled_by') if k in data}
-        if isinstance(data.get('per_second'), list):
-            values['per_second'] = [Second.from_dict(s) for s in _dicts(data['per_second'])]
-        if isinstance(data.get('spread'), Mapping):
-            values['spread'] = Figures.from_dict(data['spread'])
-        if isinstance(data.get('repeats'), list):
-            values['repeats'] = [cls.from_dict(r) for r in _dicts(data['repeats'])]
-        if isinstance(data.get('targets'), list):
-            values['targets'] = [TargetFigures.from_dict(t) for t in _dicts(data['targets'])]
-        figures = Figures.from_dict({k: data[k] for k in Figures.KEYS if k in data})
-        return cls(**values, figures=figures, extra=_extra(data, cls.KEYS + Figures.KEYS),
-                   nulls=_nulls(data, cls.KEYS, cls.NULLABLE))
 
     @classmethod
     def from_result(cls, result: Mapping[str, Any]) -> 'WorkloadResult':
@@ -391,7 +275,7 @@ class WorkloadResult:
         workload was only where it says something: no null rate for a closed loop). A
         repeat in whose window no request ended measured nothing: it has an error, so
         that its throughput of 0 and its missing latency enter no mean and no floor."""
-        kept = cls.from_dict({k: result[k] for k in cls.KEPT if k in result and (
+        kept = load(cls, {k: result[k] for k in cls.KEPT if k in result and (
             result[k] is not None or k not in cls.SHAPE)})
         if not result.get('ops') and not result.get('errors'):
             kept.error = 'no request ended in its measured window'
@@ -417,7 +301,13 @@ class WorkloadResult:
         return self.mode == 'open'
 
     def without_histograms(self) -> 'WorkloadResult':
-        return WorkloadResult.from_dict(strip_histograms(self.to_dict()))
+        """Without its histograms, nor its repeats', nor any in the parts kept as JSON."""
+        return replace(
+            self, histogram=None, ttfb_histogram=None,
+            by_op=strip_histograms(self.by_op), server=strip_histograms(self.server),
+            repeats=None if self.repeats is None else [r.without_histograms()
+                                                       for r in self.repeats],
+            extra=strip_histograms(self.extra), nulls=self.nulls - frozenset(HISTOGRAMS))
 
     def without_per_repeat_parts(self) -> 'WorkloadResult':
         """Without what does not add up over repeats (per-second series, samples, ...)."""
@@ -442,6 +332,7 @@ class WorkloadResult:
 
 # -- variants, comparison, findings, run ---------------------------------------------------
 
+
 @dataclass
 class Change:
     """One change a variant made to the cluster, and whether it was put back."""
@@ -452,17 +343,6 @@ class Change:
     extra: Doc = field(default_factory=dict)
     nulls: FrozenSet[str] = field(default=frozenset({'error'}), repr=False, compare=False)
 
-    NULLABLE: ClassVar[FrozenSet[str]] = frozenset({'error'})
-    KEYS: ClassVar[Tuple[str, ...]] = ('kind', 'target', 'state', 'error')
-
-    def to_dict(self) -> Doc:
-        return _write(((k, getattr(self, k)) for k in self.KEYS), self.nulls, self.extra)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> 'Change':
-        return cls(**{k: data[k] for k in cls.KEYS if k in data},
-                   extra=_extra(data, cls.KEYS), nulls=_nulls(data, cls.KEYS, cls.NULLABLE))
-
 
 @dataclass
 class VariantResult:
@@ -472,32 +352,11 @@ class VariantResult:
     error: Optional[str] = None
     workloads: List[WorkloadResult] = field(default_factory=list)
     changes: Optional[List[Change]] = None
-    #: how the workloads reached the cluster (settings.base.ClientSide.to_dict)
+    #: how the workloads reached the cluster (settings.base.ClientSide, as JSON)
     client: Optional[Doc] = None
     extra: Doc = field(default_factory=dict)
     nulls: FrozenSet[str] = field(default=frozenset({'error', 'client'}), repr=False,
                                   compare=False)
-
-    NULLABLE: ClassVar[FrozenSet[str]] = frozenset({'error', 'client'})
-    KEYS: ClassVar[Tuple[str, ...]] = ('name', 'settings', 'error', 'workloads', 'changes',
-                                       'client')
-
-    def to_dict(self) -> Doc:
-        return _write([('name', self.name), ('settings', self.settings), ('error', self.error),
-                       ('workloads', [w.to_dict() for w in self.workloads]),
-                       ('changes', None if self.changes is None
-                        else [c.to_dict() for c in self.changes]),
-                       ('client', self.client)], self.nulls, self.extra)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> 'VariantResult':
-        values: Dict[str, Any] = {k: data[k] for k in ('name', 'settings', 'error', 'client')
-                                  if k in data}
-        if isinstance(data.get('changes'), list):
-            values['changes'] = [Change.from_dict(c) for c in _dicts(data['changes'])]
-        return cls(**values,
-                   workloads=[WorkloadResult.from_dict(w) for w in _dicts(data.get('workloads'))],
-                   extra=_extra(data, cls.KEYS), nulls=_nulls(data, cls.KEYS, cls.NULLABLE))
 
     def workload(self, name: Optional[str]) -> Optional[WorkloadResult]:
         return next((w for w in self.workloads if w.name == name), None)
@@ -519,17 +378,6 @@ class Noise:
     extra: Doc = field(default_factory=dict)
     nulls: FrozenSet[str] = field(default=frozenset({'noise_pct', 'method', 'tested'}),
                                   repr=False, compare=False)
-
-    NULLABLE: ClassVar[FrozenSet[str]] = frozenset({'noise_pct', 'method', 'tested'})
-    KEYS: ClassVar[Tuple[str, ...]] = ('significant', 'noise_pct', 'method', 'tested')
-
-    def to_dict(self) -> Doc:
-        return _write(((k, getattr(self, k)) for k in self.KEYS), self.nulls, self.extra)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> 'Noise':
-        return cls(**{k: data[k] for k in cls.KEYS if k in data},
-                   extra=_extra(data, cls.KEYS), nulls=_nulls(data, cls.KEYS, cls.NULLABLE))
 
 
 @dataclass
@@ -557,21 +405,10 @@ class Interval:
     extra: Doc = field(default_factory=dict)
     nulls: FrozenSet[str] = field(default=frozenset(), repr=False, compare=False)
 
-    KEYS: ClassVar[Tuple[str, ...]] = ('low', 'high', 'noise_pct', 'floor_pct', 'method',
-                                       'significant', 'level')
-
     def half_width(self) -> Optional[float]:
         if self.low is None or self.high is None:
             return None
         return round((self.high - self.low) / 2.0, 2)
-
-    def to_dict(self) -> Doc:
-        return _write(((k, getattr(self, k)) for k in self.KEYS), self.nulls, self.extra)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> 'Interval':
-        return cls(**{k: data[k] for k in cls.KEYS if k in data},
-                   extra=_extra(data, cls.KEYS), nulls=_nulls(data, cls.KEYS, frozenset()))
 
 
 @dataclass
@@ -585,47 +422,20 @@ class Comparison:
     workload: Optional[str] = None
     run_a: Optional[str] = None
     run_b: Optional[str] = None
-    changes: Dict[str, Optional[float]] = field(default_factory=dict)
-    noise: Noise = field(default_factory=Noise)
+    changes: Dict[str, Optional[float]] = field(default_factory=dict,
+                                                metadata=flat_keys(lambda: CHANGE_NAMES))
+    noise: Noise = field(default_factory=Noise, metadata=FLAT)
     #: per compared figure (by its ``change`` name); none in rows stored before them
-    intervals: Dict[str, Interval] = field(default_factory=dict)
+    intervals: Dict[str, Interval] = field(default_factory=dict, metadata=OMIT_EMPTY)
     extra: Doc = field(default_factory=dict)
     nulls: FrozenSet[str] = field(default=frozenset({'variant', 'workload'}), repr=False,
                                   compare=False)
-
-    NULLABLE: ClassVar[FrozenSet[str]] = frozenset({'variant', 'workload'})
-    KEYS: ClassVar[Tuple[str, ...]] = ('variant', 'workload', 'run_a', 'run_b')
 
     def change(self, figure: 'Figure') -> Optional[float]:
         return self.changes.get(figure.change) if figure.change else None
 
     def interval(self, figure: 'Figure') -> Optional[Interval]:
         return self.intervals.get(figure.change) if figure.change else None
-
-    def to_dict(self) -> Doc:
-        out = _write(((k, getattr(self, k)) for k in self.KEYS), self.nulls, {})
-        out.update(self.changes)
-        out.update(self.noise.to_dict())
-        if self.intervals:
-            out['intervals'] = {k: v.to_dict() for k, v in self.intervals.items()}
-        out.update(self.extra)
-        return out
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> 'Comparison':
-        changes = {k: data[k] for k in CHANGE_NAMES if k in data}
-        noise = Noise.from_dict({k: data[k] for k in Noise.KEYS if k in data})
-        found = data.get('intervals')
-        intervals = {str(k): Interval.from_dict(v) for k, v in found.items()
-                     if isinstance(v, Mapping)} if isinstance(found, Mapping) else {}
-        return cls(**{k: data[k] for k in cls.KEYS if k in data}, changes=changes, noise=noise,
-                   intervals=intervals,
-                   extra=_extra(data, cls.KEYS + CHANGE_NAMES + Noise.KEYS + ('intervals',)),
-                   nulls=_nulls(data, cls.KEYS, cls.NULLABLE))
-
-
-def as_comparison(row: Union[Comparison, Mapping[str, Any]]) -> Comparison:
-    return row if isinstance(row, Comparison) else Comparison.from_dict(row)
 
 
 @dataclass
@@ -636,16 +446,14 @@ class Position:
     extra: Doc = field(default_factory=dict)
     nulls: FrozenSet[str] = field(default=frozenset({'workload'}), repr=False, compare=False)
 
-    NULLABLE: ClassVar[FrozenSet[str]] = frozenset({'workload'})
-    KEYS: ClassVar[Tuple[str, ...]] = ('variant', 'workload')
 
-    def to_dict(self) -> Doc:
-        return _write(((k, getattr(self, k)) for k in self.KEYS), self.nulls, self.extra)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> 'Position':
-        return cls(**{k: data[k] for k in cls.KEYS if k in data},
-                   extra=_extra(data, cls.KEYS), nulls=_nulls(data, cls.KEYS, cls.NULLABLE))
+@dataclass
+class Calibration:
+    """What a calibrate run found: the floor per figure (by its ``change`` name), in %."""
+    run_id: Optional[str] = None
+    finished: Optional[float] = None
+    floors: Dict[str, float] = field(default_factory=dict)
+    repeats: int = 0
 
 
 @dataclass
@@ -659,53 +467,23 @@ class Run:
     finished: Optional[float] = None
     baseline: Optional[str] = None
     error: Optional[str] = None
-    #: the profile as run (profiles.Profile.to_dict)
+    #: the profile as run (profiles.Profile, as JSON)
     definition: Optional[Doc] = None
-    variants: List[VariantResult] = field(default_factory=list)
-    comparison: List[Comparison] = field(default_factory=list)
     progress: Optional[str] = None
     fraction: Optional[float] = None
+    #: what a calibrate run found: the smallest change per figure (results.calibration)
+    calibration: Optional['Calibration'] = None
+    variants: List[VariantResult] = field(default_factory=list)
+    #: every workload of every variant against the baseline; while the run runs, those
+    #: measured so far (results.compare.comparison, when the engine saves its progress)
+    comparison: List[Comparison] = field(default_factory=list)
     current: Optional[Position] = None
     findings: Optional[List[Finding]] = None
-    #: what a calibrate run found: the smallest change per figure (results.calibration)
-    calibration: Optional[Doc] = None
     #: the run's own changes, put back at its end (its temporary S3 user); None before
     changes: Optional[List[Change]] = None
     extra: Doc = field(default_factory=dict)
     nulls: FrozenSet[str] = field(default=frozenset({'finished', 'error', 'current'}),
                                   repr=False, compare=False)
-
-    NULLABLE: ClassVar[FrozenSet[str]] = frozenset({'finished', 'error', 'current'})
-    SCALARS: ClassVar[Tuple[str, ...]] = (
-        'run_id', 'profile', 'state', 'ceph_version', 'started', 'finished', 'baseline', 'error',
-        'definition', 'progress', 'fraction', 'calibration')
-    KEYS: ClassVar[Tuple[str, ...]] = SCALARS + ('variants', 'comparison', 'current',
-                                                 'findings', 'changes')
-
-    def to_dict(self) -> Doc:
-        items: List[Tuple[str, Any]] = [(k, getattr(self, k)) for k in self.SCALARS]
-        items += [('variants', [v.to_dict() for v in self.variants]),
-                  ('comparison', [c.to_dict() for c in self.comparison]),
-                  ('current', None if self.current is None else self.current.to_dict()),
-                  ('findings', None if self.findings is None
-                   else [f.to_dict() for f in self.findings])]
-        if self.changes is not None:
-            items.append(('changes', [c.to_dict() for c in self.changes]))
-        return _write(items, self.nulls, self.extra)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> 'Run':
-        values: Dict[str, Any] = {k: data[k] for k in cls.SCALARS if k in data}
-        if isinstance(data.get('current'), Mapping):
-            values['current'] = Position.from_dict(data['current'])
-        if isinstance(data.get('findings'), list):
-            values['findings'] = [Finding.from_dict(f) for f in _dicts(data['findings'])]
-        if isinstance(data.get('changes'), list):
-            values['changes'] = [Change.from_dict(c) for c in _dicts(data['changes'])]
-        return cls(**values,
-                   variants=[VariantResult.from_dict(v) for v in _dicts(data.get('variants'))],
-                   comparison=[Comparison.from_dict(c) for c in _dicts(data.get('comparison'))],
-                   extra=_extra(data, cls.KEYS), nulls=_nulls(data, cls.KEYS, cls.NULLABLE))
 
     def summary(self) -> 'RunSummary':
         return RunSummary(run_id=self.run_id, profile=self.profile, state=self.state,
@@ -736,32 +514,66 @@ class RunSummary:
     baseline: Optional[str] = None
     variants: List[Optional[str]] = field(default_factory=list)
 
-    SCALARS: ClassVar[Tuple[str, ...]] = ('run_id', 'profile', 'state', 'started', 'finished',
-                                          'baseline')
 
-    def to_dict(self) -> Doc:
-        out = {k: getattr(self, k) for k in self.SCALARS}
-        out['variants'] = list(self.variants)
-        return out
+# -- loads -------------------------------------------------------------------------------------
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> 'RunSummary':
-        return cls(**{k: data.get(k) for k in cls.SCALARS}, variants=_list(data.get('variants')))
-
-
-def as_summary(summary: Union[RunSummary, Mapping[str, Any]]) -> RunSummary:
-    return summary if isinstance(summary, RunSummary) else RunSummary.from_dict(summary)
+@dataclass
+class AgentState:
+    """Where one agent of a load is (waiting, started, done, failed) and how it failed."""
+    state: Optional[str] = None
+    error: Optional[str] = None
+    extra: Doc = field(default_factory=dict)
+    nulls: FrozenSet[str] = field(default=frozenset({'error'}), repr=False, compare=False)
 
 
-RunLike = Union[Run, Mapping[str, Any]]
+@dataclass
+class LoadRecord:
+    """A `load`: what it was asked, where it went, what its agents measured.
+
+    ``request``: the command's words (op, size, concurrency, ...); ``result``:
+    the load generator's figures, added over the agents (loadgen's result).
+    """
+    load_id: Optional[str] = None
+    state: Optional[str] = None
+    endpoint: Optional[str] = None
+    targets: Optional[List[str]] = None
+    request: Optional[Doc] = None
+    started: Optional[float] = None
+    finished: Optional[float] = None
+    agents: Dict[str, AgentState] = field(default_factory=dict)
+    result: Optional[WorkloadResult] = None
+    error: Optional[str] = None
+    findings: Optional[List[Finding]] = None
+    #: what removing its buckets found (workload_runs.AgentWorkloads.run_once)
+    cleanup: Optional[Doc] = None
+    stopped: Optional[str] = None
+    clocks: Optional[Doc] = None
+    #: while it runs: the agents' figures of the second just measured
+    live: Optional[Doc] = None
+    #: kept without histograms (then series), in loads stored before records were chunked
+    trimmed: Optional[bool] = None
+    extra: Doc = field(default_factory=dict)
+    nulls: FrozenSet[str] = field(default=frozenset({'finished', 'result', 'error'}),
+                                  repr=False, compare=False)
+
+    def summary(self) -> 'LoadSummary':
+        return LoadSummary(load_id=self.load_id, state=self.state, started=self.started,
+                           finished=self.finished, endpoint=self.endpoint, error=self.error)
 
 
-def as_run(record: RunLike) -> Run:
-    """A Run, from itself or from its JSON (as `ResultStore.load` gives it)."""
-    return record if isinstance(record, Run) else Run.from_dict(record)
+@dataclass
+class LoadSummary:
+    """What `load ls` shows of a load (the store keeps it in the load's index)."""
+    load_id: Optional[str] = None
+    state: Optional[str] = None
+    started: Optional[float] = None
+    finished: Optional[float] = None
+    endpoint: Optional[str] = None
+    error: Optional[str] = None
 
 
 # -- the figures that reports show -------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Figure:

@@ -8,16 +8,12 @@ import csv
 import io
 import json
 import time
-from typing import Any, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..formatting import table
-from .calibration import Calibration
-from .compare import comparison
 from .findings import MARK, findings_lines, marked
-from .significance import LEVEL
-from .model import (COLUMNS, FIGURES, Comparison, Figure, Run, RunLike, RunSummary,
-                    WorkloadResult, all_workloads, as_comparison, as_run, as_summary, columns,
-                    compared_columns, present)
+from .model import (COLUMNS, FIGURES, LEVEL, Comparison, Figure, Run, RunSummary,
+                    WorkloadResult, all_workloads, columns, compared_columns, present)
 
 
 def when(value: Any) -> str:
@@ -90,7 +86,7 @@ class TableRow(NamedTuple):
 def table_rows(run: Run) -> List[TableRow]:
     """Per workload, then per variant (the baseline first): entry, comparison row, note."""
     variants = sorted(run.variants, key=lambda v: v.name != run.baseline)
-    rows_by = {(r.variant, r.workload): r for r in (run.comparison or comparison(run))}
+    rows_by = {(r.variant, r.workload): r for r in (run.comparison)}
     out = []
     for name in run.workload_names():
         for variant in variants:
@@ -241,9 +237,8 @@ def noise_text(row: Optional[Comparison]) -> str:
     return '±%.1f%%' % row.noise.noise_pct
 
 
-def result_to_text(record: RunLike) -> str:
+def result_to_text(run: Run) -> str:
     """A run as the seeds show it: figures of the baseline, % change for the others."""
-    run = as_run(record)
     shown = columns(run)
     lines = _header(run)
     body = []
@@ -348,7 +343,7 @@ def calibration_lines(run: Run) -> List[str]:
     """What a calibrate run found: the floor per figure that later comparisons use."""
     if not run.calibration:
         return []
-    floors = Calibration.from_dict(run.calibration).floors
+    floors = run.calibration.floors
     if not floors:
         return []
     by_change = {f.change: f for f in FIGURES if f.change}
@@ -362,9 +357,8 @@ def _md(text: Any) -> str:
     return ('-' if text is None else str(text)).replace('|', '\\|')
 
 
-def result_to_markdown(record: RunLike) -> str:
+def result_to_markdown(run: Run) -> str:
     """The same table in Markdown; significant changes in bold."""
-    run = as_run(record)
     lines = ['## rgwbench run %s' % _md(run.run_id), '']
     for label, value in (('Profile', run.profile), ('State', run.state),
                          ('Ceph version', run.ceph_version), ('Baseline', run.baseline)):
@@ -428,9 +422,8 @@ def result_to_markdown(record: RunLike) -> str:
     return '\n'.join(lines) + '\n'
 
 
-def result_to_csv(record: RunLike) -> str:
+def result_to_csv(run: Run) -> str:
     """One row per variant and workload: absolute figures and % columns, a header row."""
-    run = as_run(record)
     figures, shown = present(all_workloads(run)), columns(run)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator='\n')
@@ -470,25 +463,25 @@ def _interval_cells(row: Optional[Comparison], figure: Figure) -> List[Any]:
             'yes' if found.significant else 'no']
 
 
-def results_to_text(summaries: Sequence[Union[RunSummary, Mapping[str, Any]]]) -> str:
-    """The stored runs (summaries from ResultStore.ls), one a line."""
+def results_to_text(summaries: Sequence[RunSummary]) -> str:
+    """The stored runs (ResultStore.summaries), one a line."""
     if not summaries:
         return 'no results yet'
     rows = [[s.run_id, s.profile, s.state, when(s.started), when(s.finished), s.baseline,
-             len(s.variants)] for s in (as_summary(x) for x in summaries)]
+             len(s.variants)] for s in summaries]
     return table(['RUN', 'PROFILE', 'STATE', 'STARTED', 'FINISHED', 'BASELINE',
                   'VARIANTS'], rows)
 
 
-def comparison_to_text(rows: Sequence[Union[Comparison, Mapping[str, Any]]],
+def comparison_to_text(rows: Sequence[Comparison],
                        title: Optional[str] = None) -> str:
-    """Comparison rows (from `comparison` or `compare_runs`) as a table of % changes."""
+    """Comparison rows (results.compare) as a table of % changes."""
     lines = [title] if title else []
     if not rows:
         lines.append('nothing to compare: no variant and workload in common')
         return '\n'.join(lines)
     body = []
-    compared = [as_comparison(r) for r in rows]
+    compared = list(rows)
     shown = compared_columns(compared)
     legacy = any(not row.intervals for row in compared)
     for row in compared:

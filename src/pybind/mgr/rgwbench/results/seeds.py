@@ -11,8 +11,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..formatting import table
-from .compare import comparison
-from .model import FIGURES, Comparison, Figure, Run, RunLike, WorkloadResult, as_run
+from .model import FIGURES, Comparison, Figure, Run, WorkloadResult
 from .report import change_cell, number
 
 
@@ -44,7 +43,7 @@ def _change(row: Optional[Comparison], figure: Figure) -> str:
 
 def seeds_tables(run: Run) -> List[SeedsTable]:
     variants = sorted(run.variants, key=lambda v: v.name != run.baseline)
-    rows_by = {(r.variant, r.workload): r for r in (run.comparison or comparison(run))}
+    rows_by = {(r.variant, r.workload): r for r in (run.comparison)}
     others = [v for v in variants if v.name != run.baseline]
     headers = ['Metric', '%s (baseline)' % run.baseline]
     for variant in others:
@@ -92,8 +91,7 @@ def optional_legend(tables: List[SeedsTable]) -> List[str]:
             'the baseline had none.']
 
 
-def seeds_to_text(record: RunLike) -> str:
-    run = as_run(record)
+def seeds_to_text(run: Run) -> str:
     lines = ['run %s  profile %s  state %s' % (run.run_id, run.profile, run.state)]
     tables = seeds_tables(run)
     for found in tables:
@@ -107,8 +105,7 @@ def _md(text: Any) -> str:
     return str(text).replace('|', '\\|')
 
 
-def seeds_to_markdown(record: RunLike) -> str:
-    run = as_run(record)
+def seeds_to_markdown(run: Run) -> str:
     lines = ['## rgwbench run %s (%s)' % (_md(run.run_id), _md(run.profile))]
     tables = seeds_tables(run)
     for found in tables:
@@ -128,10 +125,10 @@ def seeds_to_markdown(record: RunLike) -> str:
     return '\n'.join(lines)
 
 
-def seeds_to_csv(record: RunLike) -> str:
+def seeds_to_csv(run: Run) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator='\n')
-    for index, found in enumerate(seeds_tables(as_run(record))):
+    for index, found in enumerate(seeds_tables(run)):
         if index:
             writer.writerow([])
         writer.writerow(['workload', found.workload])
@@ -140,7 +137,6 @@ def seeds_to_csv(record: RunLike) -> str:
     return out.getvalue()
 
 
-def seeds_to_json(record: RunLike) -> Dict[str, Any]:
-    run = as_run(record)
+def seeds_to_json(run: Run) -> Dict[str, Any]:
     return {'run_id': run.run_id, 'profile': run.profile, 'layout': 'seeds',
             'tables': [asdict(t) for t in seeds_tables(run)]}

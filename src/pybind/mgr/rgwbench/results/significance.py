@@ -39,8 +39,8 @@ from functools import lru_cache
 from typing import List, Optional, Sequence, Tuple
 
 from ..loadgen.histogram import Histogram
+from .model import LEVEL
 
-LEVEL = 0.95
 Z = statistics.NormalDist().inv_cdf(0.5 + LEVEL / 2)
 #: degrees of freedom taken as infinite (the normal distribution)
 UNBOUNDED_DF = 1e9

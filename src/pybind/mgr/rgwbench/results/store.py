@@ -1,39 +1,36 @@
-"""Results of runs in the module's config-key store.
-
-A record is kept whole (histograms and per-second series included): JSON,
-compressed with zlib, base64, cut into chunks so that every value stays
-under ``MAX_VALUE`` bytes (the store takes at most 64 KiB a value).
+"""Results of runs in the module's config-key store, whole (histograms and per-second
+series included), in chunks (cluster.chunked):
 
     result/<run_id>/<NNNN>     the chunks of a run (NNNN from 0000)
     result_index/<run_id>      its index: a summary and where its chunks are
+    load_chunk/<load_id>/<NNNN>  the chunks of a load (`ceph rgwbench load`)
+    load/<load_id>             its index; a load stored before loads were chunked
+                               is whole in this one value, and reads as it was
 
-The chunks of ``a`` are under ``result/a/``, a prefix that no other run's
-keys start with (a run id holds no ``/``). The index is written after the
-chunks and removed before them, so a half-written result is never listed.
-Saving a run again writes its new chunks next to the old ones (numbers that
-do not overlap), then the index, then removes the old chunks: a reader
-never sees a mix of two versions.
+The stores give and take typed records: `Run` (and `RunSummary` for `results
+ls`), `LoadRecord` (and `LoadSummary` for `load ls`); their JSON is
+`serial.dump(record)`, the document `results export` and `-f json` print.
 """
-import base64
-import json
 import re
-import zlib
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..errors import Busy, InvalidInput, NotFound, RGWBenchError
+from ..cluster.chunked import CHUNK_CHARS, MAX_VALUE, ChunkedRecords, Damaged, decode, encode
 from ..cluster.fencing import check_active
 from ..cluster.kvstore import Store
-from .model import Run, RunSummary
+from ..serial import dump, load
+from .model import LoadRecord, LoadSummary, Run, RunSummary
 
 CHUNK_PREFIX = 'result/'
 INDEX_PREFIX = 'result_index/'
-#: every stored value stays below this many bytes (the store's limit is 64 KiB)
-MAX_VALUE = 60000
-#: base64 characters per chunk (ASCII: one byte each)
-CHUNK_CHARS = 56000
-FORMAT = 1
+LOAD_CHUNK_PREFIX = 'load_chunk/'
+LOAD_INDEX_PREFIX = 'load/'
+#: the loads kept (the newest)
+KEEP_LOADS = 10
 FINISHED = ('complete', 'failed', 'aborted')
 _RUN_ID = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,127}$')
+__all__ = ['CHUNK_CHARS', 'MAX_VALUE', 'LoadStore', 'ResultStore', 'check_run_id', 'decode',
+           'encode']
 
 
 def check_run_id(run_id: Optional[str]) -> str:
@@ -45,15 +42,6 @@ def check_run_id(run_id: Optional[str]) -> str:
 
 def chunk_key(run_id: str, number: int) -> str:
     return '%s%s/%04d' % (CHUNK_PREFIX, run_id, number)
-
-
-def encode(record: Dict[str, Any]) -> str:
-    data = json.dumps(record, sort_keys=True, separators=(',', ':')).encode('utf-8')
-    return base64.b64encode(zlib.compress(data, 6)).decode('ascii')
-
-
-def decode(text: str) -> Dict[str, Any]:
-    return dict(json.loads(zlib.decompress(base64.b64decode(text)).decode('utf-8')))
 
 
 def _time_key(value: Any) -> Tuple[int, float, str]:
@@ -72,10 +60,7 @@ class ResultStore:
     def __init__(self, store: Store, keep: Callable[[], int]) -> None:
         self.store = store
         self.keep = keep
-
-    def _index(self, run_id: str) -> Optional[Dict[str, Any]]:
-        raw = self.store.get_store(INDEX_PREFIX + run_id)
-        return None if raw is None else dict(json.loads(raw))
+        self.records = ChunkedRecords(store, CHUNK_PREFIX, INDEX_PREFIX)
 
     def save(self, run: Run) -> Dict[str, Any]:
         """Store the whole run (again, while it runs); returns its index entry.
@@ -85,23 +70,7 @@ class ResultStore:
         """
         run_id = check_run_id(run.run_id)
         check_active(self.store, 'write the result of %s' % run_id)
-        text = encode(run.to_dict())
-        pieces = [text[i:i + CHUNK_CHARS] for i in range(0, len(text), CHUNK_CHARS)] or ['']
-        old = self._index(run_id)
-        old_start, old_count = (old['start'], old['chunks']) if old else (0, 0)
-        # a range that does not overlap the one the current index points to
-        start = 0 if len(pieces) <= old_start else old_start + old_count
-        for n, piece in enumerate(pieces):
-            self.store.set_store(chunk_key(run_id, start + n), piece)
-        index = run.summary().to_dict()
-        index.update(format=FORMAT, start=start, chunks=len(pieces), chars=len(text),
-                     crc=zlib.crc32(text.encode('ascii')))
-        self.store.set_store(INDEX_PREFIX + run_id, json.dumps(index, sort_keys=True))
-        keep = {chunk_key(run_id, start + n) for n in range(len(pieces))}
-        # the old version's chunks and any left by a save cut off half-way
-        for key in self.store.get_store_prefix('%s%s/' % (CHUNK_PREFIX, run_id)):
-            if key not in keep:
-                self.store.set_store(key, None)
+        index = self.records.save(run_id, dump(run), dump(run.summary()))
         if run.state in FINISHED:
             self._retain()
         return index
@@ -112,56 +81,29 @@ class ResultStore:
         for old in finished[:-keep]:
             self._remove(str(old.run_id))
 
-    def _read(self, run_id: str) -> Optional[Dict[str, Any]]:
-        index = self._index(run_id)
-        if index is None:
-            return None
-        parts = []
-        for n in range(index['chunks']):
-            part = self.store.get_store(chunk_key(run_id, index['start'] + n))
-            if part is None:
-                raise KeyError(n)
-            parts.append(part)
-        text = ''.join(parts)
-        if len(text) != index['chars'] or zlib.crc32(text.encode('ascii')) != index['crc']:
-            raise ValueError('checksum')
-        return decode(text)
-
-    def load(self, run_id: str) -> Dict[str, Any]:
-        """The whole result of a run as stored (`Run.to_dict()`); NotFound if there is none.
-
-        This is the document `results export` prints; `load_run` reads it.
-        """
+    def load(self, run_id: str) -> Run:
+        """The whole result of a run; NotFound if there is none."""
         if not isinstance(run_id, str) or not _RUN_ID.match(run_id):
             raise NotFound('no result %r (see `ceph rgwbench results ls`)' % (run_id,))
         for _ in range(3):  # a save that replaces the chunks under our feet: read again
             try:
-                record = self._read(run_id)
-            except (KeyError, ValueError):
+                record = self.records.read(run_id)
+            except Damaged:
                 continue
             if record is None:
                 raise NotFound('no result %r (see `ceph rgwbench results ls`)' % run_id)
-            return record
+            return load(Run, record)
         raise RGWBenchError('result %r is damaged in the store; remove it with '
                             '`ceph rgwbench results rm %s`' % (run_id, run_id))
 
-    def load_run(self, run_id: str) -> Run:
-        """The whole result of a run; NotFound if there is none."""
-        return Run.from_dict(self.load(run_id))
-
     def summaries(self) -> List[RunSummary]:
-        """Summaries of the stored runs, newest last."""
-        return newest_last([RunSummary.from_dict(json.loads(raw))
-                            for raw in self.store.get_store_prefix(INDEX_PREFIX).values()])
-
-    def ls(self) -> List[Dict[str, Any]]:
-        """The summaries as `results ls -f json` prints them."""
-        return [s.to_dict() for s in self.summaries()]
+        """Summaries of the stored runs, newest last (what `results ls` shows)."""
+        return newest_last([load(RunSummary, index) for _, index in self.records.summaries()])
 
     def rm(self, run_id: str, force: bool = False) -> None:
         """Remove a run's result; a running run only with ``force``."""
-        index = self._index(run_id) if isinstance(run_id, str) and _RUN_ID.match(run_id) \
-            else None
+        index = self.records.index_of(run_id) if isinstance(run_id, str) and _RUN_ID.match(
+            run_id) else None
         if index is None:
             raise NotFound('no result %r (see `ceph rgwbench results ls`)' % (run_id,))
         if index.get('state') == 'running' and not force:
@@ -175,19 +117,47 @@ class ResultStore:
         Only when no save is under way (at module start): a first save writes
         its chunks before its index.
         """
-        indexed = set(self.store.get_store_prefix(INDEX_PREFIX))
-        orphans = sorted({key[len(CHUNK_PREFIX):].split('/')[0]
-                          for key in self.store.get_store_prefix(CHUNK_PREFIX)} -
-                         {key[len(INDEX_PREFIX):] for key in indexed})
+        orphans = self.records.orphans()
         for run_id in orphans:
             check_active(self.store, 'remove the result of %s' % run_id)
-            for key in self.store.get_store_prefix('%s%s/' % (CHUNK_PREFIX, run_id)):
-                self.store.set_store(key, None)
+            self.records.remove_chunks(run_id)
         return orphans
 
     def _remove(self, run_id: str) -> None:
         check_active(self.store, 'remove the result of %s' % run_id)
-        # the index first: from now on the run is not listed, whatever happens next
-        self.store.set_store(INDEX_PREFIX + run_id, None)
-        for key in self.store.get_store_prefix('%s%s/' % (CHUNK_PREFIX, run_id)):
-            self.store.set_store(key, None)
+        self.records.remove(run_id)
+
+
+class LoadStore:
+    """The newest loads, whole, in the module's store (see the module docstring)."""
+
+    def __init__(self, store: Store, keep: int = KEEP_LOADS) -> None:
+        self.records = ChunkedRecords(store, LOAD_CHUNK_PREFIX, LOAD_INDEX_PREFIX)
+        self.keep = keep
+
+    def save(self, record: LoadRecord) -> None:
+        """Store a load (again), then remove the oldest past the ``keep`` newest."""
+        load_id = check_run_id(record.load_id)
+        self.records.save(load_id, dump(record), dump(record.summary()))
+        for old, _ in self.records.summaries()[:-self.keep]:
+            self.records.remove(old)
+
+    def load(self, load_id: str) -> Optional[LoadRecord]:
+        """A load as stored; None if there is none (or it is damaged)."""
+        if not isinstance(load_id, str) or not _RUN_ID.match(load_id):
+            return None
+        for _ in range(3):  # a save that replaces the chunks under our feet: read again
+            try:
+                found = self.records.read(load_id)
+            except Damaged:
+                continue
+            return None if found is None else load(LoadRecord, found)
+        return None
+
+    def newest(self) -> Optional[LoadRecord]:
+        ids = [load_id for load_id, _ in self.records.summaries()]
+        return self.load(ids[-1]) if ids else None
+
+    def summaries(self) -> List[LoadSummary]:
+        """The stored loads, oldest first (load ids start with the time they started)."""
+        return [load(LoadSummary, index) for _, index in self.records.summaries()]

@@ -24,18 +24,18 @@ from ..checks.finding import Finding
 from ..checks.gate import Refused, RunChecks
 from ..cluster.credentials import CredentialStore
 from ..errors import Busy, InvalidInput, NotFound
-from ..settings.journal import UNDONE, Journal
+from ..settings.journal import UNDONE, Journal, Step
 from ..cluster.kvstore import SecretStore
 from ..profiles import MAX_CONCURRENCY, Profile, Workload, estimate_seconds
 from ..results.calibration import CALIBRATE, CalibrationStore, calibrate
 from ..results.compare import comparison, merge_repeats
 from ..results.model import Change, Position, Run, VariantResult, WorkloadResult
 from ..results.store import ResultStore
+from ..serial import dump
 from ..settings.s3user import create_user, user_plan
 from ..settings.applier import SettingsApplier, open_journal
 from ..settings.changes import USER
 from ..settings.base import ClientSide
-from ..settings.session import steps_to_dicts
 from ..settings.targets import AUTO, RGW, URLS, Target
 from ..agents.workload_runs import AgentWorkloads, Leftovers, make_job, new_id
 from ..profiles.prefills import (PrefillKey, RunPrefills, held_at_once, read_later, reads_only,
@@ -45,6 +45,11 @@ LEFTOVERS_KEY = 'running/leftovers'
 RUNNING, COMPLETE, RUN_FAILED, ABORTED = 'running', 'complete', 'failed', 'aborted'
 # What jobs are checked with before a run's own S3 user exists.
 PLACEHOLDER_KEYS = {'access_key': 'placeholder', 'secret_key': 'placeholder'}
+
+
+def changes_of(steps: List[Step]) -> List[Change]:
+    """Journal steps as the run record keeps them: what was changed, and whether put back."""
+    return [Change(kind=s.kind, target=s.target, state=s.state, error=s.error) for s in steps]
 
 
 def run_failures(record: Run) -> List[str]:
@@ -142,7 +147,7 @@ class RunEngine:
                 self._user_problems(stored) + (
                     [agents['error']] if agents.get('error') else []),
                 'findings': [] if self.checks is None else
-                [f.to_dict() for f in self.checks.now(profile)]}
+                dump(self.checks.now(profile))}
 
     def _agents_planned(self, profile: Profile) -> Dict[str, Any]:
         """Where the placement puts agents now, or why it cannot."""
@@ -169,7 +174,7 @@ class RunEngine:
             active = {'run_id': run.run_id, 'profile': run.profile, 'state': run.state,
                       'started': run.started, 'progress': run.progress,
                       'fraction': run.fraction,
-                      'current': None if run.current is None else run.current.to_dict()}
+                      'current': dump(run.current)}
             agent_run = self._agent_run
         active['live'] = agent_run.live_figures() if agent_run is not None else None
         return active
@@ -353,6 +358,8 @@ class RunEngine:
                 entry.workloads = [w for w in entry.workloads if w.name != workload.name]
                 entry.workloads.append(measured)
                 done_s += (workload.duration_s + workload.warmup_s) * repeats
+                # What the tables show of a running run: the comparison so far.
+                record.comparison = comparison(record, self.calibrations.floors())
                 self.results.save(record)
         except Refused as e:
             # A refusal while the run goes (a HEALTH_ERR before a workload, agents' clocks
@@ -367,8 +374,7 @@ class RunEngine:
                            % variant.name, done_s, total_s, changed)
             steps = [s for s in applier.revert(journal, keep=(USER,), close=False)
                      if s.number >= first_step]
-            entry.changes = (entry.changes or []) + [Change.from_dict(c)
-                                                     for c in steps_to_dicts(steps)]
+            entry.changes = (entry.changes or []) + changes_of(steps)
             self.results.save(record)
             if any(s.error for s in steps):
                 raise RuntimeError('the settings of variant %s could not all be put '
@@ -407,8 +413,7 @@ class RunEngine:
             return
         try:
             steps = self.make_applier().revert(journal)
-            record.changes = [Change.from_dict(c) for c in steps_to_dicts(
-                [s for s in steps if s.kind == USER])]
+            record.changes = changes_of([s for s in steps if s.kind == USER])
             left = ['%s %s: %s' % (s.kind, s.target, s.error) for s in steps
                     if s.state != UNDONE]
         except Exception as e:
@@ -427,7 +432,7 @@ class RunEngine:
             if record.profile == CALIBRATE and record.state == COMPLETE:
                 found = calibrate(record)
                 if found is not None:
-                    record.calibration = found.to_dict()
+                    record.calibration = found
                     self.calibrations.save(found)
         except Exception as e:
             self.log.exception('run %s: the comparison failed', record.run_id)
@@ -555,7 +560,7 @@ class RunEngine:
             if summary.state != RUNNING:
                 continue
             try:
-                record = self.results.load_run(str(summary.run_id))
+                record = self.results.load(str(summary.run_id))
             except NotFound:
                 continue
             record.state = RUN_FAILED

@@ -1,9 +1,9 @@
 """`ceph rgwbench load`: one workload, run now by agents, against the cluster as it is.
 
 Nothing on the cluster changes but the buckets and objects of the load,
-which are removed at its end. The result is kept in the module's store.
+which are removed at its end. The result is kept in the module's store
+(results.store.LoadStore).
 """
-import json
 import threading
 import time
 from dataclasses import replace
@@ -17,15 +17,13 @@ from ..cluster.credentials import CredentialStore
 from ..errors import Busy, InvalidInput, NotFound
 from ..cluster.kvstore import SecretStore
 from ..profiles import DEFAULT_PROCESSES, FieldError, Workload, parse_workload
-from ..results.model import strip_histograms
+from ..results.model import LatencyFigures, LoadRecord, LoadSummary
+from ..results.store import LoadStore
+from ..serial import dump, load
 from ..settings.targets import check_urls, split_urls, unique
 from ..agents.workload_runs import AgentWorkloads, Leftovers, make_job, new_id
 
-PREFIX = 'load/'
 LEFTOVERS_KEY = 'loading/leftovers'
-KEEP = 10
-# Values in the config-key store are limited to 64 KiB.
-MAX_STORED = 60000
 
 
 class LoadRequest(NamedTuple):
@@ -74,17 +72,6 @@ def load_request(*, op: str, size: str, concurrency: int, processes: int, durati
                        **{f: getattr(workload, f) for f in WORKLOAD_FIELDS})
 
 
-def compact(record: Dict[str, Any], limit: int = MAX_STORED) -> Dict[str, Any]:
-    """The record, without histograms and then per-second series if it is too big."""
-    if len(json.dumps(record)) <= limit:
-        return record
-    trimmed: Dict[str, Any] = strip_histograms(record)
-    if len(json.dumps(trimmed)) > limit:
-        trimmed = strip_histograms(trimmed, also=('per_second', 'error_samples'))
-    trimmed['trimmed'] = True
-    return trimmed
-
-
 class LoadService:
     """`ceph rgwbench load`: one load at a time, run by `agents` as a run's workloads are."""
 
@@ -93,6 +80,7 @@ class LoadService:
                  make_launcher: Callable[[Optional[List[str]]], AgentLauncher], log: Any,
                  checks: Optional[RunChecks] = None) -> None:
         self.store = store
+        self.records = LoadStore(store)
         self.credentials = credentials
         self.endpoints = endpoints
         # A load never keeps its objects (the module's keep_objects is a run's).
@@ -147,7 +135,7 @@ class LoadService:
                       'finished': None, 'agents': {a: {'state': 'waiting', 'error': None}
                                                    for a in launcher.agent_ids()},
                       'result': None, 'error': None,
-                      'findings': [f.to_dict() for f in found]}
+                      'findings': dump(found)}
             # Written down before anything is made: what a vanished mgr leaves behind (a
             # write the mon refuses ends the command here, nothing started).
             self.leftovers.write(record, launcher, job, creds.get('ca_bundle'))
@@ -179,8 +167,8 @@ class LoadService:
             record['result'] = summary['result']
             record['stopped'] = summary.get('stopped')
             record['clocks'] = summary.get('clocks') or {}
-            record['findings'] = record.get('findings', []) + [
-                f.to_dict() for f in summary.get('findings') or []]
+            record['findings'] = record.get('findings', []) + dump(
+                summary.get('findings') or [])
             failed = agents_failed(summary)
             if summary.get('refused'):
                 error = summary['refused']   # not started: its agents failed for that
@@ -223,10 +211,7 @@ class LoadService:
         return [str(left.record['load_id']) for left in found]
 
     def _save(self, record: Dict[str, Any]) -> None:
-        self.store.set_store(PREFIX + record['load_id'], json.dumps(compact(record)))
-        stored = sorted(self.store.get_store_prefix(PREFIX))
-        for key in stored[:-KEEP]:
-            self.store.set_store(key, None)
+        self.records.save(load(LoadRecord, record))
 
     def active(self) -> Optional[Dict[str, Any]]:
         with self._lock:
@@ -238,76 +223,74 @@ class LoadService:
                 record['live'] = self._agent_run.live_figures()
             return record
 
-    def show(self, load_id: Optional[str] = None) -> Dict[str, Any]:
+    def show(self, load_id: Optional[str] = None) -> LoadRecord:
         active = self.active()
         if active is not None and load_id in (None, active['load_id']):
-            return active
-        stored = self.store.get_store_prefix(PREFIX)
-        if load_id is None:
-            if not stored:
-                raise NotFound('no load has run yet')
-            return dict(json.loads(stored[max(stored)]))
-        if PREFIX + load_id not in stored:
-            raise NotFound('no load %r (see `ceph rgwbench load ls`)' % load_id)
-        return dict(json.loads(stored[PREFIX + load_id]))
+            return load(LoadRecord, active)
+        found = self.records.newest() if load_id is None else self.records.load(load_id)
+        if found is None:
+            raise NotFound('no load has run yet' if load_id is None else
+                           'no load %r (see `ceph rgwbench load ls`)' % load_id)
+        return found
 
-    def list(self) -> List[Dict[str, Any]]:
-        found = [json.loads(v) for _, v in sorted(self.store.get_store_prefix(PREFIX).items())]
+    def list(self) -> List[LoadSummary]:
+        found = self.records.summaries()
         active = self.active()
         if active is not None:
-            found.append(active)
-        return [{k: r.get(k) for k in ('load_id', 'state', 'started', 'finished', 'endpoint',
-                                       'error')} for r in found]
+            found.append(load(LoadRecord, active).summary())
+        return found
 
 
 def _figure(value: Optional[float], form: str) -> str:
     return '-' if value is None else form % value
 
 
-def load_to_text(record: Dict[str, Any]) -> str:
-    req = record['request']
-    lines = ['load %s: %s' % (record['load_id'], record['state']),
-             '%s %s x%d on %s' % (req['op'].upper(), req['size'], req['concurrency'],
-                                  ', '.join(record.get('targets') or [record['endpoint']]))]
-    for agent, state in sorted(record['agents'].items()):
-        lines.append('agent %s: %s%s' % (agent, state['state'],
-                                         ' (%s)' % state['error'] if state['error'] else ''))
-    result = record.get('result')
+def load_to_text(record: LoadRecord) -> str:
+    req = record.request or {}
+    lines = ['load %s: %s' % (record.load_id, record.state),
+             '%s %s x%d on %s' % (str(req.get('op')).upper(), req.get('size'),
+                                  req.get('concurrency') or 0,
+                                  ', '.join(record.targets or [str(record.endpoint)]))]
+    for agent, state in sorted(record.agents.items()):
+        lines.append('agent %s: %s%s' % (agent, state.state,
+                                         ' (%s)' % state.error if state.error else ''))
+    result = record.result
     if result:
-        lat = result['latency_ms']
+        figures = result.figures
+        lat = figures.latency_ms or LatencyFigures()
         lines.append('ops %d  errors %d  %.1f ops/s  %.2f MiB/s' % (
-            result['ops'], result['errors'], result['ops_per_s'], result['throughput_mib_s']))
-        if result.get('mode') == 'open':
+            figures.ops or 0, figures.errors or 0, figures.ops_per_s or 0,
+            figures.throughput_mib_s or 0))
+        if result.open_loop:
             lines.append('open loop at %g ops/s asked: latency counts from each request\'s '
-                         'intended start' % result['rate'])
-        if result.get('working_set_bytes') is not None:
+                         'intended start' % result.rate)
+        if result.working_set_bytes is not None:
             lines.append('working set %d objects, %.1f MiB%s' % (
-                result.get('objects') or 0, result['working_set_bytes'] / float(1 << 20),
-                '; ranged GET of bytes %s' % result['range'] if result.get('range') else ''))
+                result.objects or 0, result.working_set_bytes / float(1 << 20),
+                '; ranged GET of bytes %s' % result.range if result.range else ''))
         # A load that completed no request (a starved agent, a one-second load) has none.
         lines.append('latency ms: mean %s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s'
-                     % tuple(_figure(lat.get(k), '%.2f')
-                             for k in ('mean', 'p50', 'p90', 'p99', 'p999', 'max')))
-        if len(result.get('targets') or []) > 1:
-            for target in result['targets']:
+                     % tuple(_figure(v, '%.2f')
+                             for v in (lat.mean, lat.p50, lat.p90, lat.p99, lat.p999, lat.max)))
+        if len(result.targets or []) > 1:
+            for target in result.targets or []:
                 lines.append('  %s: %d connections, %d ops, %d errors' % (
-                    target['url'], target['workers'], target['ops'], target['errors']))
-        for key in ('rgw', 'haproxy'):
-            server = result.get(key)
+                    target.url, target.workers or 0, target.ops or 0, target.errors or 0))
+        for key, server in (('rgw', figures.rgw), ('haproxy', figures.haproxy)):
             if not server:
                 continue
             lines.append('%s: %d daemons, %s CPU cores, %s MiB RSS' % (
-                key, server['daemons'], _figure(server.get('cpu_cores'), '%.2f'),
-                _figure(server.get('rss_mib'), '%.1f')))
-            for daemon in server.get('per_daemon') or []:
+                key, server.daemons or 0, _figure(server.cpu_cores, '%.2f'),
+                _figure(server.rss_mib, '%.1f')))
+            for daemon in server.per_daemon or []:
                 lines.append('  %s on %s: %s CPU cores, %s MiB RSS' % (
-                    daemon['daemon'], daemon['host'], _figure(daemon.get('cpu_cores'), '%.2f'),
-                    _figure(daemon.get('rss_mib'), '%.1f')))
-    if record.get('stopped'):
-        lines.append('stopped early: %s' % record['stopped'])
-    if record.get('error'):
-        lines.append('error: %s' % record['error'])
-    found = ordered([Finding.from_dict(f) for f in record.get('findings') or []])
+                    daemon.daemon, daemon.host, _figure(daemon.cpu_cores, '%.2f'),
+                    _figure(daemon.rss_mib, '%.1f')))
+    if record.stopped:
+        lines.append('stopped early: %s' % record.stopped)
+    if record.error:
+        lines.append('error: %s' % record.error)
+    found = ordered(record.findings or [])
     if found:
         lines.append('findings (`ceph rgwbench check` describes each):')
         for finding in found:
@@ -315,6 +298,6 @@ def load_to_text(record: Dict[str, Any]) -> str:
     return '\n'.join(lines)
 
 
-def loads_to_text(loads: List[Dict[str, Any]]) -> str:
-    return '\n'.join('%s  %s  %s' % (r['load_id'], r['state'], r['endpoint'])
+def loads_to_text(loads: List[LoadSummary]) -> str:
+    return '\n'.join('%s  %s  %s' % (r.load_id, r.state, r.endpoint)
                      for r in loads) or 'no loads'

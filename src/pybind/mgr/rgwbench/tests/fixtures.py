@@ -3,6 +3,10 @@ import contextlib
 import errno
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
+from rgwbench.results.compare import comparison
+from rgwbench.results.model import Run
+from rgwbench.serial import load
+
 
 def rgw_service_map(**frontends: str) -> Dict[str, Any]:
     """A service map with one RGW daemon per `name=frontend_config` given."""
@@ -104,3 +108,12 @@ def steady_seconds(ops_per_s: float, bytes_per_op: float, count: int) -> List[Di
     and the figures that take theirs from the ops/s (RGW and HAProxy CPU) with them."""
     return [{'t': t, 'ops': ops_per_s * (1 + 0.002 * (t % 2)),
              'bytes': ops_per_s * (1 + 0.002 * (t % 2)) * bytes_per_op} for t in range(count)]
+
+
+def stored_run(record: Any) -> Run:
+    """A run (or its JSON) as the engine saves it: with the comparison of what it measured
+    so far (a renderer computes none)."""
+    run = record if isinstance(record, Run) else load(Run, record)
+    if not run.comparison:
+        run.comparison = comparison(run)
+    return run

@@ -12,6 +12,8 @@ from rgwbench.web.brake import AuthBrake
 from rgwbench.errors import InvalidInput, NotFound
 from rgwbench.panel.app import LOGIN_COOKIE, SESSION_COOKIE, PanelApp, Request, Response
 from rgwbench.panel.auth import PasswordStore, Sessions
+from rgwbench.results.model import Run, RunSummary
+from rgwbench.serial import load
 
 PASSWORD = 'correct horse battery'
 REMOTE = '192.0.2.50'
@@ -137,15 +139,15 @@ class FakeBackend:
         self._call('about')
         return {'ceph_version': '16.2.15', 'ceph_release': 'pacific'}
 
-    def runs(self) -> List[Dict[str, Any]]:
+    def runs(self) -> List[RunSummary]:
         self._call('runs')
-        return SUMMARIES
+        return [load(RunSummary, s) for s in SUMMARIES]
 
-    def run(self, run_id: str) -> Dict[str, Any]:
+    def run(self, run_id: str) -> Run:
         self._call('run', run_id)
         if run_id not in self.records:
             raise NotFound('no result %r (see `ceph rgwbench results ls`)' % run_id)
-        return self.records[run_id]
+        return load(Run, self.records[run_id])
 
     def active_run(self) -> Optional[Dict[str, Any]]:
         self._call('active_run')

@@ -10,6 +10,7 @@ from test_loads import load_ended, load_service
 from test_run_findings import checks_on
 from test_runs import Setup
 
+from rgwbench.serial import dump
 from rgwbench.agents.channel import AgentChannel
 from rgwbench.checks.clock_skew import AgentClocks, ClockSample, sample
 from rgwbench.agents.coordinator import AGENT_FAILED, DONE
@@ -196,7 +197,7 @@ def test_a_load_whose_agents_clocks_are_too_far_apart_fails_with_the_finding(
                          lambda: AgentChannel('127.0.0.1', 0, *certificate))
     load_id = loads.start(LoadRequest(duration_s=1.0, warmup_s=0.0, concurrency=2))
     assert load_ended(loads)
-    record = loads.show(load_id)
+    record = dump(loads.show(load_id))
     assert record['state'] == 'failed' and record['result'] is None
     assert set(record['clocks']) == {'h1', 'h2'}
     assert record['error'].startswith('refusing to start the workload: clock-skew: the clocks')
@@ -215,7 +216,7 @@ def test_a_run_whose_agents_clocks_are_too_far_apart_ends_and_puts_everything_ba
     original = dict(s.cluster.config)
     run_id = s.engine.start(s.profile())
     s.engine.wait(60)
-    record = s.results.load(run_id)
+    record = dump(s.results.load(run_id))
     assert record['state'] == 'failed'
     assert record['error'].startswith('variant as-is: refusing to start the workload: '
                                       'clock-skew: ')
@@ -234,7 +235,7 @@ def test_a_run_keeps_a_skew_with_its_workload(stub: StubS3,
               checks=checks_on(FakeView()))
     run_id = s.engine.start(s.profile())
     s.engine.wait(60)
-    record = s.results.load(run_id)
+    record = dump(s.results.load(run_id))
     assert record['state'] == 'complete', record['error']
     assert [(f['id'], f['level'], f.get('variant'), f.get('workload'))
             for f in record['findings'] if f['id'] == 'clock-skew'] == [

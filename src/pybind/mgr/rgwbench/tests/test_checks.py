@@ -8,6 +8,7 @@ from typing import Dict, List, Optional
 import pytest
 
 from rgwbench.checks import Finding, Level, findings, findings_to_text
+from rgwbench.serial import dump, load
 from rgwbench.checks.config_checks import DEBUG_OPTIONS
 from rgwbench.checks.gate import Refused, RunChecks
 from rgwbench.profiles import Profile, Variant, Workload
@@ -421,8 +422,8 @@ def test_findings_round_trip_and_come_most_serious_first() -> None:
     view.health_data = {'status': 'HEALTH_ERR', 'checks': {}}
     found = findings(view)
     assert [f.level for f in found] == [Level.refuse, Level.skews]
-    assert [Finding.from_dict(f.to_dict()) for f in found] == found
-    assert found[0].to_dict() == {'id': 'health-err', 'level': 'refuse',
+    assert [load(Finding, dump(f)) for f in found] == found
+    assert dump(found[0]) == {'id': 'health-err', 'level': 'refuse',
                                   'summary': found[0].summary,
                                   'evidence': ['status HEALTH_ERR'],
                                   'fix': 'ceph health detail'}
@@ -430,7 +431,7 @@ def test_findings_round_trip_and_come_most_serious_first() -> None:
 
 def test_text_names_each_finding_with_its_fix() -> None:
     found: List[Finding] = findings(FakeView().set('client.rgw', 'debug_rgw', '20'))
-    text = findings_to_text([f.to_dict() for f in found])
+    text = findings_to_text([dump(f) for f in found])
     assert text.splitlines()[0] == '1 finding (1 skews)'
     assert '[skews] debug-rgw-raised: debug_rgw is above its default' in text
     assert '  fix:  ceph config rm client.rgw debug_rgw' in text

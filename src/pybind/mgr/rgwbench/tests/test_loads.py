@@ -11,13 +11,16 @@ import orchestrator
 import pytest
 from fixtures import MemoryStore
 
+from rgwbench.results.model import LoadRecord
+from rgwbench.results.store import KEEP_LOADS, MAX_VALUE, LoadStore
+from rgwbench.serial import dump, load
 from rgwbench.cluster.credentials import CredentialStore, parse_credentials
 from rgwbench.errors import Busy, InvalidInput, NotFound
 from rgwbench.agents.launchers import (AgentLauncher, LocalLauncher, NotReachable, processes_in,
                                        remove_leftovers)
 from rgwbench.checks.gate import RunChecks
 from rgwbench.cluster.sampled_daemons import ServerDaemons
-from rgwbench.runs.loads import (LEFTOVERS_KEY, LoadRequest, LoadService, compact, load_request,
+from rgwbench.runs.loads import (LEFTOVERS_KEY, LoadRequest, LoadService, load_request,
                                  load_to_text)
 from rgwbench.loadgen.workload import Job
 from rgwbench.agents.workload_runs import AgentWorkloads, make_job
@@ -119,7 +122,7 @@ def test_a_load_whose_prefill_would_pass_the_guard_launches_no_agent() -> None:
     loads.agents = replace(loads.agents, new_capacity_check=TooFull)
     load_id = loads.start(LoadRequest(op='get', size='64MiB', objects=16))
     assert load_ended(loads)
-    shown = loads.show(load_id)
+    shown = dump(loads.show(load_id))
     assert shown['state'] == 'failed' and launched == []
     assert shown['stopped'] == shown['error'] == 'capacity: not started: osd.0 is 70.0 % full'
 
@@ -150,15 +153,50 @@ def test_credentials_store_never_describes_the_secret() -> None:
     assert creds.remove() is True and creds.remove() is False
 
 
-def test_compact_drops_histograms_then_series() -> None:
-    record = {'result': {'histogram': 'x' * 500, 'by_op': {'get': {'histogram': 'y' * 500}},
-                         'per_second': list(range(100)), 'ops': 3}}
-    assert compact(record, limit=10000) is record
-    small = compact(record, limit=600)
-    assert 'histogram' not in small['result'] and 'histogram' not in small['result']['by_op']['get']
-    assert small['result']['per_second'] == list(range(100)) and small['trimmed']
-    smaller = compact(record, limit=100)
-    assert 'per_second' not in smaller['result'] and smaller['result']['ops'] == 3
+def stored_load(load_id: str, **result: Any) -> Dict[str, Any]:
+    return {'load_id': load_id, 'state': 'complete', 'endpoint': 'http://vm:80',
+            'targets': ['http://vm:80'], 'request': LoadRequest()._asdict(),
+            'started': 1.0, 'finished': 2.0, 'agents': {'a1': {'state': 'done', 'error': None}},
+            'result': dict({'ops': 3, 'errors': 0, 'ops_per_s': 1.5,
+                            'throughput_mib_s': 0.1, 'latency_ms': {'mean': 1.0}}, **result),
+            'error': None, 'findings': []}
+
+
+def test_a_load_is_kept_whole_in_chunks_under_the_value_limit() -> None:
+    store = MemoryStore()
+    # far over one value: its histograms and per-second series are kept all the same
+    big = stored_load('20261128-040000-aaaaaa', histogram={'counts': list(range(30000))},
+                      by_op={'get': {'histogram': {'counts': list(range(20000))}}},
+                      per_second=[{'t': t, 'ops': t} for t in range(5000)])
+    records = LoadStore(store)
+    records.save(load(LoadRecord, big))
+    assert max(len(v.encode()) for v in store.data.values()) < MAX_VALUE
+    assert sum(1 for k in store.data if k.startswith('load_chunk/')) > 1
+    shown = records.load(big['load_id'])
+    assert shown is not None and dump(shown) == big
+    assert [dump(s) for s in records.summaries()] == [{
+        'load_id': big['load_id'], 'state': 'complete', 'started': 1.0, 'finished': 2.0,
+        'endpoint': 'http://vm:80', 'error': None}]
+
+
+def test_a_load_stored_before_loads_were_chunked_reads_as_it_was() -> None:
+    store = MemoryStore()
+    # one JSON value under load/<id>, trimmed of its histograms to fit
+    old = dict(stored_load('20261120-100000-bbbbbb', per_second=[{'t': 0, 'ops': 3}]),
+               trimmed=True)
+    store.set_store('load/' + old['load_id'], json.dumps(old))
+    loads = service(store, [])
+    assert dump(loads.show(old['load_id'])) == old
+    assert dump(loads.show()) == old
+    assert [s.load_id for s in loads.list()] == [old['load_id']]
+    assert 'ops 3  errors 0  1.5 ops/s' in load_to_text(loads.show())
+    # a new one beside it, and only the newest KEEP_LOADS are kept
+    records = LoadStore(store)
+    for n in range(KEEP_LOADS):
+        records.save(load(LoadRecord, stored_load('20261128-0400%02d-cccccc' % n)))
+    assert len(records.summaries()) == KEEP_LOADS
+    assert records.load(old['load_id']) is None
+    assert not any(old['load_id'] in k for k in store.data)
 
 
 def test_start_checks_before_anything_runs() -> None:
@@ -186,10 +224,10 @@ def test_one_load_at_a_time_and_its_record() -> None:
     try:
         with pytest.raises(Busy, match=load_id):
             loads.start(LoadRequest())
-        active = loads.show()
+        active = dump(loads.show())
         assert active['load_id'] == load_id and active['endpoint'] == 'http://127.0.0.1:7'
         assert active['state'] == 'running'
-        assert 'load %s: running' % load_id in load_to_text(active)
+        assert 'load %s: running' % load_id in load_to_text(load(LoadRecord, active))
     finally:
         gate.set()
     deadline = threading.Event()
@@ -197,7 +235,7 @@ def test_one_load_at_a_time_and_its_record() -> None:
         if loads.active() is None:
             break
         deadline.wait(0.1)
-    record = loads.show(load_id)
+    record = dump(loads.show(load_id))
     assert record['state'] == 'failed' and record['finished'] is not None
     assert store.get_store('load/' + load_id) is not None
 
@@ -213,17 +251,18 @@ def test_a_load_goes_to_every_rgw_endpoint_unless_told_where() -> None:
         loads.start(LoadRequest(endpoint='http://127.0.0.1:1,https://127.0.0.1:2'))
     try:
         load_id = loads.start(LoadRequest(duration_s=1.0))
-        record = loads.show(load_id)
+        record = dump(loads.show(load_id))
         assert record['targets'] == ['http://127.0.0.1:7', 'http://127.0.0.1:8']
         assert record['endpoint'] == 'http://127.0.0.1:7'
-        assert 'x16 on http://127.0.0.1:7, http://127.0.0.1:8' in load_to_text(record)
+        assert 'x16 on http://127.0.0.1:7, http://127.0.0.1:8' in load_to_text(
+            load(LoadRecord, record))
     finally:
         gate.set()
     load_ended(loads, 10.0)
     gate.clear()
     try:
         load_id = loads.start(LoadRequest(endpoint='http://127.0.0.1:5/, http://127.0.0.1:6'))
-        assert loads.show(load_id)['targets'] == ['http://127.0.0.1:5', 'http://127.0.0.1:6']
+        assert dump(loads.show(load_id))['targets'] == ['http://127.0.0.1:5', 'http://127.0.0.1:6']
     finally:
         gate.set()
     load_ended(loads, 10.0)
@@ -256,7 +295,7 @@ def test_a_load_whose_clean_up_reached_no_rgw_keeps_its_state_and_its_buckets_ar
     load_id = loads.start(LoadRequest(duration_s=5))
     gate.set()
     load_ended(loads, 20.0)
-    ended = loads.show(load_id)
+    ended = dump(loads.show(load_id))
     (pending,) = loads.leftovers.pending()
     assert pending['bucket_prefix'] == 'rgwbench-%s' % load_id
     assert 'connection refused' in pending['errors'][0], pending
@@ -269,8 +308,8 @@ def test_a_load_whose_clean_up_reached_no_rgw_keeps_its_state_and_its_buckets_ar
     loads.recover(lambda service: None)   # the serve loop's next try
     assert deleted == ['rgwbench-%s' % load_id] and loads.leftovers.pending() == []
     # The load is kept as it ended, not as one a mgr restart cut off.
-    assert loads.show(load_id)['state'] == ended['state']
-    assert 'mgr restarted' not in (loads.show(load_id).get('error') or '')
+    assert dump(loads.show(load_id))['state'] == ended['state']
+    assert 'mgr restarted' not in (dump(loads.show(load_id)).get('error') or '')
 
 
 def test_a_new_mgr_removes_what_a_cut_off_load_left(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -287,7 +326,7 @@ def test_a_new_mgr_removes_what_a_cut_off_load_left(monkeypatch: pytest.MonkeyPa
     # Without credentials its buckets cannot be removed: the record stays for the next try.
     assert loads.recover(removed.append) == ['l1']
     assert removed == ['container.rgwbench-agent']
-    shown = loads.show('l1')
+    shown = dump(loads.show('l1'))
     assert shown['state'] == 'failed' and 'mgr restarted' in shown['error']
     assert 'tried again every minute' in shown['error']
     assert LEFTOVERS_KEY in store.data
@@ -304,7 +343,7 @@ def test_a_new_mgr_removes_what_a_cut_off_load_left(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr('rgwbench.agents.workload_runs.remove_over_s3', remove_buckets)
     assert loads.recover(removed.append) == ['l1']
     assert deleted == ['rgwbench-l1'] and LEFTOVERS_KEY not in store.data
-    assert loads.show('l1')['error'].endswith('were removed')
+    assert dump(loads.show('l1'))['error'].endswith('were removed')
     assert loads.recover(removed.append) == []
     # The service went at the first try: it is not asked for again.
     assert removed == ['container.rgwbench-agent']
@@ -359,8 +398,8 @@ def test_a_local_agent_of_another_host_is_reported_and_its_record_kept(
     monkeypatch.setattr('rgwbench.agents.workload_runs.remove_over_s3', remove_buckets)
     loads = service(store, [])
     assert loads.recover(lambda name: None) == ['l3']
-    assert 'ran on host other-host' in loads.show('l3')['error']
-    assert 'cannot be reached from here' in loads.show('l3')['error']
+    assert 'ran on host other-host' in dump(loads.show('l3'))['error']
+    assert 'cannot be reached from here' in dump(loads.show('l3'))['error']
     assert os.path.isdir(folder) and key in store.data
     # The buckets are the cluster's: they go at once, and only once.
     assert deleted == ['rgwbench-l3']
@@ -372,7 +411,7 @@ def test_a_local_agent_of_another_host_is_reported_and_its_record_kept(
     store.set_store(key, json.dumps(left))
     assert loads.recover(lambda name: None) == ['l3']
     assert not os.path.exists(folder) and key not in store.data
-    assert loads.show('l3')['error'].endswith('were removed')
+    assert dump(loads.show('l3'))['error'].endswith('were removed')
 
 
 def test_a_new_load_keeps_what_an_older_one_left_and_is_never_removed_itself(
@@ -489,7 +528,7 @@ def test_a_load_at_a_rate_over_a_working_set_reaches_the_job() -> None:
                          'working_set_bytes': 2000 * 65536, 'range': '0-16KiB',
                          'latency_ms': dict.fromkeys(('mean', 'p50', 'p90', 'p99', 'p999',
                                                       'max'), 1.0)}}
-    text = load_to_text(record).split('\n')
+    text = load_to_text(load(LoadRecord, record)).split('\n')
     assert 'open loop at 50 ops/s asked: latency counts from each request\'s intended ' \
         'start' in text
     assert 'working set 2000 objects, 125.0 MiB; ranged GET of bytes 0-16KiB' in text
@@ -505,7 +544,7 @@ def test_a_loads_text_names_each_daemon() -> None:
                                                       'max'), 1.0),
                          'rgw': {'daemons': 1, 'cpu_cores': 0.42, 'rss_mib': 120.5,
                                  'per_daemon': [daemon]}}}
-    text = load_to_text(record)
+    text = load_to_text(load(LoadRecord, record))
     assert 'rgw: 1 daemons, 0.42 CPU cores, 120.5 MiB RSS' in text
     assert '  rgw.foo.vm.abc on vm: 0.42 CPU cores, 120.5 MiB RSS' in text
     assert 'haproxy' not in text
@@ -522,7 +561,7 @@ def test_a_load_that_completed_no_request_still_reads_as_text() -> None:
                                                       'min', 'max')),
                          'rgw': {'daemons': 1, 'cpu_cores': None, 'rss_mib': 120.5,
                                  'per_daemon': [daemon]}}}
-    text = load_to_text(record).split('\n')
+    text = load_to_text(load(LoadRecord, record)).split('\n')
     assert 'ops 0  errors 0  0.0 ops/s  0.00 MiB/s' in text
     assert 'latency ms: mean -  p50 -  p90 -  p99 -  p99.9 -  max -' in text
     assert 'rgw: 1 daemons, - CPU cores, 120.5 MiB RSS' in text

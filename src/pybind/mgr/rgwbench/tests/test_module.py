@@ -8,6 +8,7 @@ from typing import Any, Dict, List, Tuple
 import pytest
 from mgr_module import HandleCommandResult
 
+from rgwbench.serial import dump
 from rgwbench.errors import InvalidInput
 from rgwbench.module import Module
 from rgwbench.panel.app import SESSION_COOKIE, Request, Response
@@ -272,7 +273,7 @@ def test_processes_and_payload_signing_reach_the_profile_and_are_checked() -> No
             assert res.stderr == message and '\n' not in res.stderr
             assert res.stdout == ''
     assert mod.runs.active() is None
-    assert mod.results.ls() == []
+    assert dump(mod.results.summaries()) == []
 
 
 def panel(mod: Module, method: str, path: str, fields: Dict[str, str]) -> Response:

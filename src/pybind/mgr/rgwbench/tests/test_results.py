@@ -11,13 +11,15 @@ from typing import Any, Dict, List, Optional
 import pytest
 
 from rgwbench.errors import Busy, InvalidInput, NotFound
+from rgwbench.serial import dump, load
+from rgwbench.tests.fixtures import stored_run
 from rgwbench.loadgen.histogram import Histogram
 from rgwbench.results import compare
 from rgwbench.results import store as result_store
 from rgwbench.results.calibration import Floors
-from rgwbench.results.compare import compare_runs, pct_change
+from rgwbench.results.compare import between, pct_change
 from rgwbench.results.significance import t_quantile
-from rgwbench.results.model import Run, WorkloadResult
+from rgwbench.results.model import Comparison, Run, WorkloadResult
 from rgwbench.results.report import (comparison_to_text, result_to_csv, result_to_markdown,
                                      result_to_text, results_to_text)
 from rgwbench.results.store import MAX_VALUE, ResultStore
@@ -28,7 +30,7 @@ from rgwbench.tests.fixtures import MemoryStore
 # The comparison and the merge of repeats, on records as the store keeps them (JSON).
 
 def comparison(record: Dict[str, Any]) -> List[Dict[str, Any]]:
-    return [row.to_dict() for row in compare.comparison(Run.from_dict(record))]
+    return [dump(row) for row in compare.comparison(load(Run, record))]
 
 
 def z_of(level: float) -> float:
@@ -37,12 +39,12 @@ def z_of(level: float) -> float:
 
 def noise(base: Dict[str, Any], other: Dict[str, Any], **options: Any) -> Dict[str, Any]:
     """The comparison row of two workloads (its headline verdict and every interval)."""
-    return compare.compare_entries(WorkloadResult.from_dict(base), WorkloadResult.from_dict(other),
-                                   'v', 'w', **options).to_dict()
+    return dump(compare.compare_entries(load(WorkloadResult, base), load(WorkloadResult, other),
+                                   'v', 'w', **options))
 
 
 def merge_repeats(repeats: List[Dict[str, Any]]) -> Dict[str, Any]:
-    return compare.merge_repeats([WorkloadResult.from_dict(r) for r in repeats]).to_dict()
+    return dump(compare.merge_repeats([load(WorkloadResult, r) for r in repeats]))
 
 
 def entry(name: str = 'put-4KiB', mib: float = 100.0, ops: float = 200.0,
@@ -113,13 +115,13 @@ def test_store_round_trip_of_a_big_record_in_chunks_below_the_limit() -> None:
     results = ResultStore(mem, lambda: 50)
     rec = big_record()
     assert len(json.dumps(rec)) > 3 * 1000 * 1000
-    index = results.save(Run.from_dict(rec))
+    index = results.save(load(Run, rec))
     assert index['chunks'] >= 4
     assert all(len(v.encode('utf-8')) < MAX_VALUE for v in mem.data.values())
     assert set(mem.data) == {'result_index/big'} | {
         'result/big/%04d' % n for n in range(index['chunks'])}
-    assert results.load('big') == rec
-    assert results.ls() == [{'run_id': 'big', 'profile': 'sse', 'state': 'complete',
+    assert dump(results.load('big')) == rec
+    assert dump(results.summaries()) == [{'run_id': 'big', 'profile': 'sse', 'state': 'complete',
                              'started': 1758017700.0, 'finished': 1758019512.0,
                              'baseline': 'off', 'variants': ['v%d' % v for v in range(8)]}]
 
@@ -129,14 +131,14 @@ def test_saving_again_replaces_the_chunks_and_removes_extra_ones() -> None:
     results = ResultStore(mem, lambda: 50)
     big = big_record(run_id='r1')
     big['state'] = 'running'
-    first = results.save(Run.from_dict(big))
+    first = results.save(load(Run, big))
     small = record([variant('off', [entry()])], state='running')
-    second = results.save(Run.from_dict(small))
+    second = results.save(load(Run, small))
     assert second['chunks'] == 1
     assert sorted(mem.data) == ['result/r1/%04d' % second['start'], 'result_index/r1']
-    assert results.load('r1') == small
-    third = results.save(Run.from_dict(big))
-    assert results.load('r1') == big
+    assert dump(results.load('r1')) == small
+    third = results.save(load(Run, big))
+    assert dump(results.load('r1')) == big
     assert len(mem.data) == third['chunks'] + 1
     assert first['chunks'] == third['chunks']
 
@@ -159,14 +161,14 @@ def test_a_reader_during_a_save_sees_the_old_or_the_new_version_whole() -> None:
     results = ResultStore(mem, lambda: 50)
     old = big_record(run_id='r1', variants=2)
     old['state'] = 'running'
-    results.save(Run.from_dict(old))
+    results.save(load(Run, old))
     new = big_record(run_id='r1', variants=3)
     seen = []
-    mem.hook = lambda key: seen.append(results.load('r1')['variants'][-1]['name'])
-    results.save(Run.from_dict(new))
+    mem.hook = lambda key: seen.append(dump(results.load('r1'))['variants'][-1]['name'])
+    results.save(load(Run, new))
     mem.hook = None
     assert set(seen) <= {'v1', 'v2'} and seen[0] == 'v1' and seen[-1] == 'v2'
-    assert results.load('r1') == new
+    assert dump(results.load('r1')) == new
 
 
 class FailingStore(MemoryStore):
@@ -186,16 +188,16 @@ def test_a_half_written_result_is_never_listed_and_the_next_save_cleans_up() -> 
     results = ResultStore(mem, lambda: 50)
     rec = big_record(run_id='r1', variants=2)
     with pytest.raises(RuntimeError):
-        results.save(Run.from_dict(rec))
+        results.save(load(Run, rec))
     assert mem.data and all(k.startswith('result/r1/') for k in mem.data)
-    assert results.ls() == []
+    assert dump(results.summaries()) == []
     with pytest.raises(NotFound):
-        results.load('r1')
+        dump(results.load('r1'))
     mem.left = -1
     small = record([variant('off', [entry()])])
-    results.save(Run.from_dict(small))
+    results.save(load(Run, small))
     assert sorted(mem.data) == ['result/r1/0000', 'result_index/r1']
-    assert results.load('r1') == small
+    assert dump(results.load('r1')) == small
 
 
 def test_ids_that_prefix_each_other_stay_apart() -> None:
@@ -205,66 +207,66 @@ def test_ids_that_prefix_each_other_stay_apart() -> None:
     b = big_record(run_id='run10', variants=2)
     c = record([variant('off', [entry()])], run_id='run1.5')
     for rec in (a, b, c):
-        results.save(Run.from_dict(rec))
-    assert results.load('run1') == a
+        results.save(load(Run, rec))
+    assert dump(results.load('run1')) == a
     results.rm('run1')
-    assert results.load('run10') == b
-    assert results.load('run1.5') == c
+    assert dump(results.load('run10')) == b
+    assert dump(results.load('run1.5')) == c
     assert not [k for k in mem.data if k.startswith(('result/run1/', 'result_index/run1'))
                 and k not in ('result_index/run10', 'result_index/run1.5')
                 and not k.startswith(('result/run10/', 'result/run1.5/'))]
     with pytest.raises(NotFound):
-        results.load('run1')
+        dump(results.load('run1'))
 
 
 def test_not_found_and_bad_ids() -> None:
     results = ResultStore(MemoryStore(), lambda: 50)
     with pytest.raises(NotFound) as e:
-        results.load('nope')
+        dump(results.load('nope'))
     assert e.value.errno == -errno.ENOENT
     assert 'results ls' in str(e.value) and '\n' not in str(e.value)
     with pytest.raises(NotFound):
-        results.load('../x')
+        dump(results.load('../x'))
     with pytest.raises(NotFound):
         results.rm('nope')
     with pytest.raises(InvalidInput):
-        results.save(Run.from_dict(record([], run_id='a/b')))
+        results.save(load(Run, record([], run_id='a/b')))
 
 
 def test_retention_keeps_the_newest_finished_runs_and_every_running_one() -> None:
     mem = MemoryStore()
     keep = [3]
     results = ResultStore(mem, lambda: keep[0])
-    results.save(Run.from_dict(record([variant('off', [entry()])], run_id='running',
+    results.save(load(Run, record([variant('off', [entry()])], run_id='running',
                                       state='running', started=1.0)))
     for n in range(5):
-        results.save(Run.from_dict(record(
+        results.save(load(Run, record(
             [variant('off', [entry()])], run_id='r%d' % n,
             state=('complete', 'failed', 'aborted')[n % 3], started=10.0 + n)))
-    assert [s['run_id'] for s in results.ls()] == ['running', 'r2', 'r3', 'r4']
+    assert [s['run_id'] for s in dump(results.summaries())] == ['running', 'r2', 'r3', 'r4']
     assert not [k for k in mem.data if 'r0' in k or 'r1' in k]
     # a running run's saves never remove anything
     keep[0] = 1
-    results.save(Run.from_dict(record([], run_id='running', state='running', started=1.0)))
-    assert len(results.ls()) == 4
-    results.save(Run.from_dict(record([], run_id='running', state='failed', started=1.0)))
-    assert [s['run_id'] for s in results.ls()] == ['r4']
+    results.save(load(Run, record([], run_id='running', state='running', started=1.0)))
+    assert len(dump(results.summaries())) == 4
+    results.save(load(Run, record([], run_id='running', state='failed', started=1.0)))
+    assert [s['run_id'] for s in dump(results.summaries())] == ['r4']
 
 
 def test_rm_of_a_running_run_needs_force() -> None:
     results = ResultStore(MemoryStore(), lambda: 50)
-    results.save(Run.from_dict(record([], run_id='r1', state='running')))
+    results.save(load(Run, record([], run_id='r1', state='running')))
     with pytest.raises(Busy):
         results.rm('r1')
     results.rm('r1', force=True)
-    assert results.ls() == []
+    assert dump(results.summaries()) == []
 
 
 def test_ls_newest_last() -> None:
     results = ResultStore(MemoryStore(), lambda: 50)
     for run_id, started in (('b', 30.0), ('a', 10.0), ('c', 20.0)):
-        results.save(Run.from_dict(record([], run_id=run_id, started=started)))
-    assert [s['run_id'] for s in results.ls()] == ['a', 'c', 'b']
+        results.save(load(Run, record([], run_id=run_id, started=started)))
+    assert [s['run_id'] for s in dump(results.summaries())] == ['a', 'c', 'b']
 
 
 def test_encoding_is_zlib_in_base64() -> None:
@@ -451,7 +453,7 @@ def test_compare_runs_matches_variants_and_workloads_by_name() -> None:
     b = record([variant('off', [entry('x', ops=110.0), entry('z')]),
                 variant('sse', [entry('x')]),
                 variant('tls', [entry('x', ops=40.0)])], run_id='b')
-    rows = compare_runs(a, b)
+    rows = dump(between(load(Run, a), load(Run, b)))
     assert [(r['variant'], r['workload'], r['ops_pct'], r['run_a'], r['run_b'])
             for r in rows] == [('off', 'x', 10.0, 'a', 'b'), ('tls', 'x', -20.0, 'a', 'b')]
 
@@ -530,7 +532,7 @@ def small_record() -> Dict[str, Any]:
 
 
 def test_result_to_text() -> None:
-    text = result_to_text(small_record())
+    text = result_to_text(load(Run, small_record()))
     assert text.split('\n') == [
         'run r1  profile sse  state complete  ceph 16.2.15',
         'started 2025-09-16 10:15:00Z  finished 2025-09-16 10:45:12Z  baseline off',
@@ -569,7 +571,7 @@ def test_result_to_text_of_a_record_stored_before_intervals() -> None:
     rec = small_record()
     for row in rec['comparison']:
         del row['intervals']
-    lines = result_to_text(rec).split('\n')
+    lines = result_to_text(load(Run, rec)).split('\n')
     assert lines[3].endswith('RGW MiB  NOISE')
     assert lines[5] == ('          kms      -20.0%*  -20.0%*  +25.6%   0.0%    +10.0%   0.0%     '
                         '±5.9%')
@@ -577,7 +579,7 @@ def test_result_to_text_of_a_record_stored_before_intervals() -> None:
 
 
 def test_result_to_markdown() -> None:
-    lines = result_to_markdown(small_record()).split('\n')
+    lines = result_to_markdown(load(Run, small_record())).split('\n')
     assert lines[:8] == ['## rgwbench run r1', '', '* Profile: sse', '* State: complete',
                          '* Ceph version: 16.2.15', '* Baseline: off',
                          '* Started: 2025-09-16 10:15:00Z, finished: 2025-09-16 10:45:12Z',
@@ -593,7 +595,7 @@ def test_result_to_markdown() -> None:
 
 
 def test_result_to_csv_parses_back() -> None:
-    rows = list(csv.DictReader(io.StringIO(result_to_csv(small_record()))))
+    rows = list(csv.DictReader(io.StringIO(result_to_csv(load(Run, small_record())))))
     assert [(r['variant'], r['baseline'], r['workload']) for r in rows] == [
         ('off', 'yes', 'put-4KiB'), ('kms', 'no', 'put-4KiB'), ('tls', 'no', 'put-4KiB'),
         ('sse-c', 'no', 'put-4KiB')]
@@ -609,13 +611,13 @@ def test_result_to_csv_parses_back() -> None:
 
 def test_results_to_text_and_comparison_to_text() -> None:
     results = ResultStore(MemoryStore(), lambda: 50)
-    results.save(Run.from_dict(small_record()))
-    assert results_to_text(results.ls()).split('\n') == [
+    results.save(load(Run, small_record()))
+    assert results_to_text(results.summaries()).split('\n') == [
         'RUN  PROFILE  STATE     STARTED               FINISHED              BASELINE  VARIANTS',
         'r1   sse      complete  2025-09-16 10:15:00Z  2025-09-16 10:45:12Z  off       4',
     ]
     assert results_to_text([]) == 'no results yet'
-    text = comparison_to_text(small_record()['comparison'], title='r2 vs r1')
+    text = comparison_to_text([load(Comparison, r) for r in small_record()['comparison']], title='r2 vs r1')
     assert text.split('\n')[:3] == [
         'r2 vs r1',
         'VARIANT  WORKLOAD  MiB/s         OPS/s         MEAN ms       P99 ms  RGW CPU       '
@@ -629,7 +631,7 @@ def test_results_to_text_and_comparison_to_text() -> None:
 def test_renderers_survive_a_copy_without_comparison() -> None:
     rec = copy.deepcopy(small_record())
     rec['comparison'] = []
-    assert result_to_text(rec) == result_to_text(small_record())
+    assert result_to_text(stored_run(rec)) == result_to_text(load(Run, small_record()))
 
 
 def test_an_open_loop_workload_is_marked_and_its_working_set_shown() -> None:
@@ -639,7 +641,7 @@ def test_an_open_loop_workload_is_marked_and_its_working_set_shown() -> None:
     other = entry('get-4KiB@200/s', ops=198.0, mean=3.0, **shape)
     closed = entry('put-4KiB', mode='closed')
     rec = record([variant('off', [base, closed]), variant('on', [other, closed])])
-    text = result_to_text(rec).split('\n')
+    text = result_to_text(load(Run, rec)).split('\n')
     assert text[4].startswith('get-4KiB@200/s (open)  off')
     assert any(line.startswith('put-4KiB ') for line in text)
     legend = text.index('(open): open loop at a fixed rate; latency counts from each '
@@ -653,11 +655,11 @@ def test_an_open_loop_workload_is_marked_and_its_working_set_shown() -> None:
         '                  ranged GET of bytes 0-1KiB',
         '']  # a closed-loop PUT has nothing to say there
     assert max(len(line) for line in text) <= 100
-    markdown = result_to_markdown(rec)
+    markdown = result_to_markdown(load(Run, rec))
     assert '| get-4KiB@200/s (open) | off (baseline) |' in markdown
     assert '* get-4KiB@200/s: open loop at 200 ops/s asked, 199.2 achieved; working set' \
         in markdown
-    rows = list(csv.DictReader(io.StringIO(result_to_csv(rec))))
+    rows = list(csv.DictReader(io.StringIO(result_to_csv(load(Run, rec)))))
     opened = ('get-4KiB@200/s', 'open', '200.0', '20480000')
     assert [(r['workload'], r['mode'], r['rate'], r['working_set_bytes']) for r in rows] == [
         opened, opened, ('put-4KiB', 'closed', '', ''), ('put-4KiB', 'closed', '', '')]
@@ -669,7 +671,7 @@ def test_a_run_keeps_what_the_engine_says_a_workload_was() -> None:
     kept = WorkloadResult.from_result(result)
     assert (kept.mode, kept.rate, kept.objects, kept.working_set_bytes) == (
         'open', 50.0, 300, 300 * 4096)
-    assert 'run_tag' not in kept.to_dict() and 'range' not in kept.to_dict()
-    merged = merge_repeats([kept.to_dict(), kept.to_dict()])
+    assert 'run_tag' not in dump(kept) and 'range' not in dump(kept)
+    merged = merge_repeats([dump(kept), dump(kept)])
     assert (merged['mode'], merged['rate'], merged['working_set_bytes']) == (
         'open', 50.0, 300 * 4096)

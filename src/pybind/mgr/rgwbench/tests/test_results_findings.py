@@ -6,8 +6,10 @@ from test_module import ModuleUnderTest, call, registered  # noqa: F401 (autouse
 from test_results import small_record
 
 from rgwbench.checks.finding import Finding, Level
-from rgwbench.panel.pages import run_page
+from rgwbench.serial import dump, load
 from rgwbench.results.model import Run
+from rgwbench.tests.fixtures import stored_run
+from rgwbench.panel.pages import run_page
 from rgwbench.results.report import result_to_markdown, result_to_text
 
 DEBUG_RGW = Finding(id='debug-rgw-raised', level=Level.skews,
@@ -24,7 +26,7 @@ ESTIMATE = Finding(id='capacity-estimate', level=Level.info, summary='at most 1 
 
 def with_findings(*found: Finding) -> Dict[str, Any]:
     record = small_record()
-    record['findings'] = [f.to_dict() for f in found]
+    record['findings'] = [dump(f) for f in found]
     return record
 
 
@@ -39,7 +41,7 @@ def rows(text: str) -> Dict[str, str]:
 
 
 def test_a_finding_of_one_workload_marks_its_row_and_is_listed_under_the_table() -> None:
-    text = result_to_text(with_findings(SCRUBBING, ESTIMATE))
+    text = result_to_text(stored_run(with_findings(SCRUBBING, ESTIMATE)))
     assert rows(text) == {'off': 'off', 'kms': 'kms !', 'tls': 'tls', 'sse-c': 'sse-c'}
     lines = text.split('\n')
     start = lines.index('findings (! marks the rows they cover; `ceph rgwbench check` '
@@ -55,25 +57,25 @@ def test_a_finding_of_one_workload_marks_its_row_and_is_listed_under_the_table()
 
 
 def test_a_finding_before_the_run_marks_every_row_and_info_none() -> None:
-    assert set(rows(result_to_text(with_findings(DEBUG_RGW))).values()) == {
+    assert set(rows(result_to_text(stored_run(with_findings(DEBUG_RGW)))).values()) == {
         'off !', 'kms !', 'tls !', 'sse-c !'}
-    assert '!' not in ''.join(rows(result_to_text(with_findings(ESTIMATE))).values())
+    assert '!' not in ''.join(rows(result_to_text(stored_run(with_findings(ESTIMATE)))).values())
 
 
 def test_a_result_stored_before_findings_shows_as_before() -> None:
     old = small_record()
     assert 'findings' not in old
-    assert Run.from_dict(old).findings is None
-    text = result_to_text(old)
+    assert stored_run(old).findings is None
+    text = result_to_text(stored_run(old))
     assert 'findings' not in text and ' !' not in text
-    assert Run.from_dict(old).to_dict() == old
+    assert dump(stored_run(old)) == old
 
 
 def test_findings_round_trip_in_the_record() -> None:
     record = with_findings(DEBUG_RGW, SCRUBBING)
-    run = Run.from_dict(record)
+    run = load(Run, record)
     assert run.findings == [DEBUG_RGW, SCRUBBING]
-    assert run.to_dict() == record
+    assert dump(run) == record
     assert record['findings'][1] == {
         'id': 'pgs-scrubbing', 'level': 'skews', 'summary': 'PGs are being scrubbed',
         'evidence': ['up to 2 PGs active+clean+scrubbing'], 'fix': 'ceph osd set noscrub',
@@ -81,14 +83,14 @@ def test_findings_round_trip_in_the_record() -> None:
 
 
 def test_markdown_marks_and_lists_them() -> None:
-    text = result_to_markdown(with_findings(SCRUBBING))
+    text = result_to_markdown(stored_run(with_findings(SCRUBBING)))
     assert '| kms ! |' in text and '| tls |' in text
     assert '  [skews] pgs-scrubbing: PGs are being scrubbed' in text
 
 
 def test_results_show_json_and_export_carry_them() -> None:
     mod = ModuleUnderTest({})
-    mod.results.save(Run.from_dict(with_findings(DEBUG_RGW, SCRUBBING)))
+    mod.results.save(stored_run(with_findings(DEBUG_RGW, SCRUBBING)))
     shown = json.loads(call(mod, 'rgwbench results show', run_id='r1', format='json').stdout)
     exported = json.loads(call(mod, 'rgwbench results export', run_id='r1').stdout)
     for record in (shown, exported):
@@ -99,17 +101,17 @@ def test_results_show_json_and_export_carry_them() -> None:
 
 
 def test_the_run_page_lists_them_and_marks_the_rows() -> None:
-    page = run_page({}, with_findings(SCRUBBING, ESTIMATE), None, 'csrf')
+    page = run_page({}, stored_run(with_findings(SCRUBBING, ESTIMATE)), None, 'csrf')
     assert '<section id="findings"><h2>Findings</h2>' in page
     assert page.count('<tr class="variant skewed">') == 1
     assert 'data-finding="pgs-scrubbing"' in page and 'data-finding="capacity-estimate"' in page
     assert 'kms / put-4KiB, seconds 3-5, 9 of the measured window' in page
-    assert 'id="findings"' not in run_page({}, small_record(), None, 'csrf')
+    assert 'id="findings"' not in run_page({}, stored_run(small_record()), None, 'csrf')
 
 
 def test_the_run_page_escapes_what_a_finding_says() -> None:
     evil = Finding(id='x', level=Level.skews, summary='<script>alert(1)</script>',
                    evidence=('<b>',), fix='a & b')
-    page = run_page({}, with_findings(evil), None, 'csrf')
+    page = run_page({}, stored_run(with_findings(evil)), None, 'csrf')
     assert '<script>alert(1)' not in page and '&lt;script&gt;' in page
     assert '<code>a &amp; b</code>' in page

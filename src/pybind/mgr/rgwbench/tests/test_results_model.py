@@ -9,6 +9,7 @@ from typing import Any, Dict, Tuple
 import pytest
 
 from rgwbench.checks.finding import Level
+from rgwbench.serial import dump, load
 from rgwbench.loadgen.histogram import Histogram
 from rgwbench.results.compare import merge_repeats
 from rgwbench.results.model import (CHARTED, COLUMNS, COMPARED, FIGURES, Change, Comparison,
@@ -28,9 +29,13 @@ with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'stored_runs.
 @pytest.mark.parametrize('name', ['repeats', 'once'])
 def test_a_stored_record_loads_and_writes_back_the_same(name: str) -> None:
     stored = STORED[name]
-    run = Run.from_dict(copy.deepcopy(stored))
-    assert run.to_dict() == stored
-    assert json.dumps(run.to_dict(), sort_keys=True) == json.dumps(stored, sort_keys=True)
+    run = load(Run, copy.deepcopy(stored))
+    assert dump(run) == stored
+    # byte for byte, as the store encodes it and as `results export` prints it
+    assert json.dumps(dump(run), sort_keys=True, separators=(',', ':')) == json.dumps(
+        stored, sort_keys=True, separators=(',', ':'))
+    assert json.dumps(dump(run), sort_keys=True, indent=1) == json.dumps(
+        stored, sort_keys=True, indent=1)
     (as_is, threads) = run.variants
     assert threads.name == 'threads' and threads.changes and threads.changes[0].state == 'undone'
     (workload,) = as_is.workloads
@@ -48,15 +53,19 @@ def test_a_stored_record_loads_and_writes_back_the_same(name: str) -> None:
 def test_the_store_keeps_a_run_as_its_json_and_reads_it_back() -> None:
     results = ResultStore(MemoryStore(), lambda: 10)
     stored = STORED['repeats']
-    results.save(Run.from_dict(stored))
-    assert results.load(stored['run_id']) == stored           # what `results export` prints
-    assert results.load_run(stored['run_id']) == Run.from_dict(stored)
+    results.save(load(Run, stored))
+    assert dump(results.load(stored['run_id'])) == stored     # what `results export` prints
+    assert results.load(stored['run_id']) == load(Run, stored)
     (summary,) = results.summaries()
     assert summary == RunSummary(run_id=stored['run_id'], profile='tiny', state='complete',
                                  started=stored['started'], finished=stored['finished'],
                                  baseline='as-is', variants=['as-is', 'threads'])
-    assert results.ls() == [summary.to_dict()]
-    assert results_to_text([summary]) == results_to_text(results.ls())
+    # what `results ls -f json` prints
+    assert dump(results.summaries()) == [{
+        'run_id': stored['run_id'], 'profile': 'tiny', 'state': 'complete',
+        'started': stored['started'], 'finished': stored['finished'], 'baseline': 'as-is',
+        'variants': ['as-is', 'threads']}]
+    assert results_to_text(results.summaries()) == results_to_text([summary])
 
 
 def test_records_of_older_versions_load() -> None:
@@ -64,18 +73,18 @@ def test_records_of_older_versions_load() -> None:
     old = copy.deepcopy(STORED['once'])
     del old['fraction']
     old['variants'][0]['workloads'][0]['future'] = {'x': 1}
-    run = Run.from_dict(old)
-    assert run.fraction is None and run.to_dict() == old
+    run = load(Run, old)
+    assert run.fraction is None and dump(run) == old
     run.state, run.current = 'failed', None
-    assert 'fraction' not in run.to_dict() and run.to_dict()['current'] is None
+    assert 'fraction' not in dump(run) and dump(run)['current'] is None
     # a run cut off while it measured: the position it was at, then none
     running = dict(copy.deepcopy(STORED['once']), state='running', finished=None,
                    current={'variant': 'threads', 'workload': 'put-4KiB'})
-    run = Run.from_dict(running)
+    run = load(Run, running)
     assert run.current == Position(variant='threads', workload='put-4KiB')
-    assert run.to_dict() == running
+    assert dump(run) == running
     run.current = None
-    assert run.to_dict()['current'] is None
+    assert dump(run)['current'] is None
 
 
 def test_a_run_made_here_has_the_keys_the_engine_always_wrote() -> None:
@@ -85,22 +94,22 @@ def test_a_run_made_here_has_the_keys_the_engine_always_wrote() -> None:
     variant = VariantResult(name='as-is', settings={}, changes=[])
     run.variants.append(variant)
     run.current = Position(variant='as-is')
-    assert sorted(run.to_dict()) == sorted(STORED['once'])
-    assert run.to_dict()['current'] == {'variant': 'as-is', 'workload': None}
-    assert variant.to_dict() == {'name': 'as-is', 'settings': {}, 'error': None,
+    assert sorted(dump(run)) == sorted(STORED['once'])
+    assert dump(run)['current'] == {'variant': 'as-is', 'workload': None}
+    assert dump(variant) == {'name': 'as-is', 'settings': {}, 'error': None,
                                  'workloads': [], 'changes': [], 'client': None}
     failed = WorkloadResult.measured(name='put-4KiB', op='put', object_size='4KiB',
                                      concurrency=2, duration_s=1.0, merged=None,
                                      error='no result')
-    assert failed.to_dict() == {'name': 'put-4KiB', 'op': 'put', 'object_size': '4KiB',
+    assert dump(failed) == {'name': 'put-4KiB', 'op': 'put', 'object_size': '4KiB',
                                 'concurrency': 2, 'duration_s': 1.0, 'error': 'no result'}
-    assert Change.from_dict({'kind': 'config', 'target': 't', 'state': 'undone',
-                             'error': None}).to_dict()['error'] is None
+    assert dump(load(Change, {'kind': 'config', 'target': 't', 'state': 'undone',
+                             'error': None}))['error'] is None
 
 
 def test_a_workload_measured_again_is_stored_as_before() -> None:
     stored = STORED['repeats']['variants'][0]['workloads'][0]
-    repeats = [WorkloadResult.from_dict(r) for r in stored['repeats']]
+    repeats = [load(WorkloadResult, r) for r in stored['repeats']]
     for repeat, histogram in zip(repeats, (Histogram(), Histogram())):
         histogram.record_many([1000000, 2000000])
         repeat.histogram = histogram.to_dict()
@@ -109,7 +118,7 @@ def test_a_workload_measured_again_is_stored_as_before() -> None:
         name=stored['name'], op=stored['op'], object_size=stored['object_size'],
         concurrency=stored['concurrency'], duration_s=stored['duration_s'], merged=merged,
         error=None)
-    written = entry.to_dict()
+    written = dump(entry)
     assert sorted(written) == sorted(stored) and written['error'] is None
     # the same but for the latency, which comes from the (new) histograms
     assert {k: v for k, v in written.items() if k not in ('histogram', 'latency_ms')} == \
@@ -125,7 +134,7 @@ def test_per_target_figures_are_typed_kept_and_averaged_over_repeats() -> None:
     once = repeat((10, 12))
     assert once.targets == [TargetFigures(url='http://a:80', workers=2, ops=10, errors=1),
                             TargetFigures(url='http://b:80', workers=2, ops=12, errors=0)]
-    assert WorkloadResult.from_dict(once.to_dict()) == once
+    assert load(WorkloadResult, dump(once)) == once
     assert merge_repeats([once]).targets == once.targets
     merged = merge_repeats([once, repeat((20, 13))])
     assert [(t.url, t.workers, t.ops, t.errors) for t in merged.targets or []] == [
@@ -134,19 +143,19 @@ def test_per_target_figures_are_typed_kept_and_averaged_over_repeats() -> None:
     assert [len(r.targets or []) for r in merged.repeats or []] == [2, 2]
     # runs stored before there were targets have none, and write none
     old = STORED['once']['variants'][0]['workloads'][0]
-    assert 'targets' not in old and WorkloadResult.from_dict(old).targets is None
+    assert 'targets' not in old and load(WorkloadResult, old).targets is None
 
 
 def test_findings_are_kept_and_only_written_when_there_are_some() -> None:
-    run = Run.from_dict(STORED['once'])
-    assert run.findings is None and 'findings' not in run.to_dict()
+    run = load(Run, STORED['once'])
+    assert run.findings is None and 'findings' not in dump(run)
     # the findings of `ceph rgwbench check`, one type from the check to the record
     run.findings = [Finding(id='debug-rgw-raised', level=Level.skews,
                             summary='debug_rgw is 20', evidence=('client.rgw: debug_rgw 20',),
                             fix='ceph config rm client.rgw debug_rgw')]
-    again = Run.from_dict(json.loads(json.dumps(run.to_dict())))
+    again = load(Run, json.loads(json.dumps(dump(run))))
     assert again.findings == run.findings
-    assert again.to_dict()['findings'][0] == {
+    assert dump(again)['findings'][0] == {
         'id': 'debug-rgw-raised', 'level': 'skews', 'summary': 'debug_rgw is 20',
         'evidence': ['client.rgw: debug_rgw 20'], 'fix': 'ceph config rm client.rgw debug_rgw'}
 
@@ -176,7 +185,7 @@ def test_one_table_names_the_figures_of_every_report() -> None:
         ('latency_p99_pct', 'Latency p99'), ('rgw_cpu_pct', 'RGW CPU'),
         ('rgw_rss_pct', 'RGW memory')]
     assert all(f.better in ('higher', 'lower', None) and f.unit and f.label for f in FIGURES)
-    header = next(csv.reader(io.StringIO(result_to_csv(STORED['once']))))
+    header = next(csv.reader(io.StringIO(result_to_csv(load(Run, STORED['once'])))))
     assert header == [
         'run_id', 'variant', 'baseline', 'workload', 'op', 'object_size', 'concurrency',
         'duration_s', 'mode', 'rate', 'objects', 'working_set_bytes', 'range', 'ops', 'bytes',
@@ -194,7 +203,7 @@ def test_one_table_names_the_figures_of_every_report() -> None:
 def test_each_figure_reads_its_place_in_the_json() -> None:
     stored = dict(STORED['once']['variants'][0]['workloads'][0],
                   haproxy={'daemons': 1, 'cpu_cores': 0.25, 'rss_mib': 20.5})
-    workload = WorkloadResult.from_dict(stored)
+    workload = load(WorkloadResult, stored)
     paths = {'ops': ('ops',), 'bytes': ('bytes',), 'errors': ('errors',),
              'throughput_mib_s': ('throughput_mib_s',), 'ops_per_s': ('ops_per_s',),
              'latency_mean_ms': ('latency_ms', 'mean'), 'latency_p50_ms': ('latency_ms', 'p50'),
@@ -219,8 +228,8 @@ def test_comparison_rows_keep_their_json() -> None:
            'latency_p50_pct': 1.0, 'latency_p99_pct': 3.0, 'rgw_cpu_pct': None,
            'rgw_rss_pct': 0.0, 'significant': True, 'noise_pct': 0.4, 'method': 'per-second',
            'tested': 'ops_per_s'}
-    parsed = Comparison.from_dict(row)
-    assert parsed.to_dict() == row and parsed.noise.significant
+    parsed = load(Comparison, row)
+    assert dump(parsed) == row and parsed.noise.significant
     assert parsed.change(COLUMNS[0]) == -1.5 and parsed.change(FIGURES[0]) is None
 
 
@@ -244,7 +253,7 @@ def test_a_repeat_in_whose_window_no_request_ended_enters_no_mean() -> None:
     entry = WorkloadResult.measured(name='put-4MiB', op='put', object_size='4MiB',
                                     concurrency=2, duration_s=4.0,
                                     merged=merge_repeats([empty]), error=None)
-    assert entry.to_dict()['error'] == 'no request ended in its measured window'
+    assert dump(entry)['error'] == 'no request ended in its measured window'
     assert entry.figures.ops is None
     both = WorkloadResult.measured(name='put-4MiB', op='put', object_size='4MiB',
                                    concurrency=2, duration_s=4.0,

@@ -7,8 +7,9 @@ import os
 import re
 from typing import Any, Dict, List, Optional
 
-from rgwbench.results.compare import compare_runs, comparison, merge_repeats
-from rgwbench.results.model import (DaemonFigures, Run, VariantResult, WorkloadResult,
+from rgwbench.results.compare import between, comparison, merge_repeats
+from rgwbench.serial import dump, load
+from rgwbench.results.model import (Comparison, DaemonFigures, Run, VariantResult, WorkloadResult,
                                     columns, strip_histograms)
 from rgwbench.results.report import (comparison_to_text, result_to_csv, result_to_markdown,
                                      result_to_text)
@@ -78,13 +79,13 @@ def test_each_daemon_is_kept_in_the_record_and_its_json() -> None:
     assert entry.figures.rgw.per_daemon == [DaemonFigures('rgw.a', 'h1', 0.8, 100.0, 101.0),
                                             DaemonFigures('rgw.b', 'h1', 0.4, 90.0, 91.0)]
     assert entry.figures.rgw.cpu_cores == 1.2 and entry.figures.haproxy.cpu_cores == 0.5
-    shown = strip_histograms(run.to_dict())  # what `results show -f json` prints
+    shown = strip_histograms(dump(run))  # what `results show -f json` prints
     doc = shown['variants'][1]['workloads'][0]
     assert doc['rgw']['per_daemon'] == [daemon('rgw.a', 0.8, 100.0),
                                         daemon('rgw.b', 0.4, 90.0)]
     assert doc['haproxy']['per_daemon'] == [daemon('haproxy.ingress.h1.x', 0.5, 20.0)]
     assert doc['haproxy']['cpu_cores'] == 0.5 and doc['rgw']['daemons'] == 2
-    assert Run.from_dict(copy.deepcopy(run.to_dict())).to_dict() == run.to_dict()
+    assert dump(load(Run, copy.deepcopy(dump(run)))) == dump(run)
     assert 'haproxy' not in shown['variants'][0]['workloads'][0]
 
 
@@ -101,16 +102,16 @@ def test_repeats_average_each_daemon() -> None:
 
 def test_runs_stored_before_keep_loading_and_their_tables_have_no_haproxy_columns() -> None:
     for stored in STORED.values():
-        run = Run.from_dict(copy.deepcopy(stored))
-        assert run.to_dict() == stored
+        run = load(Run, copy.deepcopy(stored))
+        assert dump(run) == stored
         assert not [f for f in columns(run) if f.optional]
-        text = result_to_text(stored)
+        text = result_to_text(load(Run, stored))
         assert 'RGW CPU' in text and 'HAP' not in text and 'HAProxy' not in text
-        assert 'haproxy' not in result_to_csv(stored)
-        assert 'HAProxy' not in result_to_markdown(stored)
-        rows = [c.to_dict() for c in comparison(run)]
+        assert 'haproxy' not in result_to_csv(load(Run, stored))
+        assert 'HAProxy' not in result_to_markdown(load(Run, stored))
+        rows = [dump(c) for c in comparison(run)]
         assert rows and not [k for row in rows for k in row if 'haproxy' in k]
-        assert 'HAP' not in comparison_to_text(rows)
+        assert 'HAP' not in comparison_to_text([load(Comparison, r) for r in rows])
 
 
 def table_cells(text: str, variant: str) -> Dict[str, str]:
@@ -158,6 +159,6 @@ def test_tables_show_haproxy_columns_with_an_ingress() -> None:
     assert re.fullmatch(r'\+400\.0% ±\d+\.\d\*', cells['HAP CPU']), cells
     assert re.fullmatch(r'-20\.0% ±\d+\.\d\*', cells['RGW CPU']), cells
     assert re.fullmatch(r'0\.0% ±5\.\d', cells['HAP MiB']), cells  # unmarked, the floor alone
-    rows = compare_runs(both, run_of(ingress_in_baseline=True, haproxy_cpu=0.25))
-    text = comparison_to_text(rows)
+    rows = dump(between(both, run_of(ingress_in_baseline=True, haproxy_cpu=0.25)))
+    text = comparison_to_text([load(Comparison, r) for r in rows])
     assert 'HAP CPU' in text and '-50.0%' in text

@@ -5,7 +5,7 @@ import json
 import re
 from typing import Any, Dict, List
 
-from rgwbench.results.model import Run
+from rgwbench.tests.fixtures import stored_run
 from rgwbench.results.seeds import (seeds_tables, seeds_to_csv, seeds_to_json,
                                     seeds_to_markdown, seeds_to_text)
 from rgwbench.tests.fixtures import steady_seconds
@@ -42,7 +42,7 @@ def rows_of(table: Any) -> Dict[str, List[str]]:
 
 
 def test_a_row_per_metric_and_a_column_per_variant_with_its_change() -> None:
-    get, put = seeds_tables(Run.from_dict(RUN))
+    get, put = seeds_tables(stored_run(RUN))
     assert get.workload == 'get-4MiB' and put.workload == 'put-4MiB'
     assert get.headers == ['Metric', 'no-tls (baseline)', 'tls-rgw', '% change vs no-tls',
                            'tls-ingress', '% change vs no-tls']
@@ -59,16 +59,16 @@ def test_a_row_per_metric_and_a_column_per_variant_with_its_change() -> None:
 
 
 def test_every_format_carries_the_same_tables() -> None:
-    text = seeds_to_text(RUN)
+    text = seeds_to_text(stored_run(RUN))
     assert 'workload put-4MiB' in text and '+71.0%' in text
     assert 'tls-ingress: the orchestrator refused the ingress' in text
-    markdown = seeds_to_markdown(RUN)
+    markdown = seeds_to_markdown(stored_run(RUN))
     assert '| **Metric** | **no-tls (baseline)** | **tls-rgw** |' in markdown
     assert '| **RGW CPU cores** | 3.62 | 6.19 | **+71.0%** |' in markdown
-    rows = list(csv.reader(io.StringIO(seeds_to_csv(RUN))))
+    rows = list(csv.reader(io.StringIO(seeds_to_csv(stored_run(RUN)))))
     assert ['workload', 'get-4MiB'] in rows and ['RGW CPU cores', '3.62', '6.19', '+71.0%*',
                                                  '-', '-'] in rows
-    doc = json.loads(json.dumps(seeds_to_json(RUN)))
+    doc = json.loads(json.dumps(seeds_to_json(stored_run(RUN))))
     assert doc['layout'] == 'seeds' and [t['workload'] for t in doc['tables']] == [
         'get-4MiB', 'put-4MiB']
 
@@ -91,7 +91,7 @@ INGRESS: Dict[str, Any] = {
 
 
 def test_haproxy_rows_where_an_ingress_was_measured() -> None:
-    get, put = seeds_tables(Run.from_dict(INGRESS))
+    get, put = seeds_tables(stored_run(INGRESS))
     rows = rows_of(put)
     assert list(rows) == ['Throughput MiB/s', 'Ops/s', 'Latency mean ms', 'Latency p99 ms',
                           'RGW CPU cores', 'RGW RSS MiB', 'HAProxy CPU cores',
@@ -104,33 +104,33 @@ def test_haproxy_rows_where_an_ingress_was_measured() -> None:
     assert 'HAProxy CPU cores' not in rows_of(get) and 'haproxy_cpu_cores' not in get.metrics
     # nor in a run without an ingress
     assert all('HAProxy' not in label
-               for found in seeds_tables(Run.from_dict(RUN)) for label in rows_of(found))
+               for found in seeds_tables(stored_run(RUN)) for label in rows_of(found))
 
 
 def test_haproxy_change_where_the_baseline_had_an_ingress_too() -> None:
     record = json.loads(json.dumps(INGRESS))
     base = record['variants'][0]['workloads'][1]
     record['variants'][0]['workloads'][1] = with_haproxy(base, 2.05, 60.0)
-    put = rows_of(seeds_tables(Run.from_dict(record))[1])
+    put = rows_of(seeds_tables(stored_run(record))[1])
     assert put['HAProxy CPU cores'] == ['2.05', '-', '-', '5.12', '+149.8%*']
     assert put['HAProxy RSS MiB'] == ['60.00', '-', '-', '61.50', '+2.5%']
 
 
 def test_every_format_carries_the_haproxy_rows() -> None:
-    text = seeds_to_text(INGRESS)
+    text = seeds_to_text(stored_run(INGRESS))
     assert re.search(r'HAProxy CPU cores +- +- +- +5\.12 +-', text)
     assert 'HAProxy rows: only where a variant ran behind an ingress' in text
-    markdown = seeds_to_markdown(INGRESS)
+    markdown = seeds_to_markdown(stored_run(INGRESS))
     assert '| **HAProxy CPU cores** | - | - | - | 5.12 | - |' in markdown
     assert 'HAProxy rows: only where a variant ran behind an ingress' in markdown
-    rows = list(csv.reader(io.StringIO(seeds_to_csv(INGRESS))))
+    rows = list(csv.reader(io.StringIO(seeds_to_csv(stored_run(INGRESS)))))
     assert ['HAProxy CPU cores', '-', '-', '-', '5.12', '-'] in rows
     assert ['HAProxy RSS MiB', '-', '-', '-', '61.50', '-'] in rows
-    doc = json.loads(json.dumps(seeds_to_json(INGRESS)))
+    doc = json.loads(json.dumps(seeds_to_json(stored_run(INGRESS))))
     get, put = doc['tables']
     assert put['metrics'][-2:] == ['haproxy_cpu_cores', 'haproxy_rss_mib']
     assert put['rows'][put['metrics'].index('haproxy_cpu_cores')] == [
         'HAProxy CPU cores', '-', '-', '-', '5.12', '-']
     assert 'haproxy_cpu_cores' not in get['metrics']
     # a run without an ingress says nothing of HAProxy
-    assert 'HAProxy' not in seeds_to_text(RUN) + seeds_to_markdown(RUN) + seeds_to_csv(RUN)
+    assert 'HAProxy' not in seeds_to_text(stored_run(RUN)) + seeds_to_markdown(stored_run(RUN)) + seeds_to_csv(stored_run(RUN))

@@ -11,12 +11,15 @@ from test_loads import BlockingLauncher, load_ended
 from test_loads import load_service as loads_on
 from test_runs import Events, Setup
 
+from rgwbench.results.model import LoadRecord
+from rgwbench.serial import dump, load
 from rgwbench.agents.channel import AgentChannel
 from rgwbench.checks.during import PgWatch
 from rgwbench.checks.gate import Refused, RunChecks
 from rgwbench.cluster.credentials import CredentialStore
 from rgwbench.settings.journal import Journal
 from rgwbench.runs.loads import LEFTOVERS_KEY, LoadRequest, LoadService, load_to_text
+from rgwbench.results.model import Run
 from rgwbench.results.report import result_to_text
 from rgwbench.runs.plan_text import run_plan_to_text
 from rgwbench.tests.s3stub import StubS3
@@ -70,7 +73,7 @@ def test_a_run_that_could_fill_the_cluster_is_refused_forced_or_not_changing_not
         assert e.value.errno == -errno.ENOSPC and '\n' not in str(e.value)
         assert str(e.value).startswith('refusing the run: capacity-exceeded: the prefills '
                                        'of a run of profile tiny need')
-    assert s.cluster.calls == [] and s.results.ls() == [] and s.launchers == []
+    assert s.cluster.calls == [] and dump(s.results.summaries()) == [] and s.launchers == []
     assert Journal.unfinished(s.store) is None and stub.counts['put'] == 0
     assert s.engine.active() is None and s.events.seen == []
 
@@ -81,10 +84,10 @@ def test_health_err_refuses_a_run_unless_forced_and_the_record_keeps_it(
     with pytest.raises(Refused, match='health-err: .* or --force') as e:
         s.engine.start(s.profile())
     assert e.value.errno == -errno.EBUSY
-    assert s.cluster.calls == [] and s.results.ls() == [] and s.launchers == []
+    assert s.cluster.calls == [] and dump(s.results.summaries()) == [] and s.launchers == []
     run_id = s.engine.start(s.profile(), force=True)
     s.engine.wait(60)
-    record = s.results.load(run_id)
+    record = dump(s.results.load(run_id))
     assert record['state'] == 'complete', record['error']
     # seen before the run; the same before each workload is not kept again
     assert ids(record['findings']) == [('health-err', None, ()),
@@ -100,7 +103,7 @@ def test_findings_before_and_during_a_workload_are_kept_with_it(
     one_second = [{'op': 'put', 'size': '4KiB', 'concurrency': 2, 'duration': 1, 'warmup': 0}]
     run_id = s.engine.start(s.profile(workloads=one_second))
     s.engine.wait(60)
-    record = s.results.load(run_id)
+    record = dump(s.results.load(run_id))
     assert record['state'] == 'complete', record['error']
     assert ids(record['findings']) == [
         ('capacity-estimate', None, ()),
@@ -108,7 +111,7 @@ def test_findings_before_and_during_a_workload_are_kept_with_it(
         ('pgs-scrubbing', 'threads', (0,))]    # and while it ran: its one second
     assert {f.get('workload') for f in record['findings'][1:]} == {'put-4KiB'}
     assert record['findings'][2]['evidence'] == ['up to 2 PGs active+clean+scrubbing']
-    text = result_to_text(record)
+    text = result_to_text(load(Run, record))
     assert '          threads !' in text and 'put-4KiB  as-is  ' in text
     assert '    when: threads / put-4KiB, seconds 0 of the measured window' in text
 
@@ -122,7 +125,7 @@ def test_a_health_err_during_the_run_ends_it_and_puts_everything_back(
     original = dict(s.cluster.config)
     run_id = s.engine.start(s.profile())
     s.engine.wait(60)
-    record = s.results.load(run_id)
+    record = dump(s.results.load(run_id))
     assert record['state'] == 'failed'
     assert 'refusing to go on with workload put-4KiB of variant threads: health-err' in \
         record['error']
@@ -140,7 +143,7 @@ def test_a_plan_shows_the_findings_and_changes_nothing(
     assert 'refused now: [refuse] capacity-exceeded: the prefills of a run of profile tiny' \
         in text
     assert 'finding: [info] capacity-estimate: ' in text
-    assert s.cluster.calls == [] and s.results.ls() == []
+    assert s.cluster.calls == [] and dump(s.results.summaries()) == []
 
 
 # -- loads ------------------------------------------------------------------------------------
@@ -179,7 +182,7 @@ def test_health_err_refuses_a_load_unless_forced() -> None:
         loads.start(LoadRequest(duration_s=1.0))
     assert e.value.errno == -errno.EBUSY and made == []
     load_id = loads.start(LoadRequest(duration_s=1.0), force=True)
-    found = [f['id'] for f in loads.show(load_id)['findings']]
+    found = [f['id'] for f in dump(loads.show(load_id))['findings']]
     assert found == ['health-err', 'capacity-estimate']
 
 
@@ -193,13 +196,13 @@ def test_a_load_keeps_what_it_was_checked_with_and_what_it_ran_beside(
                      lambda: AgentChannel('127.0.0.1', 0, *certificate), checks_on(view))
     load_id = loads.start(LoadRequest(duration_s=1.0, warmup_s=0.0, concurrency=2))
     assert load_ended(loads)
-    record = loads.show(load_id)
+    record = dump(loads.show(load_id))
     assert record['state'] == 'complete', record['error']
     assert ids(record['findings']) == [('debug-rgw-raised', None, ()),
                                        ('pgs-scrubbing', None, ()),
                                        ('capacity-estimate', None, ()),
                                        ('pgs-scrubbing', None, (0,))]
-    text = load_to_text(record)
+    text = load_to_text(load(LoadRecord, record))
     assert 'findings (`ceph rgwbench check` describes each):' in text
     assert '  [skews] debug-rgw-raised: debug_rgw is above its default (1/5)' in text
     assert '    when: seconds 0 of the measured window' in text
@@ -216,7 +219,7 @@ def test_a_sized_working_set_cut_short_by_its_time_is_read_alike_by_every_varian
         {'op': 'get', 'size': '4KiB', 'concurrency': 2, 'duration': 2, 'warmup': 0,
          'rate': 20}]))
     s.engine.wait(120)
-    record = s.results.load(run_id)
+    record = dump(s.results.load(run_id))
     assert record['state'] == 'complete', record['error']
     read = [v['workloads'][0]['objects'] for v in record['variants']]
     assert read[0] == read[1] and 4 <= read[0] < 6291456, read

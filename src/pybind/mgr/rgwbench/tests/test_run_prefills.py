@@ -4,6 +4,7 @@ from typing import Dict, Iterator, List, Tuple
 import pytest
 from test_runs import Setup
 
+from rgwbench.serial import dump
 from rgwbench.profiles import Profile, Variant, Workload
 from rgwbench.profiles.prefills import RunPrefills, held_at_once, reads_only, storage_of
 from rgwbench.tests.s3stub import StubS3
@@ -42,7 +43,7 @@ def test_variants_that_store_alike_read_one_prefill_and_the_run_removes_it(
         workloads=[{'op': 'get', 'size': '4KiB', 'concurrency': 2, 'duration': 1,
                     'warmup': 0, 'objects': OBJECTS}]))
     s.engine.wait(120)
-    record = s.results.load(run_id)
+    record = dump(s.results.load(run_id))
     assert record['state'] == 'complete', record['error']
     for variant in record['variants']:
         get = variant['workloads'][0]
@@ -70,7 +71,7 @@ def test_a_prefill_is_removed_once_its_last_reader_ends(
                     'duration': 1, 'warmup': 0, 'objects': OBJECTS}
                    for size in ('4KiB', '8KiB')]))
     s.engine.wait(120)
-    record = s.results.load(run_id)
+    record = dump(s.results.load(run_id))
     assert record['state'] == 'complete', record['error']
 
     def at(kind: str, prefill: int) -> List[int]:

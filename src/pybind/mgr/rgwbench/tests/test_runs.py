@@ -11,6 +11,7 @@ from test_agents import ThreadLauncher
 from test_settings import FakeCluster, applier
 
 from rgwbench.agents.channel import AgentChannel
+from rgwbench.serial import dump, load
 from rgwbench.checks.gate import RunChecks
 from rgwbench.cluster.credentials import CredentialStore
 from rgwbench.errors import Busy, InvalidInput, NotFound
@@ -134,7 +135,7 @@ def test_a_run_measures_every_variant_and_puts_every_setting_back(
     with pytest.raises(Busy, match=run_id):
         s.engine.start(s.profile())
     s.engine.wait(180)
-    record = s.results.load(run_id)
+    record = dump(s.results.load(run_id))
     assert record['state'] == 'complete', record['error']
     assert [v['name'] for v in record['variants']] == ['as-is', 'threads']
     for variant in record['variants']:
@@ -172,7 +173,7 @@ def test_a_concurrency_per_rgw_scales_with_each_variants_rgw_daemons(
         baseline='one', workloads=[{'op': 'put', 'size': '4KiB', 'concurrency_per_rgw': 2,
                                     'duration': 1, 'warmup': 0}]))
     s.engine.wait(180)
-    record = s.results.load(run_id)
+    record = dump(s.results.load(run_id))
     assert record['state'] == 'complete', record['error']
     assert [[(w['concurrency'], sum(t['workers'] for t in w['targets']))
              for w in v['workloads']] for v in record['variants']] == [[(2, 2)], [(6, 6)]]
@@ -187,7 +188,7 @@ def test_each_variant_loads_every_rgw_it_runs(
         baseline='one', workloads=[{'op': 'put', 'size': '4KiB', 'concurrency': 4,
                                     'duration': 2, 'warmup': 0}]))
     s.engine.wait(180)
-    record = s.results.load(run_id)
+    record = dump(s.results.load(run_id))
     assert record['state'] == 'complete', record['error']
     one, two = record['variants']
     assert one['client']['targets'] == [stub.url]
@@ -208,14 +209,14 @@ def test_a_profile_may_name_its_targets(
     s = Setup(stub, certificate)
     run_id = s.engine.start(s.profile(target=second_stub.url + '/'))
     s.engine.wait(180)
-    record = s.results.load(run_id)
+    record = dump(s.results.load(run_id))
     assert record['state'] == 'complete', record['error']
     assert [v['client']['targets'] for v in record['variants']] == [[second_stub.url]] * 2
     assert stub.counts['put'] == 0 and second_stub.counts['put'] > 0
     assert record['definition']['target'] == second_stub.url
     run_id = s.engine.start(s.profile(target='ingress', variants=[{'name': 'as-is'}]))
     s.engine.wait(180)
-    record = s.results.load(run_id)
+    record = dump(s.results.load(run_id))
     assert record['state'] == 'failed'
     assert 'target: ingress, but no ingress is in front of rgw.default' in record['error']
 
@@ -262,7 +263,7 @@ def test_a_plan_says_where_the_agents_go_or_why_they_cannot(
     with pytest.raises(NotFound, match='placement rgw'):
         s.engine.start(s.profile(placement=['rgw']))
     assert s.cluster.calls == [] and Journal.unfinished(s.store) is None
-    assert s.results.ls() == []
+    assert dump(s.results.summaries()) == []
 
 
 def test_a_variant_that_cannot_be_applied_or_put_back_stops_the_run(
@@ -278,7 +279,7 @@ def test_a_variant_that_cannot_be_applied_or_put_back_stops_the_run(
     s.events.update = update  # type: ignore[method-assign]
     run_id = s.engine.start(s.profile())
     s.engine.wait(180)
-    record = s.results.load(run_id)
+    record = dump(s.results.load(run_id))
     assert record['state'] == 'failed'
     assert 'variant threads could not all be put back' in record['error']
     threads = record['variants'][1]
@@ -311,7 +312,7 @@ def test_an_abort_ends_the_load_and_keeps_what_was_measured(
         s.engine.abort()
     threading.Thread(target=abort_when_loading).start()
     s.engine.wait(180)
-    record = s.results.load(run_id)
+    record = dump(s.results.load(run_id))
     assert record['state'] == 'aborted'
     assert len(record['variants']) == 1 and record['finished']
     with pytest.raises(NotFound):
@@ -342,7 +343,7 @@ def test_an_abort_stops_waiting_for_an_osd_restart_and_puts_back_at_once(
     s.engine.abort()
     s.engine.wait(10)
     assert s.engine.active() is None, 'the abort waited for the OSD restart'
-    record = s.results.load(run_id)
+    record = dump(s.results.load(run_id))
     assert record['state'] == 'aborted'
     assert 'the run was aborted' in record['variants'][1]['error']
     # what was changed is put back, OSDs restarted once more with the old settings
@@ -384,7 +385,7 @@ def test_a_put_workload_the_capacity_guard_stops_keeps_its_figures_and_says_why(
                     'warmup': 0}, {'op': 'get', 'size': '4KiB', 'concurrency': 2,
                                    'duration': 1, 'warmup': 0}]))
     s.engine.wait(180)
-    record = s.results.load(run_id)
+    record = dump(s.results.load(run_id))
     put, get = record['variants'][0]['workloads']
     assert put['stopped'] == 'capacity: osd.0 is 81.0 % full'
     assert made[0].in_flight_bytes == 2 * 4096   # what its two workers can have begun
@@ -422,7 +423,7 @@ def test_a_workload_whose_prefill_would_pass_the_guard_is_not_started(
                     'warmup': 0}, {'op': 'put', 'size': '4KiB', 'concurrency': 2,
                                    'duration': 1, 'warmup': 0}]))
     s.engine.wait(180)
-    record = s.results.load(run_id)
+    record = dump(s.results.load(run_id))
     get, put = record['variants'][0]['workloads']
     assert get['stopped'] == 'capacity: not started: ' + full
     assert not get.get('ops') and get['error'] == 'no result'
@@ -443,10 +444,10 @@ def test_a_run_that_restarts_osds_is_refused_where_stopping_one_takes_pgs_offlin
     assert 'restart every OSD' in ' '.join(s.engine.plan(msgr2)['problems'])
     with pytest.raises(Busy, match='restart every OSD'):
         s.engine.start(msgr2, force=True)
-    assert s.cluster.calls == [] and s.results.ls() == []
+    assert s.cluster.calls == [] and dump(s.results.summaries()) == []
     run_id = s.engine.start(s.profile())   # restarts no OSD: not held back
     s.engine.wait(180)
-    assert s.results.load(run_id)['state'] == 'complete'
+    assert dump(s.results.load(run_id))['state'] == 'complete'
 
 
 def test_a_run_is_refused_before_anything_changes(
@@ -459,12 +460,12 @@ def test_a_run_is_refused_before_anything_changes(
     Journal.open(s.store, 'settings-1')
     with pytest.raises(Busy, match='settings-1'):
         s.engine.start(s.profile())
-    assert s.cluster.calls == [] and s.results.ls() == []
+    assert s.cluster.calls == [] and dump(s.results.summaries()) == []
     CredentialStore(s.store).remove()
     s.keep_objects = True  # a temporary user's buckets would go with it
     with pytest.raises(InvalidInput, match='keep_objects'):
         s.engine.start(s.profile())
-    assert s.cluster.calls == [] and s.results.ls() == []
+    assert s.cluster.calls == [] and dump(s.results.summaries()) == []
     with pytest.raises(InvalidInput, match='Ceph does not know'):
         Setup(stub, certificate).engine.start(s.profile(variants=[
             {'name': 'as-is', 'settings': {}},
@@ -474,11 +475,11 @@ def test_a_run_is_refused_before_anything_changes(
 def test_a_new_mgr_keeps_a_cut_off_run_as_failed(
         stub: StubS3, certificate: Tuple[str, str]) -> None:
     s = Setup(stub, certificate)
-    s.results.save(Run.from_dict({
+    s.results.save(load(Run, {
         'run_id': 'r1', 'profile': 'tiny', 'state': 'running', 'started': 1.0, 'finished': None,
         'baseline': 'as-is', 'variants': [], 'error': None}))
     s.engine.recover(lambda name: None)
-    record = s.results.load('r1')
+    record = dump(s.results.load('r1'))
     assert record['state'] == 'failed' and 'mgr restarted' in record['error']
     assert s.events.seen == [('finished', 'failed')]
 
@@ -488,7 +489,7 @@ def test_objects_are_kept_when_asked(stub: StubS3, certificate: Tuple[str, str])
     s.keep_objects = True
     run_id = s.engine.start(s.profile(variants=[{'name': 'as-is', 'settings': {}}]))
     s.engine.wait(180)
-    assert s.results.load(run_id)['state'] == 'complete'
+    assert dump(s.results.load(run_id))['state'] == 'complete'
     assert [b for b, objects in stub.buckets.items() if objects] == ['rgwbench-%s-0-0' % run_id]
 
 
@@ -496,7 +497,7 @@ def test_objects_are_kept_when_asked(stub: StubS3, certificate: Tuple[str, str])
 def test_a_cut_off_run_says_its_settings_were_put_back_only_once_they_are(
         stub: StubS3, certificate: Tuple[str, str], mon_answers: bool) -> None:
     s = Setup(stub, certificate)
-    s.results.save(Run.from_dict({'run_id': 'r2', 'profile': 'tiny', 'state': 'running',
+    s.results.save(load(Run, {'run_id': 'r2', 'profile': 'tiny', 'state': 'running',
                                   'started': 1.0, 'finished': None, 'baseline': 'as-is',
                                   'variants': [], 'error': None}))
     journal = Journal.open(s.store, 'r2-v1', about={'what': 'run', 'run_id': 'r2'})
@@ -504,7 +505,7 @@ def test_a_cut_off_run_says_its_settings_were_put_back_only_once_they_are(
     s.cluster.config[('client.rgw', 'rgw_thread_pool_size')] = '128'
     s.cluster.fail_on = None if mon_answers else 'config'
     s.engine.recover(lambda name: None)
-    error = s.results.load('r2')['error']
+    error = dump(s.results.load('r2'))['error']
     put_back = Journal.unfinished(s.store) is None
     assert put_back == mon_answers
     assert ('settings were put back' in error) == put_back
@@ -514,7 +515,7 @@ def test_a_cut_off_run_says_its_settings_were_put_back_only_once_they_are(
 def test_chunks_of_a_first_save_cut_off_are_removed_at_the_next_start(
         stub: StubS3, certificate: Tuple[str, str]) -> None:
     s = Setup(stub, certificate)
-    s.results.save(Run.from_dict({'run_id': 'kept', 'state': 'complete', 'variants': []}))
+    s.results.save(load(Run, {'run_id': 'kept', 'state': 'complete', 'variants': []}))
     set_store = s.store.set_store
 
     def crash_at_the_index(key: str, val: Optional[str]) -> None:
@@ -523,7 +524,7 @@ def test_chunks_of_a_first_save_cut_off_are_removed_at_the_next_start(
         set_store(key, val)
     s.store.set_store = crash_at_the_index
     with pytest.raises(SystemExit):
-        s.results.save(Run.from_dict({'run_id': 'r3', 'state': 'running', 'variants': [],
+        s.results.save(load(Run, {'run_id': 'r3', 'state': 'running', 'variants': [],
                                       'x': 'y' * 10}))
     s.store.set_store = set_store
     assert any(k.startswith('result/r3/') for k in s.store.data)
@@ -575,7 +576,7 @@ def test_interleaved_repeats_apply_each_variant_anew_round_by_round(
     s.events.update = update  # type: ignore[method-assign]
     run_id = s.engine.start(s.profile(repeats=2, order='interleaved'))
     s.engine.wait(180)
-    record = s.results.load(run_id)
+    record = dump(s.results.load(run_id))
     assert record['state'] == 'complete', record['error']
     # A B A B, each application from the cluster as it was
     assert seen == [('as-is', None), ('threads', None), ('as-is', None), ('threads', None)]
@@ -604,22 +605,22 @@ def test_a_calibrate_run_stores_the_floor_later_runs_use(
         workloads=[{'op': 'put', 'size': '4KiB', 'concurrency': 2, 'duration': 2,
                     'warmup': 0}]))
     s.engine.wait(180)
-    record = s.results.load(run_id)
+    record = dump(s.results.load(run_id))
     assert record['state'] == 'complete', record['error']
     stored = CalibrationStore(s.store).get()
     assert stored is not None and stored.run_id == run_id and stored.repeats == 2
     # (the fake cluster's RGWs have no process to measure: no CPU nor RSS floor)
     assert set(stored.floors) >= {'throughput_pct', 'ops_pct', 'latency_mean_pct',
                                   'latency_p99_pct'}
-    assert record['calibration'] == stored.to_dict()
+    assert record['calibration'] == dump(stored)
     assert stored.finished is not None and stored.finished == record['finished']
-    assert 'smallest change this cluster can show' in result_to_text(record)
+    assert 'smallest change this cluster can show' in result_to_text(load(Run, record))
     # three seconds: on a starved machine (CI, load 36) a run of two-second workloads
     # once compared nothing (a side without figures)
     later = s.engine.start(s.profile(workloads=[{'op': 'put', 'size': '4KiB', 'concurrency': 2,
                                                  'duration': 3, 'warmup': 0}]))
     s.engine.wait(180)
-    compared = s.results.load(later)
+    compared = dump(s.results.load(later))
     assert compared['state'] == 'complete' and all(
         v['workloads'][0].get('ops') for v in compared['variants']), compared
     (row,) = compared['comparison']

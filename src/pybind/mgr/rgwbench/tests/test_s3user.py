@@ -12,6 +12,7 @@ from fixtures import MemoryStore
 from test_runs import Setup
 from test_settings import FakeCluster, applier
 
+from rgwbench.serial import dump
 from rgwbench.cluster.credentials import CredentialStore
 from rgwbench.errors import Busy, RGWBenchError
 from rgwbench.settings.journal import MADE, RECORDED, UNDONE, Journal
@@ -103,7 +104,7 @@ def test_a_run_without_stored_credentials_makes_one_user_and_removes_it_at_its_e
     s = without_stored_credentials(stub, certificate)
     run_id = s.engine.start(s.profile())
     s.engine.wait(60)
-    record = s.results.load(run_id)
+    record = dump(s.results.load(run_id))
     assert record['state'] == 'complete', record['error']
     uid = 'rgwbench-%s' % run_id
     for variant in record['variants']:
@@ -126,7 +127,7 @@ def test_stored_credentials_win(certificate: Tuple[str, str]) -> None:
         s.cluster.user_keys = (ACCESS, SECRET)
         run_id = s.engine.start(s.profile())
         s.engine.wait(60)
-        assert s.results.load(run_id)['state'] == 'complete'
+        assert dump(s.results.load(run_id))['state'] == 'complete'
         assert not [c for c in s.cluster.calls if c.startswith('user')]
         assert s.engine.plan(s.profile())['s3_user'] == {'temporary': False, 'uid': None}
     finally:
@@ -139,7 +140,7 @@ def test_the_user_is_removed_after_a_failed_workload_and_after_an_abort(
     s.cluster.user_keys = (ACCESS, 'a-wrong-secret')   # every request is refused
     run_id = s.engine.start(s.profile(variants=[{'name': 'as-is', 'settings': {}}]))
     s.engine.wait(60)
-    record = s.results.load(run_id)
+    record = dump(s.results.load(run_id))
     assert record['variants'][0]['workloads'][0]['error']
     # A run whose workloads measured nothing failed, and says which (it once said complete).
     assert record['state'] == 'failed', record['state']
@@ -156,7 +157,7 @@ def test_the_user_is_removed_after_a_failed_workload_and_after_an_abort(
         time.sleep(0.05)
     s.engine.abort()
     s.engine.wait(120)
-    assert s.results.load(run_id)['state'] == 'aborted'
+    assert dump(s.results.load(run_id))['state'] == 'aborted'
     assert s.cluster.users == {} and Journal.unfinished(s.store) is None
     for launcher in s.launchers:
         for thread in launcher.threads:
@@ -197,7 +198,7 @@ def test_keys_are_in_no_log_line(stub: StubS3, certificate: Tuple[str, str],
     with caplog.at_level(logging.DEBUG):
         run_id = s.engine.start(s.profile(variants=[{'name': 'as-is', 'settings': {}}]))
         s.engine.wait(60)
-    assert s.results.load(run_id)['state'] == 'complete'
+    assert dump(s.results.load(run_id))['state'] == 'complete'
     assert caplog.records
     assert SECRET not in caplog.text and ACCESS not in caplog.text
 

@@ -16,7 +16,9 @@ from typing import Any, Dict, List, Optional, Tuple
 import pytest
 
 from rgwbench.loadgen.histogram import Histogram, bucket_index, bucket_value
-from rgwbench.results.calibration import DEFAULT_FLOOR_PCT, Calibration, Floors, calibrate
+from rgwbench.serial import dump, load
+from rgwbench.results.calibration import (DEFAULT_FLOOR_PCT, Calibration, Floors, calibrate,
+                                          floors_of)
 from rgwbench.results.compare import compare_entries, comparison, merge_repeats
 from rgwbench.results.model import (Figures, LatencyFigures, Run, Second, ServerFigures,
                                     VariantResult, WorkloadResult)
@@ -128,7 +130,7 @@ class Cluster:
             variant.workloads[0].name = 'put'
         found = calibrate(run)
         assert found is not None
-        return found.as_floors()
+        return floors_of(found)
 
 
 def rates(cluster: Cluster, shift: float, floors: Optional[Floors],
@@ -196,8 +198,8 @@ def test_a_calibration_needs_two_applications_a_side() -> None:
     assert calibrate(once) is None  # one A/A difference would make a floor of luck
     floors = cluster.calibrated()
     # the stored form reads back
-    assert Calibration.from_dict(Calibration('cal', None, dict(floors.pct), 5).to_dict()
-                                 ).floors == dict(floors.pct)
+    assert load(Calibration, dump(Calibration('cal', None, dict(floors.pct), 5))).floors == dict(
+        floors.pct)
 
 
 def _run(workloads: List[Cluster], shift: float, repeats: int) -> Run:

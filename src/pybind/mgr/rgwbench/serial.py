@@ -1,0 +1,200 @@
+"""Dataclasses to JSON documents and back, declared by their fields and type hints.
+
+`dump(obj)` writes a dataclass field by field, in their order; `load(cls, doc)`
+reads one back by the type hints of ``cls`` (Optional, List, Dict, Tuple,
+Enum, nested dataclasses; any other type is taken as it came). What a class
+declares:
+
+* a field ``extra`` (a dict): keys the class does not know, kept as they came
+  and written last;
+* a field ``nulls`` (a frozenset of field names): a None field is written as
+  null only when named there, else left out. Its default holds the fields an
+  object made here writes as null; an object read has there the fields that
+  came as null and those of the default that came at all. A class without
+  ``nulls`` writes every None (unless the field says OMIT_NONE);
+* field metadata: FLAT (a dataclass whose keys sit beside the parent's, or a
+  dict of the keys that ``flat_keys`` names), OMIT_NONE, OMIT_EMPTY.
+
+A value of the wrong shape for its type (a list where a dict belongs, an item
+of a list of records that is not a dict) is left out when read.
+"""
+import dataclasses
+import enum
+import functools
+import typing
+from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Tuple, Type, TypeVar
+
+T = TypeVar('T')
+Doc = Dict[str, Any]
+
+EXTRA, NULLS = 'extra', 'nulls'
+#: metadata of a field written into its parent's keys
+FLAT = {'flat': True}
+OMIT_NONE = {'omit': 'none'}
+OMIT_EMPTY = {'omit': 'empty'}
+
+
+def flat_keys(keys: Callable[[], Tuple[str, ...]]) -> Dict[str, Any]:
+    """Metadata of a dict field whose entries sit beside the parent's keys: those named."""
+    return {'flat': True, 'keys': keys}
+
+
+class _Skip:
+    """A value of the wrong shape: the field keeps its default."""
+
+
+SKIP = _Skip()
+
+
+@functools.lru_cache(maxsize=None)
+def _hints(cls: type) -> Dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+@functools.lru_cache(maxsize=None)
+def _fields(cls: type) -> Tuple[dataclasses.Field, ...]:
+    return tuple(f for f in dataclasses.fields(cls) if f.name not in (EXTRA, NULLS))
+
+
+@functools.lru_cache(maxsize=None)
+def field_names(cls: type) -> Tuple[str, ...]:
+    """The fields of a record written under their own name (not flat, not extra or nulls)."""
+    return tuple(f.name for f in _fields(cls) if not f.metadata.get('flat'))
+
+
+def _has(cls: type, name: str) -> bool:
+    return any(f.name == name for f in dataclasses.fields(cls))
+
+
+def _default_nulls(cls: type) -> FrozenSet[str]:
+    for f in dataclasses.fields(cls):
+        if f.name == NULLS:
+            return frozenset(f.default)  # type: ignore[arg-type]
+    return frozenset()
+
+
+@functools.lru_cache(maxsize=None)
+def known_keys(cls: type) -> Tuple[str, ...]:
+    """Every key a document of ``cls`` has that is not kept as extra."""
+    keys: List[str] = []
+    for f in _fields(cls):
+        if not f.metadata.get('flat'):
+            keys.append(f.name)
+        elif 'keys' in f.metadata:
+            keys.extend(f.metadata['keys']())
+        else:
+            keys.extend(known_keys(_hints(cls)[f.name]))
+    return tuple(keys)
+
+
+# -- writing ---------------------------------------------------------------------------------
+
+def dump(value: Any) -> Any:
+    """A dataclass (or a list, dict, tuple or enum of them) as its JSON document."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _dump_record(value)
+    if isinstance(value, (list, tuple)):
+        return [dump(v) for v in value]
+    if isinstance(value, dict):
+        return {k: dump(v) for k, v in value.items()}
+    if isinstance(value, enum.Enum):
+        return value.value
+    return value
+
+
+def _dump_record(obj: Any) -> Doc:
+    cls = type(obj)
+    nulls = getattr(obj, NULLS) if _has(cls, NULLS) else None
+    out: Doc = {}
+    for f in _fields(cls):
+        value = getattr(obj, f.name)
+        if f.metadata.get('flat'):
+            out.update(dump(value))
+            continue
+        if value is None:
+            if nulls is not None and f.name not in nulls:
+                continue
+            if nulls is None and f.metadata.get('omit') == 'none':
+                continue
+        elif f.metadata.get('omit') == 'empty' and not value:
+            continue
+        out[f.name] = dump(value)
+    if _has(cls, EXTRA):
+        out.update(getattr(obj, EXTRA))
+    return out
+
+
+# -- reading ---------------------------------------------------------------------------------
+
+def load(cls: Type[T], data: Mapping[str, Any]) -> T:
+    """An object of the dataclass ``cls`` from its JSON document (see the module docstring)."""
+    hints = _hints(cls)
+    values: Dict[str, Any] = {}
+    for f in _fields(cls):
+        if f.metadata.get('flat'):
+            if 'keys' in f.metadata:
+                values[f.name] = {k: data[k] for k in f.metadata['keys']() if k in data}
+            else:
+                part = hints[f.name]
+                values[f.name] = load(part, {k: data[k] for k in known_keys(part) if k in data})
+            continue
+        if f.name not in data:
+            continue
+        value = _value(hints[f.name], data[f.name])
+        if value is not SKIP:
+            values[f.name] = value
+    if _has(cls, EXTRA):
+        known = frozenset(known_keys(cls))
+        values[EXTRA] = {k: v for k, v in data.items() if k not in known}
+    if _has(cls, NULLS):
+        nullable = _default_nulls(cls)
+        values[NULLS] = frozenset(k for k in field_names(cls) if k in data and (
+            data[k] is None or k in nullable))
+    return cls(**values)
+
+
+def _optional(hint: Any) -> Tuple[bool, Any]:
+    args = typing.get_args(hint)
+    if typing.get_origin(hint) is typing.Union and type(None) in args:
+        rest = [a for a in args if a is not type(None)]
+        return True, rest[0] if len(rest) == 1 else typing.Union[tuple(rest)]
+    return False, hint
+
+
+@functools.lru_cache(maxsize=None)
+def _plain(hint: Any) -> bool:
+    """Whether values of this type are taken as they came (no record, enum or tuple in it)."""
+    if hint is Any or hint is type(None):
+        return True
+    if isinstance(hint, type):
+        return not (dataclasses.is_dataclass(hint) or issubclass(hint, enum.Enum))
+    if typing.get_origin(hint) is tuple:
+        return False
+    return all(_plain(a) for a in typing.get_args(hint) if a is not Ellipsis)
+
+
+def _value(hint: Any, value: Any) -> Any:
+    optional, hint = _optional(hint)
+    if value is None:
+        return None if optional else SKIP
+    if _plain(hint):
+        return value
+    origin = typing.get_origin(hint)
+    if dataclasses.is_dataclass(hint):
+        return load(hint, value) if isinstance(value, Mapping) else SKIP
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return hint(value)
+    if origin in (list, tuple):
+        if not isinstance(value, (list, tuple)):
+            return SKIP
+        (item,) = typing.get_args(hint)[:1]
+        items = [_value(item, v) for v in value]
+        kept = [v for v in items if v is not SKIP]
+        return kept if origin is list else tuple(kept)
+    if origin is dict:
+        if not isinstance(value, Mapping):
+            return SKIP
+        item = typing.get_args(hint)[1]
+        pairs = [(str(k), _value(item, v)) for k, v in value.items()]
+        return {k: v for k, v in pairs if v is not SKIP}
+    return value
