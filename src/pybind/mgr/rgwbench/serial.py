@@ -39,6 +39,20 @@ def flat_keys(keys: Callable[[], Tuple[str, ...]]) -> Dict[str, Any]:
     return {'flat': True, 'keys': keys}
 
 
+R = TypeVar('R')
+
+
+def _per_class(make: Callable[[Any], R]) -> Callable[[Any], R]:
+    """``make`` of a class, worked out once per class."""
+    found: Dict[Any, R] = {}
+
+    def of(cls: Any) -> R:
+        if cls not in found:
+            found[cls] = make(cls)
+        return found[cls]
+    return of
+
+
 class _Skip:
     """A value of the wrong shape: the field keeps its default."""
 
@@ -46,35 +60,35 @@ class _Skip:
 SKIP = _Skip()
 
 
-@functools.lru_cache(maxsize=None)
-def _hints(cls: type) -> Dict[str, Any]:
+@_per_class
+def _hints(cls: Any) -> Dict[str, Any]:
     return typing.get_type_hints(cls)
 
 
-@functools.lru_cache(maxsize=None)
-def _fields(cls: type) -> Tuple[dataclasses.Field, ...]:
+@_per_class
+def _fields(cls: Any) -> Tuple[dataclasses.Field, ...]:
     return tuple(f for f in dataclasses.fields(cls) if f.name not in (EXTRA, NULLS))
 
 
-@functools.lru_cache(maxsize=None)
-def field_names(cls: type) -> Tuple[str, ...]:
+@_per_class
+def field_names(cls: Any) -> Tuple[str, ...]:
     """The fields of a record written under their own name (not flat, not extra or nulls)."""
     return tuple(f.name for f in _fields(cls) if not f.metadata.get('flat'))
 
 
-def _has(cls: type, name: str) -> bool:
+def _has(cls: Any, name: str) -> bool:
     return any(f.name == name for f in dataclasses.fields(cls))
 
 
-def _default_nulls(cls: type) -> FrozenSet[str]:
+def _default_nulls(cls: Any) -> FrozenSet[str]:
     for f in dataclasses.fields(cls):
         if f.name == NULLS:
             return frozenset(f.default)  # type: ignore[arg-type]
     return frozenset()
 
 
-@functools.lru_cache(maxsize=None)
-def known_keys(cls: type) -> Tuple[str, ...]:
+@_per_class
+def known_keys(cls: Any) -> Tuple[str, ...]:
     """Every key a document of ``cls`` has that is not kept as extra."""
     keys: List[str] = []
     for f in _fields(cls):
@@ -180,7 +194,7 @@ def _value(hint: Any, value: Any) -> Any:
     if _plain(hint):
         return value
     origin = typing.get_origin(hint)
-    if dataclasses.is_dataclass(hint):
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return load(hint, value) if isinstance(value, Mapping) else SKIP
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
         return hint(value)

@@ -358,8 +358,7 @@ class RunEngine:
                 entry.workloads = [w for w in entry.workloads if w.name != workload.name]
                 entry.workloads.append(measured)
                 done_s += (workload.duration_s + workload.warmup_s) * repeats
-                # What the tables show of a running run: the comparison so far.
-                record.comparison = comparison(record, self.calibrations.floors())
+                self._compare_so_far(record)
                 self.results.save(record)
         except Refused as e:
             # A refusal while the run goes (a HEALTH_ERR before a workload, agents' clocks
@@ -424,6 +423,14 @@ class RunEngine:
             record.error = '; '.join(filter(None, [
                 record.error, 'not put back (the module tries again when it starts): %s'
                 % '; '.join(left)]))
+
+    def _compare_so_far(self, record: Run) -> None:
+        """What the tables show of a running run: the comparison of what it measured so far
+        (its end computes it again, and says if that fails)."""
+        try:
+            record.comparison = comparison(record, self.calibrations.floors())
+        except Exception:
+            self.log.exception('run %s: the comparison so far failed', record.run_id)
 
     def _finish(self, record: Run) -> None:
         record.finished = self.clock()   # before the calibration, which stores when it ended

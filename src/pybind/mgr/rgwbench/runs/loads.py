@@ -263,7 +263,7 @@ def load_to_text(record: LoadRecord) -> str:
             figures.throughput_mib_s or 0))
         if result.open_loop:
             lines.append('open loop at %g ops/s asked: latency counts from each request\'s '
-                         'intended start' % result.rate)
+                         'intended start' % (result.rate or 0))
         if result.working_set_bytes is not None:
             lines.append('working set %d objects, %.1f MiB%s' % (
                 result.objects or 0, result.working_set_bytes / float(1 << 20),

@@ -6,6 +6,7 @@ from typing import Any, Dict, List, Optional, Tuple, Sequence
 import pytest
 
 from rgwbench.agents.coordinator import AgentRun
+from rgwbench.serial import dump, load
 from rgwbench.checks.capacity_guard import (FILL_MEMORY_S, STATS_PERIOD_S, CapacityGuard,
                                             CapacityWatch, FillTrend, Fullness, fullest_osd,
                                             in_flight_bytes, prefill_bytes, writes,
@@ -281,12 +282,12 @@ def test_an_agent_ends_its_load_once_when_the_module_says_stop() -> None:
 
 
 def test_a_stopped_workload_keeps_its_figures_and_says_why() -> None:
-    run = Run.from_dict({
+    run = load(Run, {
         'run_id': 'r1', 'profile': 'p', 'state': 'complete', 'baseline': 'a',
         'variants': [{'name': 'a', 'settings': {}, 'workloads': [
             {'name': 'put-4MiB', 'op': 'put', 'ops': 10, 'ops_per_s': 5.0,
              'throughput_mib_s': 20.0, 'stopped': 'capacity: osd.0 is 81 % full'}]}]})
-    assert run.to_dict()['variants'][0]['workloads'][0]['stopped'].startswith('capacity')
+    assert dump(run)['variants'][0]['workloads'][0]['stopped'].startswith('capacity')
     text = result_to_text(run)
     assert 'a / put-4MiB: stopped early (capacity: osd.0 is 81 % full)' in text
     assert '20' in text  # the figures are still in the table

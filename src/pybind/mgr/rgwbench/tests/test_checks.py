@@ -424,9 +424,9 @@ def test_findings_round_trip_and_come_most_serious_first() -> None:
     assert [f.level for f in found] == [Level.refuse, Level.skews]
     assert [load(Finding, dump(f)) for f in found] == found
     assert dump(found[0]) == {'id': 'health-err', 'level': 'refuse',
-                                  'summary': found[0].summary,
-                                  'evidence': ['status HEALTH_ERR'],
-                                  'fix': 'ceph health detail'}
+                              'summary': found[0].summary,
+                              'evidence': ['status HEALTH_ERR'],
+                              'fix': 'ceph health detail'}
 
 
 def test_text_names_each_finding_with_its_fix() -> None:

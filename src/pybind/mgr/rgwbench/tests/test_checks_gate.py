@@ -6,6 +6,7 @@ from typing import Any, Dict, List
 import pytest
 
 from rgwbench.checks import Finding, Level
+from rgwbench.serial import dump, load
 from rgwbench.checks.during import PgWatch
 from rgwbench.checks.finding import finding_lines, findings_to_text
 from rgwbench.checks.gate import Refused, RunChecks, load_profile, refusal
@@ -178,8 +179,8 @@ def test_where_a_finding_was_seen() -> None:
     assert replace(f, variant='tls', workload='put').where() == 'before tls / put'
     during = replace(f, variant='tls', workload='put', seconds=(0, 1, 2, 5, 7, 8))
     assert during.where() == 'tls / put, seconds 0-2, 5, 7-8 of the measured window'
-    assert Finding.from_dict(during.to_dict()) == during
-    assert 'variant' not in f.to_dict() and 'seconds' not in f.to_dict()
+    assert load(Finding, dump(during)) == during
+    assert 'variant' not in dump(f) and 'seconds' not in dump(f)
     assert '  when: tls / put, seconds 0-2, 5, 7-8 of the measured window' in \
         finding_lines(during)
     assert 'when:' not in findings_to_text([f])

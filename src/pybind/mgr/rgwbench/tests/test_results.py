@@ -40,7 +40,7 @@ def z_of(level: float) -> float:
 def noise(base: Dict[str, Any], other: Dict[str, Any], **options: Any) -> Dict[str, Any]:
     """The comparison row of two workloads (its headline verdict and every interval)."""
     return dump(compare.compare_entries(load(WorkloadResult, base), load(WorkloadResult, other),
-                                   'v', 'w', **options))
+                                        'v', 'w', **options))
 
 
 def merge_repeats(repeats: List[Dict[str, Any]]) -> Dict[str, Any]:
@@ -121,9 +121,9 @@ def test_store_round_trip_of_a_big_record_in_chunks_below_the_limit() -> None:
     assert set(mem.data) == {'result_index/big'} | {
         'result/big/%04d' % n for n in range(index['chunks'])}
     assert dump(results.load('big')) == rec
-    assert dump(results.summaries()) == [{'run_id': 'big', 'profile': 'sse', 'state': 'complete',
-                             'started': 1758017700.0, 'finished': 1758019512.0,
-                             'baseline': 'off', 'variants': ['v%d' % v for v in range(8)]}]
+    assert dump(results.summaries()) == [{
+        'run_id': 'big', 'profile': 'sse', 'state': 'complete', 'started': 1758017700.0,
+        'finished': 1758019512.0, 'baseline': 'off', 'variants': ['v%d' % v for v in range(8)]}]
 
 
 def test_saving_again_replaces_the_chunks_and_removes_extra_ones() -> None:
@@ -238,7 +238,7 @@ def test_retention_keeps_the_newest_finished_runs_and_every_running_one() -> Non
     keep = [3]
     results = ResultStore(mem, lambda: keep[0])
     results.save(load(Run, record([variant('off', [entry()])], run_id='running',
-                                      state='running', started=1.0)))
+                                  state='running', started=1.0)))
     for n in range(5):
         results.save(load(Run, record(
             [variant('off', [entry()])], run_id='r%d' % n,
@@ -617,7 +617,8 @@ def test_results_to_text_and_comparison_to_text() -> None:
         'r1   sse      complete  2025-09-16 10:15:00Z  2025-09-16 10:45:12Z  off       4',
     ]
     assert results_to_text([]) == 'no results yet'
-    text = comparison_to_text([load(Comparison, r) for r in small_record()['comparison']], title='r2 vs r1')
+    text = comparison_to_text([load(Comparison, r) for r in small_record()['comparison']],
+                              title='r2 vs r1')
     assert text.split('\n')[:3] == [
         'r2 vs r1',
         'VARIANT  WORKLOAD  MiB/s         OPS/s         MEAN ms       P99 ms  RGW CPU       '

@@ -97,14 +97,14 @@ def test_a_run_made_here_has_the_keys_the_engine_always_wrote() -> None:
     assert sorted(dump(run)) == sorted(STORED['once'])
     assert dump(run)['current'] == {'variant': 'as-is', 'workload': None}
     assert dump(variant) == {'name': 'as-is', 'settings': {}, 'error': None,
-                                 'workloads': [], 'changes': [], 'client': None}
+                             'workloads': [], 'changes': [], 'client': None}
     failed = WorkloadResult.measured(name='put-4KiB', op='put', object_size='4KiB',
                                      concurrency=2, duration_s=1.0, merged=None,
                                      error='no result')
     assert dump(failed) == {'name': 'put-4KiB', 'op': 'put', 'object_size': '4KiB',
-                                'concurrency': 2, 'duration_s': 1.0, 'error': 'no result'}
+                            'concurrency': 2, 'duration_s': 1.0, 'error': 'no result'}
     assert dump(load(Change, {'kind': 'config', 'target': 't', 'state': 'undone',
-                             'error': None}))['error'] is None
+                              'error': None}))['error'] is None
 
 
 def test_a_workload_measured_again_is_stored_as_before() -> None:

@@ -133,4 +133,5 @@ def test_every_format_carries_the_haproxy_rows() -> None:
         'HAProxy CPU cores', '-', '-', '-', '5.12', '-']
     assert 'haproxy_cpu_cores' not in get['metrics']
     # a run without an ingress says nothing of HAProxy
-    assert 'HAProxy' not in seeds_to_text(stored_run(RUN)) + seeds_to_markdown(stored_run(RUN)) + seeds_to_csv(stored_run(RUN))
+    run = stored_run(RUN)
+    assert 'HAProxy' not in seeds_to_text(run) + seeds_to_markdown(run) + seeds_to_csv(run)

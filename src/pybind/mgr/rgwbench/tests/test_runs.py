@@ -131,11 +131,25 @@ def test_a_run_measures_every_variant_and_puts_every_setting_back(
         stub: StubS3, certificate: Tuple[str, str]) -> None:
     s = Setup(stub, certificate)
     original = dict(s.cluster.config)
+    saved: List[Dict[str, Any]] = []
+    save = s.results.save
+
+    def keep(run: Run) -> Dict[str, Any]:
+        saved.append(dump(run))
+        return save(run)
+    s.results.save = keep  # type: ignore[method-assign]
     run_id = s.engine.start(s.profile())
     with pytest.raises(Busy, match=run_id):
         s.engine.start(s.profile())
     s.engine.wait(180)
     record = dump(s.results.load(run_id))
+    # While it ran, each save carried the comparison of what was measured so far (the
+    # tables of a running run compute none): none before threads measured, then its row.
+    running = [r for r in saved if r['state'] == 'running']
+    measured = [r for r in running if len(r['variants']) == 2 and r['variants'][1]['workloads']]
+    assert measured and all([(c['variant'], c['workload']) for c in r['comparison']]
+                            == [('threads', 'put-4KiB')] for r in measured)
+    assert all(r['comparison'] == [] for r in running if r not in measured)
     assert record['state'] == 'complete', record['error']
     assert [v['name'] for v in record['variants']] == ['as-is', 'threads']
     for variant in record['variants']:
@@ -498,8 +512,8 @@ def test_a_cut_off_run_says_its_settings_were_put_back_only_once_they_are(
         stub: StubS3, certificate: Tuple[str, str], mon_answers: bool) -> None:
     s = Setup(stub, certificate)
     s.results.save(load(Run, {'run_id': 'r2', 'profile': 'tiny', 'state': 'running',
-                                  'started': 1.0, 'finished': None, 'baseline': 'as-is',
-                                  'variants': [], 'error': None}))
+                              'started': 1.0, 'finished': None, 'baseline': 'as-is',
+                              'variants': [], 'error': None}))
     journal = Journal.open(s.store, 'r2-v1', about={'what': 'run', 'run_id': 'r2'})
     journal.made(journal.record('config', 'client.rgw/rgw_thread_pool_size', None, '128'))
     s.cluster.config[('client.rgw', 'rgw_thread_pool_size')] = '128'
@@ -525,7 +539,7 @@ def test_chunks_of_a_first_save_cut_off_are_removed_at_the_next_start(
     s.store.set_store = crash_at_the_index
     with pytest.raises(SystemExit):
         s.results.save(load(Run, {'run_id': 'r3', 'state': 'running', 'variants': [],
-                                      'x': 'y' * 10}))
+                                  'x': 'y' * 10}))
     s.store.set_store = set_store
     assert any(k.startswith('result/r3/') for k in s.store.data)
     s.engine.recover(lambda name: None)   # the module starts again
