@@ -16,7 +16,7 @@ from rgwbench.results.model import (CHARTED, COLUMNS, COMPARED, FIGURES, Change,
                                     Finding, Position, Run, RunSummary, TargetFigures,
                                     VariantResult, WorkloadResult, strip_histograms)
 from rgwbench.results.report import result_to_csv, results_to_text
-from rgwbench.results.store import ResultStore
+from rgwbench.results.store import ResultStore, encode
 
 from rgwbench.tests.fixtures import MemoryStore
 
@@ -48,6 +48,21 @@ def test_a_stored_record_loads_and_writes_back_the_same(name: str) -> None:
     assert (workload.per_second is not None) == (name == 'once')
     assert run.comparison[0].variant == 'threads'
     assert run.comparison[0].changes['throughput_pct'] is not None
+
+
+def test_every_stored_record_writes_back_byte_for_byte() -> None:
+    assert STORED
+    for stored in STORED.values():
+        run = load(Run, copy.deepcopy(stored))
+        assert encode(dump(run)) == encode(stored)                 # what the store writes
+        assert json.dumps(dump(run), indent=1, sort_keys=True) == json.dumps(
+            stored, indent=1, sort_keys=True)                       # what export prints
+        # and what a renderer reads: every workload and comparison row, typed
+        for variant in stored['variants']:
+            for workload in variant['workloads']:
+                assert dump(load(WorkloadResult, workload)) == workload
+        for row in stored['comparison']:
+            assert dump(load(Comparison, row)) == row
 
 
 def test_the_store_keeps_a_run_as_its_json_and_reads_it_back() -> None:
