@@ -8,12 +8,13 @@ seeds` prints a run that way, in plain text, Markdown, CSV and JSON.
 import csv
 import io
 from dataclasses import asdict, dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from ..errors import InvalidInput
 from ..formatting import table
 from .compare import comparison
 from .model import FIGURES, Comparison, Figure, Run, RunLike, WorkloadResult, as_run
-from .report import change_cell, number
+from .report import change_cell, number, result_to_csv, result_to_markdown, result_to_text
 
 
 @dataclass
@@ -144,3 +145,18 @@ def seeds_to_json(record: RunLike) -> Dict[str, Any]:
     run = as_run(record)
     return {'run_id': run.run_id, 'profile': run.profile, 'layout': 'seeds',
             'tables': [asdict(t) for t in seeds_tables(run)]}
+
+
+def show_text(layout: str, form: str) -> Callable[[RunLike], str]:
+    """How `results show` prints a run in `layout` (wide, seeds) as `form` (plain,
+    markdown, csv)."""
+    renderers: Dict[str, Dict[str, Callable[[RunLike], str]]] = {
+        'wide': {'plain': result_to_text, 'markdown': result_to_markdown,
+                 'csv': result_to_csv},
+        'seeds': {'plain': seeds_to_text, 'markdown': seeds_to_markdown,
+                  'csv': seeds_to_csv}}
+    if layout not in renderers:
+        raise InvalidInput('--layout must be one of wide, seeds, got %r' % layout)
+    if form not in renderers[layout]:
+        raise InvalidInput('--table must be one of plain, markdown, csv, got %r' % form)
+    return renderers[layout][form]

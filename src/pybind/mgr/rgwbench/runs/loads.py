@@ -7,7 +7,7 @@ import json
 import threading
 import time
 from dataclasses import replace
-from typing import Any, Callable, Dict, List, NamedTuple, Optional
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from ..agents.coordinator import AgentRun, agents_failed
 from ..agents.launchers import AgentLauncher, loading_agents
@@ -51,6 +51,16 @@ class LoadRequest(NamedTuple):
 
 # What a load asks of its workload: its fields but where the agents go and what they load.
 WORKLOAD_FIELDS = tuple(f for f in LoadRequest._fields if f not in ('placement', 'endpoint'))
+
+
+#: The words of `ceph rgwbench load`: name, type and default.
+LOAD_WORDS: Tuple[Tuple[str, Any, Any], ...] = (
+    ('op', str, 'put'), ('size', str, '4KiB'), ('concurrency', int, 16),
+    ('duration', int, 30), ('warmup', int, 2), ('processes', int, DEFAULT_PROCESSES),
+    ('buckets', int, 1), ('placement', Optional[str], None), ('endpoint', Optional[str], None),
+    ('rate', Optional[float], None), ('objects', Optional[int], None),
+    ('multipart_threshold', Optional[str], None), ('part_size', Optional[str], None),
+    ('range', Optional[str], None))
 
 
 def load_request(*, op: str, size: str, concurrency: int, processes: int, duration: int,
