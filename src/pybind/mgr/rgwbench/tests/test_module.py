@@ -362,7 +362,7 @@ def test_other_modules_get_plain_data_and_errors_with_their_errno() -> None:
     assert e.value.errno == errno.EINVAL and 'yes-i-really-mean-it' in str(e.value)
     with pytest.raises(OSError) as e:
         mod.api_plan('quick', {'duration': '-5'})
-    assert e.value.errno == errno.EINVAL and e.value.strerror.startswith('--duration: ')
+    assert e.value.errno == errno.EINVAL and str(e.value.strerror).startswith('--duration: ')
     with pytest.raises(OSError) as e:
         mod.api_profile('nope')
     assert e.value.errno == errno.ENOENT
