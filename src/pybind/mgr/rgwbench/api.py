@@ -69,7 +69,7 @@ class BenchAPI:
         s = self.services
         given = dict(words)
         given['placement'] = placement_hosts(given.get('placement'), s.placing.known_hosts)
-        request = load_request(**given)
+        request = load_request(given)
         return s.activity.start(Activity.LOAD, lambda: s.loads.start(request, force=force))
 
     # -- profiles and runs ----------------------------------------------------------

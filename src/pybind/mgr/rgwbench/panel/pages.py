@@ -6,11 +6,11 @@ import math
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..checks.finding import ordered
-from ..profiles.checks import MAX_DURATION_S, MAX_PROCESSES, MAX_REPEATS, PAYLOAD_SIGNING
+from ..profiles.field_checks import MAX_DURATION_S, MAX_PROCESSES, MAX_REPEATS, PAYLOAD_SIGNING
 from ..results.compare import comparison
-from ..results.findings import MARK, marked
-from ..results.model import (CHARTED, Comparison, Figure, Run, RunLike, RunSummary,
-                             WorkloadResult, as_run, as_summary, columns)
+from ..results.finding_rows import MARK, marked
+from ..results.model import (CHARTED, Comparison, Figure, Run, RunLike, RunSummary, WorkloadResult,
+                             as_run, as_summary, columns)
 from ..results.report import (cell_values, changed_settings, level_text, noise_text, table_rows,
                               when)
 from ..results.seeds import SeedsTable, optional_legend, seeds_tables

@@ -3,11 +3,12 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 from ..errors import InvalidInput
-from .checks import (MAX_CONCURRENCY, MAX_REPEATS, FieldError, as_number, at_rate, check_duration,
-                     check_multipart_threshold, check_objects, check_part_size,
-                     check_payload_signing, check_placement, check_processes, check_range,
-                     check_rate, check_rates, check_size, check_whole, check_workload,
-                     default_workload_name, reads_prefilled, shown, unique_workloads)
+from .field_checks import (MAX_CONCURRENCY, MAX_REPEATS, FieldError, as_number, at_rate,
+                           check_duration, check_multipart_threshold, check_objects,
+                           check_part_size, check_payload_signing, check_placement, check_processes,
+                           check_range, check_rate, check_rates, check_size, check_whole,
+                           check_workload, default_workload_name, reads_prefilled, shown,
+                           unique_workloads)
 from .types import Profile, Workload
 
 Sizes = Union[str, Sequence[str]]

@@ -13,11 +13,11 @@ from typing import Any, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Un
 from ..formatting import table
 from .calibration import Calibration
 from .compare import comparison
-from .findings import MARK, findings_lines, marked
+from .finding_rows import MARK, findings_lines, marked
 from .significance import LEVEL
-from .model import (COLUMNS, FIGURES, Comparison, Figure, Run, RunLike, RunSummary,
-                    WorkloadResult, all_workloads, as_comparison, as_run, as_summary, columns,
-                    compared_columns, present)
+from .model import (COLUMNS, FIGURES, Comparison, Figure, Run, RunLike, RunSummary, WorkloadResult,
+                    all_workloads, as_comparison, as_run, as_summary, columns, compared_columns,
+                    present)
 
 
 def when(value: Any) -> str:

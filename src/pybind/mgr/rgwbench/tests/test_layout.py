@@ -3,7 +3,7 @@ and no two modules share a name for different jobs (doc/dev/rgwbench-architectur
 import ast
 import os
 from collections import defaultdict
-from typing import Dict, List, Tuple
+from typing import Dict, List, Set, Tuple
 
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -76,6 +76,9 @@ def test_no_two_modules_share_a_name_outside_the_engine() -> None:
     shared = {stem: sorted(where) for stem, where in by_stem.items()
               if len(where) > 1 and stem != 'store'}
     assert shared == {}
+    # nor a module a folder's name: `checks` is the stage of `rgwbench check`
+    folders = {dotted.split('.')[0] for dotted in modules() if '.' in dotted}
+    assert sorted(folders & set(by_stem)) == []
 
 
 def test_stage_of_names_the_folders() -> None:
@@ -84,3 +87,18 @@ def test_stage_of_names_the_folders() -> None:
     assert stage_of('wiring') == 'composition'
     assert stage_of('loadgen') == 'loadgen'
 
+
+def stage_imports() -> Dict[str, List[str]]:
+    """Each stage: the stages its modules import, in the order stages may import."""
+    found: Dict[str, Set[str]] = defaultdict(set)
+    for dotted, path in modules().items():
+        own = stage_of(dotted)
+        for _, target in imported(dotted, path):
+            if stage_of(target) != own:
+                found[own].add(stage_of(target))
+    return {stage: sorted(found[stage], key=ORDER.index) for stage in ORDER}
+
+
+if __name__ == '__main__':
+    for stage, uses in stage_imports().items():
+        print('%-12s <- %s' % (stage, ', '.join(uses) or '-'))

@@ -345,7 +345,7 @@ def test_a_load_runs_an_engine_process_per_core_unless_told(
     for words in ({}, {'processes': 1}):
         res = call(mod, 'rgwbench load', **words)
         assert res.retval == 0, res.stderr
-    assert [r.processes for r in asked] == [0, 1]
+    assert [r.workload.processes for r in asked] == [0, 1]
 
 
 def test_other_modules_get_plain_data_and_errors_with_their_errno() -> None:
