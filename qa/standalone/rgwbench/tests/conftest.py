@@ -16,8 +16,10 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.parse
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+import urllib.request
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import pytest
 
@@ -525,3 +527,28 @@ def stream(sock: ssl.SSLSocket, total: int) -> int:
     except OSError:
         pass
     return sent
+
+
+def wait_for(what: str, check: Callable[[], Any], timeout: float = 180) -> Any:
+    """What `check` returns once it is true; fails the test after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError('timed out after %ds waiting for %s' % (timeout, what))
+        time.sleep(0.5)
+
+
+def answers(url: str, cafile: Optional[str] = None,
+            context: Optional[ssl.SSLContext] = None) -> bool:
+    """Whether S3 answers an anonymous ListBuckets at `url` (HTTPS trusting `cafile`, or
+    as `context` says)."""
+    if context is None and url.startswith('https'):
+        context = ssl.create_default_context(cafile=cafile)
+    try:
+        with urllib.request.urlopen(url + '/', timeout=5, context=context) as resp:
+            return resp.status == 200 and b'ListAllMyBucketsResult' in resp.read()
+    except (urllib.error.URLError, OSError):
+        return False

@@ -9,15 +9,13 @@ KMIP server is stopped. Traffic goes to 127.0.0.1 only.
 import json
 import os
 import subprocess
-import time
-import urllib.error
-import urllib.request
 import uuid
-from typing import Any, Callable, Dict, Iterator
+from typing import Any, Dict, Iterator
 
 import pytest
 
-from conftest import CLUSTER, DATA_POOL, Cluster, new_cluster_dir, one_line, rados_objects
+from conftest import (CLUSTER, DATA_POOL, Cluster, answers, new_cluster_dir, one_line,
+                      rados_objects, wait_for)
 
 KMIP_OPTIONS = ('rgw_crypt_s3_kms_backend', 'rgw_crypt_kmip_addr', 'rgw_crypt_kmip_ca_path',
                 'rgw_crypt_kmip_client_cert', 'rgw_crypt_kmip_client_key',
@@ -32,22 +30,6 @@ def kmip(cluster_dir: str, *args: str, check: bool = True) -> 'subprocess.Comple
         raise AssertionError('%s failed (%d):\n%s\n%s' % (
             ' '.join(argv), proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:]))
     return proc
-
-
-def wait_for(what: str, ready: Callable[[], bool], timeout: float = 180) -> None:
-    deadline = time.monotonic() + timeout
-    while not ready():
-        if time.monotonic() > deadline:
-            raise AssertionError('timed out after %ds waiting for %s' % (timeout, what))
-        time.sleep(1)
-
-
-def answers(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url + '/', timeout=5) as resp:
-            return bool(resp.status == 200)
-    except (urllib.error.URLError, OSError):
-        return False
 
 
 def rgw_started(cluster: Cluster) -> Dict[str, str]:

@@ -14,15 +14,12 @@ import socket
 import ssl
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 import uuid
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 
-from conftest import DATA_POOL, Cluster, one_line, processes_of
+from conftest import DATA_POOL, Cluster, answers, one_line, processes_of, wait_for
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(HERE))))
@@ -317,23 +314,6 @@ def rgw_daemons(cluster: Cluster, service: str) -> Dict[str, str]:
             for d in daemons if d.get('service_name') == service}
 
 
-def wait_for(what: str, ready: Callable[[], bool], timeout: float = 180) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if ready():
-            return
-        time.sleep(1)
-    raise AssertionError('timed out after %ds waiting for %s' % (timeout, what))
-
-
-def answers(url: str, context: Optional[ssl.SSLContext] = None) -> bool:
-    try:
-        with urllib.request.urlopen(url + '/', timeout=5, context=context) as resp:
-            return bool(resp.status == 200)
-    except (urllib.error.URLError, OSError):
-        return False
-
-
 def restart_rgw(cluster: Cluster) -> None:
     """`orch restart rgw.default`, then wait for new daemons that answer S3."""
     before = rgw_daemons(cluster, 'rgw.default')
@@ -534,7 +514,7 @@ def tls_rgw(cluster: Cluster) -> Iterator[Dict[str, str]]:
     context = ssl.create_default_context(cafile=ca)
     try:
         cluster.ceph('orch', 'apply', '-i', spec)
-        wait_for('%s to answer' % url, lambda: answers(url, context))
+        wait_for('%s to answer' % url, lambda: answers(url, context=context))
         yield {'url': url, 'ca': ca, 'wrong_ca': wrong}
     finally:
         cluster.ceph('orch', 'rm', 'rgw.tls', check=False)

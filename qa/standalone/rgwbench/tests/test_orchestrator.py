@@ -12,35 +12,14 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-from typing import Any, Callable, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional
 
 import pytest
 import yaml
 
-from conftest import Cluster, one_line
+from conftest import Cluster, answers, one_line, wait_for
 
 VIP = '127.0.0.77'
-
-
-def wait_for(what: str, check: Callable[[], Any], timeout: float = 90) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError('timed out waiting for %s' % what)
-        time.sleep(0.5)
-
-
-def answers(url: str, cafile: Optional[str] = None) -> bool:
-    """Whether S3 answers an anonymous ListBuckets at `url`."""
-    context = ssl.create_default_context(cafile=cafile) if url.startswith('https') else None
-    try:
-        with urllib.request.urlopen(url + '/', timeout=5, context=context) as resp:
-            return resp.status == 200 and b'ListAllMyBucketsResult' in resp.read()
-    except (urllib.error.URLError, OSError):
-        return False
 
 
 def refused(url: str) -> bool:

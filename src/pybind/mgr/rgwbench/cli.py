@@ -9,13 +9,15 @@ import errno
 import functools
 import inspect
 import logging
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, List, Optional, Sequence, Tuple, TypeVar
 
 import mgr_module
 import orchestrator
 from mgr_module import HandleCommandResult
 
 from .errors import RGWBenchError
+from .formatting import parse_format, render
+from .serial import dump
 
 log = logging.getLogger(__name__)
 
@@ -66,15 +68,66 @@ def _errors_as_results(func: F, command: str) -> F:
             return func(*args, **kwargs)
         except Exception as e:
             return error_result(e, command)
-    # The registry reads arguments from the signature, not through __wrapped__.
-    wrapper.__signature__ = inspect.signature(func)  # type: ignore[attr-defined]
-    return wrapper  # type: ignore[return-value]
+    return _with_signature(wrapper, inspect.signature(func))
 
 
-def read_command(prefix: str) -> Callable[[F], F]:
-    """Register a command that only reads; it answers with one-line errors."""
+def _with_signature(wrapper: Any, signature: inspect.Signature) -> Any:
+    """The registry reads a command's arguments from the signature of the function at the
+    end of its `__wrapped__` chain: the wrapper's own signature is made the one read."""
+    wrapper.__dict__.pop('__wrapped__', None)
+    wrapper.__signature__ = signature
+    return wrapper
+
+
+def _rendered(func: F, text: Callable[[Any], str]) -> F:
+    """A command that returns data, printed as `-f` asks: plain text by `text`, or
+    JSON/YAML. It gains the `format` argument."""
+    @functools.wraps(func)
+    def wrapper(*args: Any, format: str = 'plain', **kwargs: Any) -> Any:
+        fmt = parse_format(format)
+        data = func(*args, **kwargs)
+        if isinstance(data, HandleCommandResult):
+            return data
+        return HandleCommandResult(stdout=render(dump(data), fmt, lambda _: text(data)))
+    signature = inspect.signature(func)
+    params = list(signature.parameters.values()) + [
+        inspect.Parameter('format', inspect.Parameter.POSITIONAL_OR_KEYWORD, default='plain',
+                          annotation=str)]
+    return _with_signature(wrapper, signature.replace(parameters=params))
+
+
+#: a command's argument: its name, its type and its default
+Word = Tuple[str, Any, Any]
+
+
+def with_words(words: Sequence[Word], into: str) -> Callable[[F], F]:
+    """Gives a command the arguments `words` in place of its parameter `into`, which
+    receives them as one dict."""
+    def add(func: F) -> F:
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            given = {name: kwargs.pop(name, default) for name, _, default in words}
+            return func(*args, **{into: given}, **kwargs)
+        signature = inspect.signature(func)
+        params: List[inspect.Parameter] = []
+        for param in signature.parameters.values():
+            if param.name == into:
+                params.extend(inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                                default=default, annotation=kind)
+                              for name, kind, default in words)
+            else:
+                params.append(param)
+        return _with_signature(wrapper, signature.replace(parameters=params))
+    return add
+
+
+def read_command(prefix: str, text: Optional[Callable[[Any], str]] = None
+                 ) -> Callable[[F], F]:
+    """Register a command that only reads; it answers with one-line errors. With `text`,
+    the command returns data, printed as `-f` asks (`text` makes the plain form)."""
     def register(func: F) -> F:
-        registered: F = _read(prefix)(_errors_as_results(func, prefix))
+        handler = func if text is None else _rendered(func, text)
+        registered: F = _read(prefix)(_errors_as_results(handler, prefix))
         return registered
     return register
 

@@ -8,6 +8,7 @@ import hmac
 import secrets
 import threading
 import time
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 from ..checks.clock_skew import clock_skew
@@ -36,7 +37,7 @@ WAITING, FETCHED, READY, STARTED, DONE, AGENT_FAILED = (
     'waiting', 'fetched', 'ready', 'started', 'done', 'failed')
 
 
-def agent_share(job: Dict[str, Any], index: int, agents: int) -> Dict[str, Any]:
+def agent_share(job: Job, index: int, agents: int) -> Dict[str, Any]:
     """What agent `index` of `agents` runs of a job whose concurrency, rate, op count and
     working set are totals: its part of each, and where its workers start in the
     round-robin over the targets, which the agents' workers continue from one to the next.
@@ -44,27 +45,26 @@ def agent_share(job: Dict[str, Any], index: int, agents: int) -> Dict[str, Any]:
     Parts differ by one at most; an agent is given at least one worker (a profile's
     checks keep the concurrency at least the number of agents).
     """
-    total = max(1, int(job.get('concurrency') or 1))
+    total = max(1, job.concurrency)
     first, count = share(total, agents, index)
     count = max(1, count)
-    processes = int(job.get('processes', 1))
+    processes = job.processes
     part: Dict[str, Any] = {'concurrency': count, 'target_offset': first,
                             # 0: as many as the agent's host has cores (the agent decides)
                             'processes': min(processes, count) if processes else 0}
-    if job.get('rate'):
-        part['rate'] = float(job['rate']) * count / total
-    if job.get('ops'):
-        ops = int(job['ops'])
-        part['ops'] = max(1, ops * (first + count) // total - ops * first // total)
-    if job.get('objects'):
-        part['objects'] = max(1, share(int(job['objects']), agents, index)[1])
+    if job.rate:
+        part['rate'] = job.rate * count / total
+    if job.ops:
+        part['ops'] = max(1, job.ops * (first + count) // total - job.ops * first // total)
+    if job.objects:
+        part['objects'] = max(1, share(job.objects, agents, index)[1])
     return part
 
 
 class AgentRun:
     """Implements the channel's session for one workload."""
 
-    def __init__(self, job: Dict[str, Any], launcher: AgentLauncher,
+    def __init__(self, job: Job, launcher: AgentLauncher,
                  ca_bundle: Optional[str] = None,
                  server_daemons: Optional[ServerDaemons] = None,
                  ready_timeout_s: Optional[float] = None,
@@ -184,19 +184,20 @@ class AgentRun:
     def job_for(self, agent: str) -> Dict[str, Any]:
         with self._cond:
             self._set(agent, FETCHED)
-        job = dict(self.job)
         # Each agent its own key space in the shared buckets.
-        job['key_prefix'] = '%s%s/' % (self.job.get('key_prefix', 'rgwbench/'), agent)
-        job['cleanup'] = False
-        job.update(self.server_daemons.job_fields(agent))
+        job = replace(self.job, key_prefix='%s%s/' % (self.job.key_prefix, agent),
+                      cleanup=False, **self.server_daemons.job_fields(agent))
         if agent in self.samplers:
-            job.update(concurrency=0, processes=1, sample_only=True, target_offset=0,
-                       ops=None, objects=0, rate=None)
+            job = replace(job, concurrency=0, processes=1, sample_only=True, target_offset=0,
+                          ops=None, objects=0, rate=None)
         else:
-            job.update(agent_share(self.job, self.loaders.index(agent), len(self.loaders)))
-        if not job['processes'] and self.processes_max:
-            job['processes_max'] = self.processes_max
-        return {'job': job, 'start_timeout_s': self.ready_timeout_s,
+            job = replace(job, **agent_share(self.job, self.loaders.index(agent),
+                                             len(self.loaders)))
+        # JSON from here on: the agent channel's answer, which the agent parses once.
+        fields = job.to_dict()
+        if not job.processes and self.processes_max:
+            fields['processes_max'] = self.processes_max
+        return {'job': fields, 'start_timeout_s': self.ready_timeout_s,
                 'ca_bundle_pem': self.ca_bundle}
 
     def ready(self, agent: str) -> None:
@@ -290,7 +291,7 @@ class AgentRun:
     def _settled(self, states: Tuple[str, ...]) -> Callable[[], bool]:
         return lambda: all(a['state'] in states for a in self.agents.values())
 
-    def run(self, channel: AgentChannel) -> Dict[str, Any]:
+    def run(self, channel: AgentChannel) -> 'AgentRunSummary':
         channel.open(self)
         try:
             with self._cond:
@@ -313,8 +314,7 @@ class AgentRun:
                             ('never fetched its job' if state['state'] == WAITING
                              else 'not ready in time') + self._problem(agent)))
             if self.start_at is not None:
-                length = float(self.job.get('warmup_s') or 0) + float(
-                    self.job.get('duration_s') or 0)
+                length = self.job.warmup_s + float(self.job.duration_s or 0)
                 self._wait(self._settled((DONE, AGENT_FAILED)),
                            self.start_at + length + self.result_grace_s)
             with self._cond:
@@ -357,27 +357,39 @@ class AgentRun:
                 'mgr/rgwbench/agent_source_check false' % self._foreign[agent]]))
         return ' (%s)' % problem if problem else ''
 
-    def summary(self) -> Dict[str, Any]:
+    def summary(self) -> 'AgentRunSummary':
         merged: Optional[Dict[str, Any]] = None
         if self.results:
             merged = merge_results(list(self.results.values()))
-        return {'start_at': self.start_at,
-                'agents': {a: dict(s) for a, s in sorted(self.agents.items())},
-                'result': merged, 'stopped': self.stopped, 'refused': self.refused,
-                'clocks': {a: s.to_dict() for a, s in sorted(self.clocks.best().items())}}
+        return AgentRunSummary(
+            start_at=self.start_at, agents={a: dict(s) for a, s in sorted(self.agents.items())},
+            result=merged, stopped=self.stopped, refused=self.refused,
+            clocks={a: s.to_dict() for a, s in sorted(self.clocks.best().items())})
 
 
-def prefill_allowance_s(job: Dict[str, Any]) -> float:
+@dataclass
+class AgentRunSummary:
+    """What the agents of one workload did, as the mgr saw it."""
+    agents: Dict[str, Dict[str, Any]]     # each agent's state, and its error if it failed
+    result: Optional[Dict[str, Any]]      # the engines' results merged; None: no agent's
+    start_at: Optional[float] = None      # the common start (the mgr's clock); None: none
+    stopped: Optional[str] = None         # why the load was stopped early
+    refused: Optional[str] = None         # why it was not started at all
+    clocks: Dict[str, Dict[str, float]] = field(default_factory=dict)
+    # the agents' clocks, PGs and figures found wanting (workload_runs.py)
+    findings: List[Finding] = field(default_factory=list)
+
+
+def prefill_allowance_s(job: Job) -> float:
     """How long the agents may take to prefill what the job reads, beyond the ready timeout."""
-    found = Job.from_dict(job)
-    if not (found.reads_prefilled and found.prefill):
+    if not (job.reads_prefilled and job.prefill):
         return 0.0
-    allowance = found.object_count() / PREFILL_OBJECTS_S + \
-        (found.working_set_bytes() or 0) / PREFILL_BYTES_S
+    allowance = job.object_count() / PREFILL_OBJECTS_S + \
+        (job.working_set_bytes() or 0) / PREFILL_BYTES_S
     # A prefill bounded in time ends then (the requests under way within the ready timeout).
-    return min(allowance, found.prefill_s) if found.prefill_s else allowance
+    return min(allowance, job.prefill_s) if job.prefill_s else allowance
 
 
-def agents_failed(summary: Dict[str, Any]) -> List[str]:
-    return ['%s: %s' % (a, s['error']) for a, s in summary['agents'].items()
+def agents_failed(summary: AgentRunSummary) -> List[str]:
+    return ['%s: %s' % (a, s['error']) for a, s in summary.agents.items()
             if s['state'] == AGENT_FAILED]

@@ -10,10 +10,10 @@ import contextlib
 import json
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple
 
-from .coordinator import DEADMAN_S, AgentRun
+from .coordinator import DEADMAN_S, AgentRun, AgentRunSummary
 from .launchers import AgentLauncher, remove_leftovers
 from ..checks.capacity_guard import (CapacityCheck, CapacityWatch, in_flight_bytes, prefill_bytes,
                                      writes, writes_while_measured)
@@ -39,7 +39,7 @@ def new_id() -> str:
 
 def make_job(workload: Workload, *, creds: Dict[str, str], endpoints: Sequence[str],
              bucket_prefix: str, run_tag: str,
-             sse: Optional[Dict[str, Any]] = None, prefill_s: float = 0.0) -> Dict[str, Any]:
+             sse: Optional[Dict[str, Any]] = None, prefill_s: float = 0.0) -> Job:
     """The engine's job for a workload and its targets, checked by the engine's own rules;
     its prefill takes at most `prefill_s` (0: no bound)."""
     job = workload.job(endpoints=list(endpoints), access_key=creds['access_key'],
@@ -50,10 +50,10 @@ def make_job(workload: Workload, *, creds: Dict[str, str], endpoints: Sequence[s
         job.validate()
     except LoadgenError as e:
         raise InvalidInput('workload %s: %s' % (workload.name, e))
-    return job.to_dict()
+    return job
 
 
-def remove_buckets(job: Dict[str, Any], ca_pem: Optional[str] = None, *,
+def remove_buckets(job: Job, ca_pem: Optional[str] = None, *,
                    admin: Optional[BucketAdmin] = None) -> Dict[str, Any]:
     """Delete a job's objects and buckets from the mgr; the CA comes as PEM text.
 
@@ -70,7 +70,7 @@ def remove_buckets(job: Dict[str, Any], ca_pem: Optional[str] = None, *,
     admin_error: Optional[str] = None
     if admin is not None:
         try:
-            for bucket in Job.from_dict(job).bucket_names:
+            for bucket in job.bucket_names:
                 objects = admin.remove_bucket(bucket)
                 if objects is not None:
                     by_admin['objects_deleted'] += objects
@@ -86,23 +86,23 @@ def remove_buckets(job: Dict[str, Any], ca_pem: Optional[str] = None, *,
     return done
 
 
-def remove_over_s3(job: Dict[str, Any], ca_pem: Optional[str]) -> Dict[str, Any]:
+def remove_over_s3(job: Job, ca_pem: Optional[str]) -> Dict[str, Any]:
     """Delete a job's objects and buckets over S3, through the first RGW that answers."""
-    endpoints = list(job.get('endpoints') or []) or [job['endpoint']]
+    endpoints = job.targets
     failed: List[str] = []
     with PemFiles() as pems:
         ca_bundle = pems.path('ca', ca_pem) if ca_pem else None
         for endpoint in endpoints:
             try:
-                return dict(prepare.cleanup(Job.from_dict(dict(
-                    job, endpoint=endpoint, endpoints=[endpoint], ca_bundle=ca_bundle))))
+                return dict(prepare.cleanup(replace(
+                    job, endpoint=endpoint, endpoints=[endpoint], ca_bundle=ca_bundle)))
             except (LoadgenError, OSError) as e:
                 failed.append(str(e))
     raise LoadgenError('; '.join(failed))
 
 
 # How a job's buckets are removed: (the job, its CA as PEM) -> what the clean-up did.
-RemoveBuckets = Callable[[Dict[str, Any], Optional[str]], Dict[str, Any]]
+RemoveBuckets = Callable[[Job, Optional[str]], Dict[str, Any]]
 
 
 def cleanup_problem(done: Dict[str, Any]) -> Optional[str]:
@@ -150,18 +150,17 @@ class Leftovers:
         self._held: Set[str] = set()
 
     def write(self, record: Dict[str, Any], launcher: AgentLauncher,
-              job: Dict[str, Any], ca_pem: Optional[str] = None) -> None:
-        key = '%s/%s' % (self.key, job['bucket_prefix'])
+              job: Job, ca_pem: Optional[str] = None) -> None:
+        key = '%s/%s' % (self.key, job.bucket_prefix)
         self._current = key  # before the store has it: `remove` lists, then skips it
         # No keys: the stored credentials are read again when cleaning up. Checked
         # (kvstore.set_kept): a record the mon refuses stops the workload before its
         # agents and buckets exist. Later updates may go unchecked: a refused one
         # leaves this record, whose clean-up is then only tried again.
         set_kept(self.store, key, json.dumps({
-            'record': record, 'agents': launcher.leftovers(), 'endpoint': job['endpoint'],
-            'endpoints': job.get('endpoints') or [job['endpoint']],
-            'ca_pem': ca_pem, 'bucket_prefix': job['bucket_prefix'],
-            'buckets': job['buckets'], 'key_prefix': job['key_prefix']}))
+            'record': record, 'agents': launcher.leftovers(), 'endpoint': job.targets[0],
+            'endpoints': job.targets, 'ca_pem': ca_pem, 'bucket_prefix': job.bucket_prefix,
+            'buckets': job.buckets, 'key_prefix': job.key_prefix}))
 
     def clear(self) -> None:
         if self._current is not None:
@@ -293,7 +292,7 @@ class Leftovers:
                   buckets=left['buckets'], key_prefix=left['key_prefix'])
         try:
             left['record']['cleanup'] = self.remove_buckets(
-                job.to_dict(), left.get('ca_pem') or creds.get('ca_bundle'))
+                job, left.get('ca_pem') or creds.get('ca_bundle'))
         except Exception as e:
             return 'buckets: %s' % e
         return None
@@ -326,15 +325,15 @@ class AgentWorkloads:
     # freed by RGW's GC hours later).
     bucket_admin: Optional[BucketAdmin] = None
 
-    def remove_buckets(self, job: Dict[str, Any], ca_pem: Optional[str]) -> Dict[str, Any]:
+    def remove_buckets(self, job: Job, ca_pem: Optional[str]) -> Dict[str, Any]:
         return remove_buckets(job, ca_pem, admin=self.bucket_admin)
 
-    def run_once(self, job: Dict[str, Any], launcher: AgentLauncher, *,
+    def run_once(self, job: Job, launcher: AgentLauncher, *,
                  ca_pem: Optional[str], leftovers: Leftovers,
                  watch: Callable[[Optional[AgentRun]], None],
                  aborted: Callable[[], bool] = lambda: False,
                  cleaned: Optional[Dict[str, Any]] = None,
-                 keep_buckets: bool = False) -> Dict[str, Any]:
+                 keep_buckets: bool = False) -> AgentRunSummary:
         """The agents' summary; leftovers are written down already, and cleared here
         (`keep_buckets`: the job's buckets stay for later workloads, held in leftovers).
 
@@ -363,8 +362,8 @@ class AgentWorkloads:
                 # Its agents are never launched: nothing it would write is begun.
                 agent_run.stop_early('capacity: not started: ' + too_full)
                 self.log.warning('workload %s not started: capacity: %s',
-                                 job.get('run_tag') or job.get('bucket_prefix'), too_full)
-                return dict(agent_run.summary(), findings=[])
+                                 job.run_tag or job.bucket_prefix, too_full)
+                return agent_run.summary()
             pgs = self.new_pg_watch()
             with contextlib.ExitStack() as during:
                 if check is not None:
@@ -374,15 +373,14 @@ class AgentWorkloads:
                         watching=lambda: measured or agent_run.start_at is None))
                 if pgs is not None:
                     during.enter_context(pgs)
-                summary: Dict[str, Any] = agent_run.run(self.make_channel())
-            during_load = [] if pgs is None or summary.get('start_at') is None else \
-                pgs.findings(float(summary['start_at']) + float(job.get('warmup_s') or 0),
-                             float(job.get('duration_s') or 0))
-            summary['findings'] = agent_run.findings() + during_load + \
+                summary = agent_run.run(self.make_channel())
+            during_load = [] if pgs is None or summary.start_at is None else \
+                pgs.findings(summary.start_at + job.warmup_s, float(job.duration_s or 0))
+            summary.findings = agent_run.findings() + during_load + \
                 measured_findings(agent_run.results, job)
-            if summary.get('stopped'):
-                self.log.warning('workload %s stopped early: %s', job.get('run_tag') or
-                                 job.get('bucket_prefix'), summary['stopped'])
+            if summary.stopped:
+                self.log.warning('workload %s stopped early: %s',
+                                 job.run_tag or job.bucket_prefix, summary.stopped)
         finally:
             watch(None)
             done = {'kept': 'for the run'} if keep_buckets else \
@@ -394,10 +392,10 @@ class AgentWorkloads:
                             held=keep_buckets)
         return summary
 
-    def clean_up(self, job: Dict[str, Any], ca_pem: Optional[str],
+    def clean_up(self, job: Job, ca_pem: Optional[str],
                  aborted: bool) -> Dict[str, Any]:
         if self.keep_objects():
-            self.log.info('keeping buckets %s*', job['bucket_prefix'])
+            self.log.info('keeping buckets %s*', job.bucket_prefix)
             return {'kept': True}
         if aborted:
             # Requests the agents sent before they were stopped (a bucket created,
@@ -406,7 +404,7 @@ class AgentWorkloads:
         try:
             done = self.remove_buckets(job, ca_pem)
         except Exception as e:
-            self.log.warning('clean-up of %s failed: %s', job['bucket_prefix'], e)
+            self.log.warning('clean-up of %s failed: %s', job.bucket_prefix, e)
             return {'error': str(e)}
         if done.get('buckets_left'):
             self.log.warning('clean-up: buckets %s are not empty and stay',

@@ -9,6 +9,7 @@ from typing import List, Optional
 from ..profiles.placement import agent_count
 from ..profiles.prefills import held_at_once
 from ..profiles import MAX_CONCURRENCY, Profile, Workload
+from ..settings.targets import URLS
 from .cache_checks import cache_findings, sized_to_caches
 from .capacity_estimate import capacity_findings
 from .config_checks import config_findings
@@ -16,7 +17,7 @@ from .facts import read_facts
 from .finding import Finding, Level, findings_to_text, ordered
 from .health_checks import health_findings, no_rgw_daemon
 from .pg_checks import pg_findings
-from .queue_checks import queue_findings
+from .queue_checks import queue_findings, uneven_spread
 from .view import ClusterView, MgrClusterView
 
 __all__ = ['ClusterView', 'Finding', 'Level', 'MgrClusterView', 'findings',
@@ -48,6 +49,8 @@ def findings(view: ClusterView, profile: Optional[Profile] = None,
         found += capacity_findings(facts, profile, keep_objects, load)
         # Each workload as the run sends it to the RGW daemons there are now.
         workloads = [w.for_rgws(len(facts.rgws), MAX_CONCURRENCY) for w in profile.workloads]
+        targets = len(profile.target.urls) if profile.target.kind == URLS else len(facts.rgws)
+        found += [f for w in workloads for f in uneven_spread(w, targets, load)]
         found += queue_findings(facts, workloads, load) + cache_findings(
             facts, workloads, agents, load)
     return list(ordered(found))

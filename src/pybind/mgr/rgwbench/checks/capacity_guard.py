@@ -246,30 +246,27 @@ class CapacityGuard:
                          rates=self.rates, open_ended=open_ended)
 
 
-def in_flight_bytes(job: Dict[str, Any]) -> int:
+def in_flight_bytes(job: Job) -> int:
     """The most a job's requests can have begun writing at once: every worker a PUT of
     its largest object (a prefill's writers are as many)."""
-    found = Job.from_dict(job)
-    return found.concurrency * found.sizes.max_size
+    return job.concurrency * job.sizes.max_size
 
 
-def prefill_bytes(job: Dict[str, Any]) -> int:
+def prefill_bytes(job: Job) -> int:
     """What a job writes before it is measured: the working set it prefills (0: none)."""
-    found = Job.from_dict(job)
-    return (found.working_set_bytes() or 0) if found.reads_prefilled and found.prefill else 0
+    return (job.working_set_bytes() or 0) if job.reads_prefilled and job.prefill else 0
 
 
-def writes(job: Dict[str, Any]) -> bool:
+def writes(job: Job) -> bool:
     """Whether a job writes new data: for its duration (PUT, or a mix with PUT), or before
     it, the working set it prefills."""
-    found = Job.from_dict(job)
-    return writes_while_measured(job) or (found.reads_prefilled and found.prefill)
+    return writes_while_measured(job) or (job.reads_prefilled and job.prefill)
 
 
-def writes_while_measured(job: Dict[str, Any]) -> bool:
+def writes_while_measured(job: Job) -> bool:
     """Whether a job writes while it is measured (PUT, or a mix with PUT): else only its
     prefill needs watching."""
-    return Job.from_dict(job).weights.get('put', 0.0) > 0
+    return job.weights.get('put', 0.0) > 0
 
 
 class CapacityWatch(Periodic):

@@ -8,6 +8,7 @@ what RGW can do.
 """
 from typing import Any, List, Mapping, Optional
 
+from ..loadgen.workload import Job
 from .finding import Finding, Level
 
 ERROR_RATE = 0.001      # above 0.1 % of requests failing, the figures are not the cluster's
@@ -21,10 +22,10 @@ RATE_HELD = 0.9
 
 
 def measured_findings(results: Mapping[str, Mapping[str, Any]],
-                      job: Optional[Mapping[str, Any]] = None) -> List[Finding]:
+                      job: Optional[Job] = None) -> List[Finding]:
     """Findings from each agent's result (agent name to its engine result) of `job`."""
     return _errors(results) + _busy_agents(results) + _rate_not_held(results) + \
-        _prefill_cut_short(results, job or {})
+        _prefill_cut_short(results, job or Job())
 
 
 def _rate_not_held(results: Mapping[str, Mapping[str, Any]]) -> List[Finding]:
@@ -58,9 +59,9 @@ def _rate_not_held(results: Mapping[str, Mapping[str, Any]]) -> List[Finding]:
 
 
 def _prefill_cut_short(results: Mapping[str, Mapping[str, Any]],
-                       job: Mapping[str, Any]) -> List[Finding]:
-    planned = int(job.get('objects') or 0)
-    if not job.get('prefill_s') or not planned:
+                       job: Job) -> List[Finding]:
+    planned = job.objects
+    if not job.prefill_s or not planned:
         return []
     loading = [r for r in results.values() if not r.get('sample_only')]
     written = sum(int(r.get('objects') or 0) for r in loading)
@@ -72,7 +73,7 @@ def _prefill_cut_short(results: Mapping[str, Mapping[str, Any]],
         summary='the prefill wrote fewer objects than the working set sized from the caches '
                 'in the time it had: the GETs read what it wrote',
         evidence=('%d of %d objects written in %g s (%.1f MiB read by the GETs)' % (
-            written, planned, float(job['prefill_s']), held / float(1 << 20)),),
+            written, planned, job.prefill_s, held / float(1 << 20)),),
         fix='ceph config set mgr mgr/rgwbench/prefill_time <seconds> (a longer prefill), '
             'or `objects` in the workload')]
 

@@ -9,12 +9,12 @@ import json
 import socket
 import ssl
 import time
-from typing import (Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Protocol, Tuple)
+from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Protocol, Tuple
 
 from ..errors import RGWBenchError
 from .rgw_admin import S3Keys, UserAdmin
 from .rgw_daemons import RGWDaemon, rgw_daemons
-from ..settings.secret_options import masked, secret_parts, shown
+from .secret_options import masked, secret_parts, shown
 
 POLL_S = 1.0
 

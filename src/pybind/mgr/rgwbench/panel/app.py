@@ -64,7 +64,7 @@ class PanelBackend(Protocol):
 
     def plan(self, profile: str, overrides: Dict[str, str]) -> Tuple[Dict[str, Any], str]: ...
 
-    def start_run(self, profile: str, overrides: Dict[str, str]) -> str: ...
+    def start_run(self, profile: str, overrides: Dict[str, str], *, confirmed: bool) -> str: ...
 
     def abort_run(self) -> str: ...
 
@@ -241,7 +241,7 @@ class PanelApp:
                                    'cluster while it lasts; see its plan and confirm '
                                    '(confirm=yes)')
             run_id = self.backend.start_run(request.form.get('profile', ''),
-                                            overrides(request.form))
+                                            overrides(request.form), confirmed=True)
             return _json(202, {'run_id': run_id})
         if path == '/api/abort':
             return _json(202, {'run_id': self.backend.abort_run()})

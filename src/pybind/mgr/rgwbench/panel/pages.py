@@ -6,10 +6,9 @@ import math
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..checks.finding import ordered
-from ..profiles.checks import MAX_DURATION_S, MAX_PROCESSES, MAX_REPEATS, PAYLOAD_SIGNING
-from ..results.findings import MARK, marked
-from ..results.model import (CHARTED, Comparison, Figure, Run, RunSummary, WorkloadResult,
-                             columns)
+from ..profiles.field_checks import MAX_DURATION_S, MAX_PROCESSES, MAX_REPEATS, PAYLOAD_SIGNING
+from ..results.finding_rows import MARK, marked
+from ..results.model import (CHARTED, Comparison, Figure, Run, RunSummary, WorkloadResult, columns)
 from ..results.report import (cell_values, changed_settings, level_text, noise_text, table_rows,
                               when)
 from ..results.seeds import SeedsTable, optional_legend, seeds_tables

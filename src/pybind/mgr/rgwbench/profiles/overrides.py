@@ -3,12 +3,12 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 from ..errors import InvalidInput
-from .checks import (MAX_CONCURRENCY, MAX_REPEATS, FieldError, as_number, at_rate,
-                     check_duration, check_multipart_threshold, check_objects,
-                     check_part_size, check_payload_signing, check_placement,
-                     check_processes, check_range, check_rate, check_rates, check_size,
-                     check_whole, check_workload, default_workload_name, reads_prefilled,
-                     shown, unique_workloads)
+from .field_checks import (MAX_CONCURRENCY, MAX_REPEATS, FieldError, as_number, at_rate,
+                           check_duration, check_multipart_threshold, check_objects,
+                           check_part_size, check_payload_signing, check_placement, check_processes,
+                           check_range, check_rate, check_rates, check_size, check_whole,
+                           check_workload, default_workload_name, reads_prefilled, shown,
+                           unique_workloads)
 from .types import Profile, Workload
 
 Sizes = Union[str, Sequence[str]]
@@ -37,6 +37,16 @@ class Overrides:
         """The overrides given, by their flag (`--part-size`)."""
         return {'--' + f.name.replace('_', '-'): getattr(self, f.name) for f in fields(self)
                 if getattr(self, f.name) is not None}
+
+
+#: The words `plan` and `run` take after the profile, in the order of their command line,
+#: as the CLI types them: the commands' parameters are made from this one list.
+RUN_WORDS: Tuple[Tuple[str, Any, Any], ...] = tuple((name, kind, None) for name, kind in (
+    ('duration', Optional[int]), ('concurrency', Optional[int]), ('sizes', Optional[str]),
+    ('placement', Optional[str]), ('repeats', Optional[int]), ('warmup', Optional[int]),
+    ('rate', Optional[float]), ('rates', Optional[str]), ('objects', Optional[int]),
+    ('multipart_threshold', Optional[str]), ('part_size', Optional[str]),
+    ('range', Optional[str]), ('processes', Optional[int]), ('payload_signing', Optional[str])))
 
 
 def _sizes(raw: Sizes) -> List[str]:

@@ -7,14 +7,14 @@ from ..documents import load_document
 from ..errors import InvalidInput
 from ..loadgen.workload import ALL_OPS
 from ..settings.base import Setting
-from .checks import (MAX_BUCKETS, MAX_CONCURRENCY, MAX_REPEATS, FieldError, at_rate,
-                     check_duration, check_mix, check_multipart_threshold, check_objects,
-                     check_op, check_part_size, check_payload_signing, check_placement,
-                     check_processes, check_range, check_rate, check_rates, check_size,
-                     check_target, check_warmup, check_whole, check_workload,
-                     default_workload_name, shown, unique_workloads)
-from .types import (DEFAULT_CONCURRENCY, DEFAULT_DURATION_S, DEFAULT_PROCESSES,
-                    DEFAULT_WARMUP_S, ORDERS, SEQUENTIAL, Profile, Variant, Workload)
+from .field_checks import (MAX_BUCKETS, MAX_CONCURRENCY, MAX_REPEATS, FieldError, at_rate,
+                           check_duration, check_mix, check_multipart_threshold, check_objects,
+                           check_op, check_part_size, check_payload_signing, check_placement,
+                           check_processes, check_range, check_rate, check_rates, check_size,
+                           check_target, check_warmup, check_whole, check_workload,
+                           default_workload_name, shown, unique_workloads)
+from .types import (DEFAULT_CONCURRENCY, DEFAULT_DURATION_S, DEFAULT_PROCESSES, DEFAULT_WARMUP_S,
+                    ORDERS, SEQUENTIAL, Profile, Variant, Workload)
 
 NAME = re.compile(r'^[a-z0-9][a-z0-9_-]{0,40}$')
 VARIANT_NAME = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.@-]{0,40}$')

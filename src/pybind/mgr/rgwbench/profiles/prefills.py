@@ -18,8 +18,9 @@ too little room on a small cluster; every GET working set of a one-variant
 its largest PUT workload started.
 """
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
+from ..loadgen.workload import Job
 from . import Profile, Variant, Workload
 
 # Settings under which objects are written and read as without them.
@@ -73,7 +74,7 @@ def held_at_once(profile: Profile) -> int:
 class Prefill:
     """One prefill of a run: its buckets and the objects it wrote (over all agents)."""
     bucket_prefix: str
-    job: Dict[str, Any]
+    job: Job
     written_by: str                 # the variant whose repeat wrote it
     objects: Optional[int] = None   # None until a repeat read them
 
@@ -102,12 +103,12 @@ class RunPrefills:
             return found.bucket_prefix
         return 'rgwbench-%s-p%d' % (self.run_id, self._made)
 
-    def made(self, key: PrefillKey, job: Dict[str, Any], variant: str) -> str:
+    def made(self, key: PrefillKey, job: Job, variant: str) -> str:
         """`job` of `variant` was started on `key`'s buckets: they stay until
         `done_with` them. The variant that wrote what it reads."""
         if key not in self._found:
             self._made += 1
-            self._found[key] = Prefill(bucket_prefix=job['bucket_prefix'], job=job,
+            self._found[key] = Prefill(bucket_prefix=job.bucket_prefix, job=job,
                                        written_by=variant)
         return self._found[key].written_by
 
@@ -115,7 +116,7 @@ class RunPrefills:
         """A repeat of `key` read `objects` objects: later ones read them, unwritten."""
         self._found[key].objects = objects
 
-    def done_with(self, key: Optional[PrefillKey] = None) -> List[Dict[str, Any]]:
+    def done_with(self, key: Optional[PrefillKey] = None) -> List[Job]:
         """The job of `key`'s prefill (None: of every one), forgotten here: the run
         removes their buckets."""
         keys = [k for k in self._found if key is None or k == key]

@@ -11,9 +11,9 @@ import time
 from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..formatting import table
-from .findings import MARK, findings_lines, marked
-from .model import (COLUMNS, FIGURES, LEVEL, Comparison, Figure, Run, RunSummary,
-                    WorkloadResult, all_workloads, columns, compared_columns, present)
+from .finding_rows import MARK, findings_lines, marked
+from .model import (COLUMNS, FIGURES, LEVEL, Comparison, Figure, Run, RunSummary, WorkloadResult,
+                    all_workloads, columns, compared_columns, present)
 
 
 def when(value: Any) -> str:

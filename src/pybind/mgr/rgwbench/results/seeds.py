@@ -8,11 +8,13 @@ seeds` prints a run that way, in plain text, Markdown, CSV and JSON.
 import csv
 import io
 from dataclasses import asdict, dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ..formatting import table
-from .model import FIGURES, Comparison, Figure, Run, WorkloadResult
-from .report import change_cell, number
+from ..errors import InvalidInput
+from ..formatting import OutputFormat, render, table
+from ..serial import dump
+from .model import FIGURES, Comparison, Figure, Run, WorkloadResult, strip_histograms
+from .report import change_cell, number, result_to_csv, result_to_markdown, result_to_text
 
 
 @dataclass
@@ -140,3 +142,33 @@ def seeds_to_csv(run: Run) -> str:
 def seeds_to_json(run: Run) -> Dict[str, Any]:
     return {'run_id': run.run_id, 'profile': run.profile, 'layout': 'seeds',
             'tables': [asdict(t) for t in seeds_tables(run)]}
+
+
+def show_text(layout: str, form: str) -> Callable[[Run], str]:
+    """How `results show` prints a run in `layout` (wide, seeds) as `form` (plain,
+    markdown, csv)."""
+    renderers: Dict[str, Dict[str, Callable[[Run], str]]] = {
+        'wide': {'plain': result_to_text, 'markdown': result_to_markdown,
+                 'csv': result_to_csv},
+        'seeds': {'plain': seeds_to_text, 'markdown': seeds_to_markdown,
+                  'csv': seeds_to_csv}}
+    if layout not in renderers:
+        raise InvalidInput('--layout must be one of wide, seeds, got %r' % layout)
+    if form not in renderers[layout]:
+        raise InvalidInput('--table must be one of plain, markdown, csv, got %r' % form)
+    return renderers[layout][form]
+
+
+def shown_json(run: Run, layout: str = 'wide') -> Dict[str, Any]:
+    """A run as `results show -f json` gives it: without histograms and series, or its
+    tables in the studies' layout."""
+    if layout == 'seeds':
+        return seeds_to_json(run)
+    shown: Dict[str, Any] = strip_histograms(dump(run), also=('per_second',))
+    return shown
+
+
+def show(run: Run, layout: str, form: str, fmt: OutputFormat) -> str:
+    """`results show`: the run in `layout` as `form`, or as JSON/YAML."""
+    text = show_text(layout, form)
+    return text(run) if fmt is OutputFormat.plain else render(shown_json(run, layout), fmt, str)

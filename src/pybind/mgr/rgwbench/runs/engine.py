@@ -38,6 +38,7 @@ from ..settings.changes import USER
 from ..settings.base import ClientSide
 from ..settings.targets import AUTO, RGW, URLS, Target
 from ..agents.workload_runs import AgentWorkloads, Leftovers, make_job, new_id
+from ..loadgen.workload import Job
 from ..profiles.prefills import (PrefillKey, RunPrefills, held_at_once, read_later, reads_only,
                                  storage_of)
 
@@ -395,13 +396,13 @@ class RunEngine:
                     now = through or self.make_applier().targets(Target(kind=RGW),
                                                                  ClientSide())
                     cleaned = self.agents.clean_up(
-                        dict(job, endpoints=now.targets, endpoint=now.targets[0],
-                             ca_bundle=None), now.ca_bundle or creds.get('ca_bundle'),
+                        replace(job, endpoints=list(now.targets), endpoint=now.targets[0],
+                                ca_bundle=None), now.ca_bundle or creds.get('ca_bundle'),
                         aborted=False)
                 except Exception as e:
-                    self.log.exception('removing buckets %s failed', job['bucket_prefix'])
+                    self.log.exception('removing buckets %s failed', job.bucket_prefix)
                     cleaned = {'error': '%s: %s' % (type(e).__name__, e)}
-            self.leftovers.release(job['bucket_prefix'],
+            self.leftovers.release(job.bucket_prefix,
                                    {} if creds.get('temporary_user') else cleaned)
 
     def _put_back_run(self, record: Run, journal: Optional[Journal]) -> None:
@@ -459,7 +460,7 @@ class RunEngine:
         return dict(keys.credentials(), temporary_user=keys.uid)
 
     def _job(self, workload: Workload, creds: Dict[str, str], client: ClientSide, run_id: str,
-             variant: int, prefill_s: float) -> Dict[str, Any]:
+             variant: int, prefill_s: float) -> Job:
         return make_job(workload, creds=creds, endpoints=client.targets,
                         bucket_prefix='rgwbench-%s-%d' % (run_id, variant),
                         run_tag='%s-%d' % (run_id, variant), sse=client.sse,
@@ -493,10 +494,10 @@ class RunEngine:
         reuse = self._prefills.key(workload, storage, loading_agents(first)) \
             if storage and reads_only(workload) else None
         if reuse is not None:
-            job['bucket_prefix'] = self._prefills.bucket_prefix(reuse)
+            job = replace(job, bucket_prefix=self._prefills.bucket_prefix(reuse))
             found = self._prefills.get(reuse)
             if found is not None:
-                job = dict(job, objects=found.objects, prefill=False, prefill_s=0.0)
+                job = replace(job, objects=int(found.objects or 0), prefill=False, prefill_s=0.0)
         ca_pem = client.ca_bundle or creds.get('ca_bundle')
         problems: List[str] = []
         stopped: Optional[str] = None
@@ -519,20 +520,20 @@ class RunEngine:
                 problems += agents_failed(summary)
                 during += [replace(f, evidence=('repeat %d of %d' % (repeat + 1, count),)
                                    + f.evidence) if count > 1 else f
-                           for f in summary.get('findings') or []]
-                if summary.get('refused'):
-                    raise Refused(summary['refused'], errno.EBUSY)
-                if summary['result'] is not None:
-                    repeats.append(WorkloadResult.from_result(summary['result']))
+                           for f in summary.findings]
+                if summary.refused:
+                    raise Refused(summary.refused, errno.EBUSY)
+                if summary.result is not None:
+                    repeats.append(WorkloadResult.from_result(summary.result))
                     written = repeats[-1].objects
                     if prefill_s and written:   # what its time allowed: the working set now
                         self._objects_read[workload.name] = written
-                        job = dict(job, objects=written, prefill_s=0.0)
+                        job = replace(job, objects=written, prefill_s=0.0)
                     if reuse is not None and written and self._prefills.get(reuse) is None:
                         self._prefills.read(reuse, written)   # read from now on, unwritten
-                        job = dict(job, objects=written, prefill=False, prefill_s=0.0)
-                if summary.get('stopped'):
-                    stopped = summary['stopped']
+                        job = replace(job, objects=written, prefill=False, prefill_s=0.0)
+                if summary.stopped:
+                    stopped = summary.stopped
                     break  # another repeat would write again what the guard stopped
             return WorkloadResult.measured(
                 name=workload.name, op=workload.op, object_size=workload.size,

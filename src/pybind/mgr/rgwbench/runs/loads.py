@@ -6,8 +6,8 @@ which are removed at its end. The result is kept in the module's store
 """
 import threading
 import time
-from dataclasses import replace
-from typing import Any, Callable, Dict, List, NamedTuple, Optional
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from ..agents.coordinator import AgentRun, agents_failed
 from ..agents.launchers import AgentLauncher, loading_agents
@@ -22,54 +22,63 @@ from ..results.store import LoadStore
 from ..serial import dump, load
 from ..settings.targets import check_urls, split_urls, unique
 from ..agents.workload_runs import AgentWorkloads, Leftovers, make_job, new_id
+from ..loadgen.workload import Job
 
 LEFTOVERS_KEY = 'loading/leftovers'
 
 
-class LoadRequest(NamedTuple):
-    op: str = 'put'
-    size: str = '4KiB'
-    concurrency: int = 16
-    processes: int = DEFAULT_PROCESSES
-    duration_s: float = 30.0
-    warmup_s: float = 2.0
-    buckets: int = 1
+@dataclass(frozen=True)
+class LoadRequest:
+    """A load: its workload (as a profile's), where its agents go and what they load."""
+    workload: Workload
     placement: Optional[List[str]] = None
     endpoint: Optional[str] = None   # URLs as given (comma separated); None: every RGW
-    # As a profile's workload: None is the engine's default (closed loop, ...).
-    rate: Optional[float] = None
-    objects: Optional[int] = None
-    multipart_threshold: Optional[str] = None
-    part_size: Optional[str] = None
-    range: Optional[str] = None
 
-    def workload(self) -> Workload:
-        return Workload(name='load', **{f: getattr(self, f) for f in WORKLOAD_FIELDS})
+    @classmethod
+    def of(cls, *, placement: Optional[List[str]] = None, endpoint: Optional[str] = None,
+           **fields: Any) -> 'LoadRequest':
+        """A load of a workload with these fields, the rest as `ceph rgwbench load`'s."""
+        return cls(replace(DEFAULT_WORKLOAD, **fields), placement, endpoint)
+
+    def stored(self) -> Dict[str, Any]:
+        """What a load's record keeps of its request."""
+        w = self.workload
+        return {'op': w.op, 'size': w.size, 'concurrency': w.concurrency,
+                'processes': w.processes, 'duration_s': w.duration_s, 'warmup_s': w.warmup_s,
+                'buckets': w.buckets, 'placement': self.placement, 'endpoint': self.endpoint,
+                'rate': w.rate, 'objects': w.objects,
+                'multipart_threshold': w.multipart_threshold, 'part_size': w.part_size,
+                'range': w.range}
 
 
-# What a load asks of its workload: its fields but where the agents go and what they load.
-WORKLOAD_FIELDS = tuple(f for f in LoadRequest._fields if f not in ('placement', 'endpoint'))
+#: The words of `ceph rgwbench load`: name, type and default.
+LOAD_WORDS: Tuple[Tuple[str, Any, Any], ...] = (
+    ('op', str, 'put'), ('size', str, '4KiB'), ('concurrency', int, 16),
+    ('duration', int, 30), ('warmup', int, 2), ('processes', int, DEFAULT_PROCESSES),
+    ('buckets', int, 1), ('placement', Optional[str], None), ('endpoint', Optional[str], None),
+    ('rate', Optional[float], None), ('objects', Optional[int], None),
+    ('multipart_threshold', Optional[str], None), ('part_size', Optional[str], None),
+    ('range', Optional[str], None))
 
 
-def load_request(*, op: str, size: str, concurrency: int, processes: int, duration: int,
-                 warmup: int, buckets: int, placement: Optional[List[str]],
-                 endpoint: Optional[str], rate: Optional[float] = None,
-                 objects: Optional[int] = None, multipart_threshold: Optional[str] = None,
-                 part_size: Optional[str] = None,
-                 range: Optional[str] = None) -> LoadRequest:
-    """The command's words as a load, with the same checks and limits as a profile's workload."""
-    words: Dict[str, Any] = {
-        'op': op, 'size': size, 'concurrency': concurrency, 'processes': processes,
-        'duration': duration, 'warmup': warmup, 'buckets': buckets, 'rate': rate,
-        'objects': objects, 'multipart_threshold': multipart_threshold,
-        'part_size': part_size, 'range': range}
+LOAD = 'load'
+#: the workload of a load with none of its words given
+DEFAULT_WORKLOAD = Workload(name=LOAD, **{
+    {'duration': 'duration_s', 'warmup': 'warmup_s'}.get(name, name): default
+    for name, _, default in LOAD_WORDS if name not in ('placement', 'endpoint')})
+
+
+def load_request(words: Mapping[str, Any]) -> LoadRequest:
+    """The command's words (LOAD_WORDS, with `placement` resolved to hosts) as a load, with
+    the same checks and limits as a profile's workload."""
+    given = dict(words)
+    placement, endpoint = given.pop('placement', None), given.pop('endpoint', None)
     try:
-        workload = parse_workload(words, lambda field: '--' + field.replace('_', '-')
-                                  if field else 'load')
+        workload = parse_workload(dict(given, name=LOAD), lambda field: '--' + field.replace(
+            '_', '-') if field else 'load')
     except FieldError as e:
         raise InvalidInput(str(e))
-    return LoadRequest(placement=placement, endpoint=endpoint,
-                       **{f: getattr(workload, f) for f in WORKLOAD_FIELDS})
+    return LoadRequest(workload, placement, endpoint)
 
 
 class LoadService:
@@ -119,19 +128,19 @@ class LoadService:
         creds = self.credentials.require()
         targets = self._targets(request)
         load_id = new_id()
-        job = make_job(request.workload(), creds=creds, endpoints=targets,
+        job = make_job(request.workload, creds=creds, endpoints=targets,
                        bucket_prefix='rgwbench-%s' % load_id, run_tag=load_id)
         with self._lock:
             if self._active is not None:
                 raise Busy('load %s is in progress; wait for it or try later'
                            % self._active['load_id'])
             found: List[Finding] = [] if self.checks is None else self.checks.before(
-                load_profile(request.workload(), request.placement), force=force, load=True)
+                load_profile(request.workload, request.placement), force=force, load=True)
             launcher = self.make_launcher(request.placement)
             job = self._sized(job, request, launcher)
             record = {'load_id': load_id, 'state': 'running', 'endpoint': targets[0],
                       'targets': targets,
-                      'request': request._asdict(), 'started': time.time(),
+                      'request': request.stored(), 'started': time.time(),
                       'finished': None, 'agents': {a: {'state': 'waiting', 'error': None}
                                                    for a in launcher.agent_ids()},
                       'result': None, 'error': None,
@@ -145,17 +154,16 @@ class LoadService:
         thread.start()
         return load_id
 
-    def _sized(self, job: Dict[str, Any], request: LoadRequest,
-               launcher: AgentLauncher) -> Dict[str, Any]:
+    def _sized(self, job: Job, request: LoadRequest, launcher: AgentLauncher) -> Job:
         """The job with a GET working set sized from the caches, when it names none."""
         if self.checks is None:
             return job
-        sized, prefill_s = self.checks.as_run(request.workload(), len(loading_agents(launcher)))
+        sized, prefill_s = self.checks.as_run(request.workload, len(loading_agents(launcher)))
         if not prefill_s:   # the load names its working set, or it is not sized
             return job
-        return dict(job, objects=sized.objects, prefill_s=prefill_s)
+        return replace(job, objects=int(sized.objects or 0), prefill_s=prefill_s)
 
-    def _run(self, record: Dict[str, Any], job: Dict[str, Any], launcher: AgentLauncher,
+    def _run(self, record: Dict[str, Any], job: Job, launcher: AgentLauncher,
              creds: Dict[str, str]) -> None:
         state, error = 'failed', None
         record['cleanup'] = {}
@@ -163,17 +171,16 @@ class LoadService:
             summary = self.agents.run_once(job, launcher, ca_pem=creds.get('ca_bundle'),
                                            leftovers=self.leftovers, watch=self._watch,
                                            cleaned=record['cleanup'])
-            record['agents'] = summary['agents']
-            record['result'] = summary['result']
-            record['stopped'] = summary.get('stopped')
-            record['clocks'] = summary.get('clocks') or {}
-            record['findings'] = record.get('findings', []) + dump(
-                summary.get('findings') or [])
+            record['agents'] = summary.agents
+            record['result'] = summary.result
+            record['stopped'] = summary.stopped
+            record['clocks'] = summary.clocks
+            record['findings'] = record.get('findings', []) + dump(summary.findings)
             failed = agents_failed(summary)
-            if summary.get('refused'):
-                error = summary['refused']   # not started: its agents failed for that
-            elif summary['result'] is None:
-                error = '; '.join(failed) or summary.get('stopped') or \
+            if summary.refused:
+                error = summary.refused   # not started: its agents failed for that
+            elif summary.result is None:
+                error = '; '.join(failed) or summary.stopped or \
                     'no agent reported a result'
             else:
                 state, error = 'complete', '; '.join(failed) or None

@@ -6,7 +6,7 @@ state in place", so undo is as well tested as apply and is idempotent.
 """
 from typing import Any, Dict, NamedTuple, Optional, Protocol
 
-from .secret_options import shown
+from ..cluster.secret_options import shown
 
 CONFIG, SERVICE, RESTART, USER = 'config', 'service', 'restart', 'user'
 CONFIG_KEY = 'config-key'

@@ -5,7 +5,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from ..errors import InvalidInput, RGWBenchError
 from .base import PlanView, Setting, SettingContext, SettingNotInEffect, on_off, poll
 from .changes import Change, config_change, restart_change, service_change
-from .secret_options import shown
+from ..cluster.secret_options import shown
 
 # Daemon types whose options a variant may set, and what restarts them.
 WHO = re.compile(r'^(global|mon|mgr|osd|client|client\.rgw(\.[A-Za-z0-9_.-]+)?|osd\.\d+)$')

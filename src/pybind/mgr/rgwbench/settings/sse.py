@@ -43,7 +43,7 @@ from ..cluster.pending import pending
 from .base import ClientSide, PlanView, Setting, SettingContext, SettingNotInEffect, poll
 from .changes import SERVICE, Change, config_change
 from .daemon_settings import config_problem, rgw_restart, same_value
-from .secret_options import shown
+from ..cluster.secret_options import shown
 
 RGW = 'client.rgw'
 VALUES = ('kms-testing', 'kms-kmip', 'kms-vault', 'sse-c', 'sse-s3', 'off')

@@ -75,6 +75,34 @@ def wait_a_few_polls(what: str, check: Callable[[], Optional[str]], polls: int =
     raise NotReady('timed out waiting for %s: %s' % (what, missing))
 
 
+class MgrStore(MemoryStore):
+    """One mgr's view of the module's store: the store (shared with other mgrs when given),
+    its own name and the mgr map it last got."""
+
+    def __init__(self, data: Optional[Dict[str, str]] = None, name: str = 'a',
+                 active: str = 'a', epoch: int = 9) -> None:
+        super().__init__()
+        if data is not None:
+            self.data = data
+        self.name = name
+        self.mgr_map = {'epoch': epoch, 'active_name': active}
+
+    @property
+    def active(self) -> str:
+        return str(self.mgr_map['active_name'])
+
+    @active.setter
+    def active(self, name: str) -> None:
+        self.mgr_map['active_name'] = name
+
+    def get_mgr_id(self) -> str:
+        return self.name
+
+    def get(self, data_name: str) -> Any:
+        assert data_name == 'mgr_map'
+        return self.mgr_map
+
+
 class FakeWaits:
     """ClusterAccess's waits for fake clusters: a few polls, and giving up as it does."""
 

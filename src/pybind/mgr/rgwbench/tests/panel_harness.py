@@ -163,7 +163,8 @@ class FakeBackend:
             raise InvalidInput('no profile %r' % profile)
         return PLAN, 'run quick: 2 variants, about 2 min'
 
-    def start_run(self, profile: str, overrides: Dict[str, str]) -> str:
+    def start_run(self, profile: str, overrides: Dict[str, str], *, confirmed: bool) -> str:
+        assert confirmed
         self._call('start_run', profile, overrides)
         return '20261123-090000-abcdef'
 

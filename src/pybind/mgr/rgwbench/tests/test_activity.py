@@ -5,7 +5,7 @@ from typing import Callable, Dict, List, Optional
 
 import pytest
 
-from rgwbench.activity import BLOCKED_BY, Activity, ActivityGuard, Going
+from rgwbench.runs.activity import BLOCKED_BY, Activity, ActivityGuard, Going
 from rgwbench.errors import Busy
 
 

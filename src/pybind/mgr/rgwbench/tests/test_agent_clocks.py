@@ -153,11 +153,11 @@ def test_an_agent_whose_clock_is_off_is_found_and_starts_as_its_clock_says(
     # machine's were over 0.1 s, and a 0.2 s offset went unproven), and never refused.
     launcher = ThreadLauncher(['host-a', 'host-b'], {'host-b': 'clock:0.6'})
     agent_run, summary = run(stub, certificate, launcher, concurrency=4)
-    assert {a: s['state'] for a, s in summary['agents'].items()} == {
+    assert {a: s['state'] for a, s in summary.agents.items()} == {
         'host-a': DONE, 'host-b': DONE}
     (f,) = [f for f in agent_run.findings() if f.id == 'clock-skew']
-    assert f.level == Level.skews and summary['refused'] is None
-    clocks = summary['clocks']
+    assert f.level == Level.skews and summary.refused is None
+    clocks = summary.clocks
     # each true offset within the bound its best round trip gives
     for agent, true_ms in (('host-a', 0), ('host-b', 600)):
         assert abs(clocks[agent]['offset_ms'] - true_ms) <= clocks[agent]['error_ms'] + 0.01
@@ -165,22 +165,22 @@ def test_an_agent_whose_clock_is_off_is_found_and_starts_as_its_clock_says(
     assert f.evidence[1].startswith('agent host-b: +')
     # host-b started when its own clock read the common start: 0.6 s early
     starts = {a: r['start_at'] for a, r in agent_run.results.items()}
-    assert starts['host-a'] == summary['start_at']
-    assert starts['host-b'] == pytest.approx(summary['start_at'] - 0.6)
+    assert starts['host-a'] == summary.start_at
+    assert starts['host-b'] == pytest.approx(summary.start_at - 0.6)
 
 
 def test_agents_on_time_give_no_finding(stub: StubS3, certificate: Tuple[str, str]) -> None:
     agent_run, summary = run(stub, certificate, ThreadLauncher(['host-a', 'host-b']))
-    assert agent_run.findings() == [] and set(summary['clocks']) == {'host-a', 'host-b'}
+    assert agent_run.findings() == [] and set(summary.clocks) == {'host-a', 'host-b'}
 
 
 def test_clocks_more_than_a_second_apart_start_nothing(
         stub: StubS3, certificate: Tuple[str, str]) -> None:
     launcher = ThreadLauncher(['host-a', 'host-b'], {'host-b': 'clock:-1.5'})
     agent_run, summary = run(stub, certificate, launcher, concurrency=4)
-    assert summary['start_at'] is None and summary['result'] is None
-    assert summary['refused'].startswith('refusing to start the workload: clock-skew: ')
-    for state in summary['agents'].values():
+    assert summary.start_at is None and summary.result is None
+    assert summary.refused.startswith('refusing to start the workload: clock-skew: ')
+    for state in summary.agents.values():
         assert state['state'] == AGENT_FAILED
         assert state['error'].startswith('not started: refusing to start the workload')
     (f,) = agent_run.findings()
@@ -195,7 +195,7 @@ def test_a_load_whose_agents_clocks_are_too_far_apart_fails_with_the_finding(
     loads = load_service(store, [stub.url],
                          lambda placement: ThreadLauncher(['h1', 'h2'], {'h2': 'clock:2'}),
                          lambda: AgentChannel('127.0.0.1', 0, *certificate))
-    load_id = loads.start(LoadRequest(duration_s=1.0, warmup_s=0.0, concurrency=2))
+    load_id = loads.start(LoadRequest.of(duration_s=1.0, warmup_s=0.0, concurrency=2))
     assert load_ended(loads)
     record = dump(loads.show(load_id))
     assert record['state'] == 'failed' and record['result'] is None

@@ -5,6 +5,7 @@ from test_agents import ThreadLauncher, enrol, job, stub  # noqa: F401 (a fixtur
 
 from rgwbench.agents.channel import AgentChannel
 from rgwbench.agents.coordinator import AGENT_FAILED, AgentRun
+from rgwbench.loadgen.workload import Job
 from rgwbench.agents.sources import bare_ip, host_addresses, ips_in, mgr_host_addresses
 from rgwbench.tests.s3stub import StubS3
 
@@ -70,7 +71,7 @@ class Launcher:
 
 
 def test_a_right_code_from_another_address_is_refused_and_stays_unspent() -> None:
-    run = AgentRun({'op': 'put', 'concurrency': 1}, Launcher(),  # type: ignore[arg-type]
+    run = AgentRun(Job(op='put', concurrency=1), Launcher(),  # type: ignore[arg-type]
                    sources={'node1': frozenset({'10.0.0.11', '::1'})}, ready_timeout_s=0.1)
     code = run._codes['node1']
     # whoever read the code from the agents' spec, on another host
@@ -82,7 +83,7 @@ def test_a_right_code_from_another_address_is_refused_and_stays_unspent() -> Non
 
 
 def test_a_spent_code_replayed_from_elsewhere_revokes_nothing() -> None:
-    run = AgentRun({'op': 'put', 'concurrency': 1}, Launcher(),  # type: ignore[arg-type]
+    run = AgentRun(Job(op='put', concurrency=1), Launcher(),  # type: ignore[arg-type]
                    sources={'node1': frozenset({'10.0.0.11'})})
     code = run._codes['node1']
     token = run.enrol('node1', code, '10.0.0.11')
@@ -95,7 +96,7 @@ def test_a_spent_code_replayed_from_elsewhere_revokes_nothing() -> None:
 
 
 def test_an_agent_that_only_came_from_elsewhere_fails_saying_where_from() -> None:
-    run = AgentRun({'op': 'put', 'concurrency': 1}, Launcher(),  # type: ignore[arg-type]
+    run = AgentRun(Job(op='put', concurrency=1), Launcher(),  # type: ignore[arg-type]
                    sources={'node1': frozenset({'10.0.0.11'})}, ready_timeout_s=0.1,
                    check_every_s=0.05)
     assert run.enrol('node1', run._codes['node1'], '172.16.0.5') is None
@@ -105,7 +106,7 @@ def test_an_agent_that_only_came_from_elsewhere_fails_saying_where_from() -> Non
 
 
 def test_without_sources_an_agent_enrols_from_anywhere() -> None:
-    run = AgentRun({'op': 'put', 'concurrency': 1}, Launcher())  # type: ignore[arg-type]
+    run = AgentRun(Job(op='put', concurrency=1), Launcher())  # type: ignore[arg-type]
     assert run.enrol('node1', run._codes['node1'], '10.9.9.9') is not None
 
 

@@ -19,9 +19,10 @@ import pytest
 from rgwbench.agents import channel as channel_module
 from rgwbench.agents.channel import MAX_PER_SOURCE, AgentChannel
 from rgwbench.web.brake import AuthBrake
-from rgwbench.agents.coordinator import AGENT_FAILED, DONE, AgentRun, agents_failed
+from rgwbench.agents.coordinator import (AGENT_FAILED, DONE, AgentRun, AgentRunSummary,
+                                         agents_failed)
 from rgwbench.loadgen.clock import AgentClock
-from rgwbench.loadgen.agent import (AgentError, DeadMan, ModuleChannel, enrolled_channel, run_agent)
+from rgwbench.loadgen.agent import AgentError, DeadMan, ModuleChannel, enrolled_channel, run_agent
 from rgwbench.cluster.sampled_daemons import ServerDaemon, ServerDaemons
 from rgwbench.tests.s3stub import StubS3
 from rgwbench.loadgen.workload import Job
@@ -82,16 +83,16 @@ class ThreadLauncher:
         return {}
 
 
-def job(stub: StubS3, **kw: Any) -> Dict[str, Any]:
+def job(stub: StubS3, **kw: Any) -> Job:
     settings: Dict[str, Any] = dict(endpoint=stub.url, access_key='AK', secret_key='SK',
                                     op='put', size='4KiB', concurrency=2, duration_s=1.0,
                                     warmup_s=0.2, proc_stats=False)
     settings.update(kw)
-    return Job(**settings).to_dict()
+    return Job(**settings)
 
 
 def run(stub: StubS3, certificate: Tuple[str, str], launcher: ThreadLauncher,
-        **kw: Any) -> Tuple[AgentRun, Dict[str, Any]]:
+        **kw: Any) -> Tuple[AgentRun, AgentRunSummary]:
     timeouts = {k: kw.pop(k) for k in ('ready_timeout_s', 'result_grace_s') if k in kw}
     agent_run = AgentRun(job(stub, **kw), launcher, start_delay_s=0.3, check_every_s=0.2,
                          **timeouts)
@@ -106,9 +107,10 @@ def test_two_agents_one_start_results_merged(stub: StubS3,
     # agents once ended no request in 2 s.
     agent_run, summary = run(stub, certificate, launcher, concurrency=4, duration_s=None,
                              warmup_s=0.0, ops=40)
-    assert {a: s['state'] for a, s in summary['agents'].items()} == {
+    assert {a: s['state'] for a, s in summary.agents.items()} == {
         'host-a': DONE, 'host-b': DONE}
-    merged = summary['result']
+    merged = summary.result
+    assert merged is not None
     parts = list(agent_run.results.values())
     assert merged['ops'] == sum(p['ops'] for p in parts) == 40
     assert sorted(p['ops'] for p in parts) == [20, 20]
@@ -119,7 +121,7 @@ def test_two_agents_one_start_results_merged(stub: StubS3,
     assert merged['targets'] == [{'url': stub.url, 'workers': 4, 'ops': merged['ops'],
                                   'errors': 0}]
     # One common start for both agents.
-    assert {p['start_at'] for p in parts} == {summary['start_at']}
+    assert {p['start_at'] for p in parts} == {summary.start_at}
     # Each agent wrote its own keys.
     keys = [k for objects in stub.buckets.values() for k in objects]
     assert any('/host-a/' in k for k in keys) and any('/host-b/' in k for k in keys)
@@ -162,10 +164,10 @@ def test_an_agent_that_never_comes_is_reported_not_awaited(
     # (CI's saw host-a fail at 2 s, with unit tests running beside two clusters).
     _, summary = run(stub, certificate, launcher, ready_timeout_s=5.0)
     assert time.monotonic() - began < 25
-    assert summary['agents']['host-a']['state'] == DONE
-    assert summary['agents']['host-b'] == {'state': AGENT_FAILED,
-                                           'error': 'never fetched its job'}
-    assert summary['result']['ops'] > 0
+    assert summary.agents['host-a']['state'] == DONE
+    assert summary.agents['host-b'] == {'state': AGENT_FAILED,
+                                        'error': 'never fetched its job'}
+    assert summary.result is not None and summary.result['ops'] > 0
 
 
 def test_an_agent_that_dies_is_reported_at_once(stub: StubS3,
@@ -174,18 +176,18 @@ def test_an_agent_that_dies_is_reported_at_once(stub: StubS3,
     began = time.monotonic()
     _, summary = run(stub, certificate, launcher, ready_timeout_s=60.0, result_grace_s=60.0)
     assert time.monotonic() - began < 20, 'the dead agent was waited for'
-    assert summary['agents']['host-b']['state'] == AGENT_FAILED
-    assert 'killed by the test' in summary['agents']['host-b']['error']
-    assert summary['agents']['host-a']['state'] == DONE
+    assert summary.agents['host-b']['state'] == AGENT_FAILED
+    assert 'killed by the test' in summary.agents['host-b']['error']
+    assert summary.agents['host-a']['state'] == DONE
 
 
 def test_an_agent_error_is_reported(stub: StubS3, certificate: Tuple[str, str]) -> None:
     launcher = ThreadLauncher(['host-a'])
     agent_run = AgentRun(job(stub, secret_key='WRONG'), launcher, check_every_s=0.2)
     summary = agent_run.run(AgentChannel('127.0.0.1', 0, *certificate))
-    assert summary['result'] is None
-    assert summary['agents']['host-a']['state'] == AGENT_FAILED
-    assert 'refused the credentials' in summary['agents']['host-a']['error']
+    assert summary.result is None
+    assert summary.agents['host-a']['state'] == AGENT_FAILED
+    assert 'refused the credentials' in summary.agents['host-a']['error']
 
 
 def enrol(channel: AgentChannel, code: str, agent: str) -> Tuple[int, Dict[str, Any]]:
@@ -345,8 +347,8 @@ def test_an_aborted_run_stops_waiting_and_removes_its_agents(
     began = time.monotonic()
     summary = agent_run.run(channel)
     assert time.monotonic() - began < 5  # not the 6 s the load would last
-    assert summary['agents']['host-a'] == {'state': AGENT_FAILED, 'error': 'aborted'}
-    assert launcher.removed and summary['result'] is None
+    assert summary.agents['host-a'] == {'state': AGENT_FAILED, 'error': 'aborted'}
+    assert launcher.removed and summary.result is None
     for thread in launcher.threads:  # the agent (a thread here) ends on its own
         thread.join(30)
 
@@ -374,7 +376,7 @@ def test_agents_post_live_figures_while_they_run(stub: StubS3,
     finally:
         ended.set()
         watcher.join(30)
-    assert summary['agents']['host-a']['state'] == DONE
+    assert summary.agents['host-a']['state'] == DONE
     measuring = [f for f in seen if f['phase'] == 'measuring']
     assert measuring and measuring[-1]['agents'] == 1 and measuring[-1]['ops_per_s'] > 0, seen
     assert agent_run.live_figures() is None  # once the result is in, nothing is live
@@ -502,7 +504,8 @@ def test_agents_merge_into_the_whole_rate_and_working_set(
     # made 25/s there).
     _, summary = run(stub, certificate, launcher, op='get', rate=10.0, objects=20,
                      duration_s=4.0, warmup_s=0.0)
-    merged = summary['result']
+    merged = summary.result
+    assert merged is not None
     assert (merged['mode'], merged['rate'], merged['objects']) == ('open', 10.0, 20)
     assert merged['working_set_bytes'] == 20 * 4096
     # 40 at the rate; a closed loop of 2 against the stub makes hundreds. A test process
@@ -557,13 +560,13 @@ def test_a_sampling_agent_sends_no_load_and_adds_nothing_to_the_totals(
     finally:
         spinning.kill()
         spinning.wait()
-    assert {a: s['state'] for a, s in summary['agents'].items()} == {
+    assert {a: s['state'] for a, s in summary.agents.items()} == {
         'host-a': DONE, 'host-b': DONE, 'host-s': DONE}
     alone = agent_run.results['host-s']
     assert alone['sample_only'] and alone['ops'] == 0
     assert (alone['concurrency'], alone['processes'], alone['rate'], alone['objects']) == (
         0, 0, 0, 0)
-    assert alone['start_at'] == summary['start_at']
+    assert alone['start_at'] == summary.start_at
     # (Its window starts and ends at the sampler's ticks, a second apart, each late
     # by as much as the machine starves the sampler: CI measured 1.1 s and 2.9 s of
     # the 2. Its CPU figure is per second of that same window.)
@@ -573,7 +576,8 @@ def test_a_sampling_agent_sends_no_load_and_adds_nothing_to_the_totals(
     # Read from the process itself: its memory (its CPU in a window of a second or two
     # may be no tick at all on a starved machine: CI at load 80 saw 0.0).
     assert sampled['haproxy']['rss_mib'] > 0 and sampled['haproxy']['cpu_s'] >= 0, sampled
-    merged = summary['result']
+    merged = summary.result
+    assert merged is not None
     assert (merged['concurrency'], merged['processes'], merged['rate'], merged['objects']) == (
         4, 2, 8.0, 20)
     shown = ('ops', 'errors', 'error', 'error_samples', 'elapsed_s', 'start_at')

@@ -1,6 +1,7 @@
 """The capacity guard: workloads that write stop before an OSD gets near full."""
 import threading
 import time
+from dataclasses import replace
 from typing import Any, Dict, List, Optional, Tuple, Sequence
 
 import pytest
@@ -75,15 +76,15 @@ def test_what_requests_in_flight_can_still_write_lowers_where_the_guard_stops() 
                            for s in OSD_STATS['osd_stats']]}           # both 70 % full
     guard = CapacityGuard(PooledMaps(stats), lambda: 0.05)
     assert guard.new_check().problem() is None                       # 70 < 80
-    held = in_flight_bytes({'op': 'put', 'size': '256MiB', 'concurrency': 4})
+    held = in_flight_bytes(Job(op='put', size='256MiB', concurrency=4))
     assert held == GIB
     problem = guard.new_check(held).problem()                         # 70 >= 67.5
     assert problem == ('osd.0 is 70.0 % full; the guard stops writes at 67.5 % (nearfull '
                        '85.0 % less the margin of 5.0 % and 12.5 % its requests in flight '
                        'can still write)')
     # small objects hold back next to nothing: 16 x 4 KiB
-    assert guard.new_check(in_flight_bytes({'op': 'put', 'size': '4KiB',
-                                            'concurrency': 16})).problem() is None
+    assert guard.new_check(in_flight_bytes(
+        Job(op='put', size='4KiB', concurrency=16))).problem() is None
 
 
 def test_a_prefill_that_would_pass_the_line_keeps_its_workload_from_starting() -> None:
@@ -92,7 +93,7 @@ def test_a_prefill_that_would_pass_the_line_keeps_its_workload_from_starting() -
     stats = {'osd_stats': [dict(s, statfs={'total': 8 * GIB, 'available': int(8 * GIB * 0.34)})
                            for s in OSD_STATS['osd_stats']]}
     guard = CapacityGuard(PooledMaps(stats), lambda: 0.05)
-    job = {'op': 'get', 'size': '256MiB', 'concurrency': 4, 'objects': 16}
+    job = Job(op='get', size='256MiB', concurrency=4, objects=16)
     check = guard.new_check(in_flight_bytes(job), prefill_bytes(job))
     assert prefill_bytes(job) == 4 * GIB and check.problem() is None   # 66 < 67.5
     assert check.before_start() == (
@@ -100,10 +101,10 @@ def test_a_prefill_that_would_pass_the_line_keeps_its_workload_from_starting() -
         'margin of 5.0 % and 12.5 % its requests in flight can still write and 50.0 % its '
         'prefill is about to write)')
     # a PUT prefills nothing; a GET of what another workload prefilled neither
-    assert prefill_bytes({'op': 'put', 'size': '256MiB', 'concurrency': 4}) == 0
-    assert prefill_bytes(dict(job, prefill=False)) == 0
+    assert prefill_bytes(Job(op='put', size='256MiB', concurrency=4)) == 0
+    assert prefill_bytes(replace(job, prefill=False)) == 0
     assert guard.new_check(in_flight_bytes(job)).before_start() is None
-    small = {'op': 'get', 'size': '4KiB', 'concurrency': 4, 'objects': 1000}
+    small = Job(op='get', size='4KiB', concurrency=4, objects=1000)
     assert guard.new_check(in_flight_bytes(small), prefill_bytes(small)).before_start() is None
 
 
@@ -119,7 +120,7 @@ def test_a_put_workload_starts_only_with_room_for_the_fastest_fill_seen_lately()
     now = [0.0]
     guard = CapacityGuard(maps, lambda: 0.05)
     guard.rates.clock = lambda: now[0]
-    big = in_flight_bytes({'op': 'put', 'size': '256MiB', 'concurrency': 4})
+    big = in_flight_bytes(Job(op='put', size='256MiB', concurrency=4))
     assert guard.new_check(big).before_start() is None     # no rate seen yet
     writing = FillTrend(lambda: guard.fullness(big), guard.margin, clock=lambda: now[0],
                         rates=guard.rates)
@@ -134,7 +135,7 @@ def test_a_put_workload_starts_only_with_room_for_the_fastest_fill_seen_lately()
         'margin of 5.0 % and 12.5 % its requests in flight can still write and 19.0 % it '
         'may write before it can be stopped, at the fastest this cluster filled lately)')
     # A GET's prefill writes what it writes, no more: it is not held back by the rate.
-    job = {'op': 'get', 'size': '256MiB', 'concurrency': 4, 'objects': 4}
+    job = Job(op='get', size='256MiB', concurrency=4, objects=4)
     assert guard.new_check(in_flight_bytes(job), prefill_bytes(job),
                            open_ended=False).before_start() is None   # 49.5 + 12.5 + 12.5
     # an hour later, the rate is forgotten
@@ -144,8 +145,8 @@ def test_a_put_workload_starts_only_with_room_for_the_fastest_fill_seen_lately()
 
 
 def test_in_flight_is_the_largest_object_of_every_worker() -> None:
-    assert in_flight_bytes({'op': 'get', 'size': '4KiB-1MiB', 'concurrency': 8}) == 8 << 20
-    assert in_flight_bytes({'op': 'put', 'size': '4KiB,64MiB', 'concurrency': 2}) == 128 << 20
+    assert in_flight_bytes(Job(op='get', size='4KiB-1MiB', concurrency=8)) == 8 << 20
+    assert in_flight_bytes(Job(op='put', size='4KiB,64MiB', concurrency=2)) == 128 << 20
     # pools unknown: three copies, as Ceph's default size
     found = fullest_osd(OSD_STATS, OSD_MAP, in_flight_bytes=GIB)
     assert found is not None and found.in_flight_ratio == pytest.approx(3 / 16)
@@ -199,12 +200,12 @@ def test_a_report_seen_a_second_after_the_first_reading_is_spread_over_its_perio
 
 
 @pytest.mark.parametrize('job, writing', [
-    ({'op': 'put'}, True), ({'op': 'get', 'prefill': False}, False), ({'op': 'mixed'}, True),
-    ({'op': 'mixed', 'mix': {'get': 1.0, 'head': 1.0}, 'prefill': False}, False),
-    ({'op': 'mixed', 'mix': {'get': 1.0, 'put': 0.5}}, True),
+    (Job(op='put'), True), (Job(op='get', prefill=False), False), (Job(op='mixed'), True),
+    (Job(op='mixed', mix={'get': 1.0, 'head': 1.0}, prefill=False), False),
+    (Job(op='mixed', mix={'get': 1.0, 'put': 0.5}), True),
     # what a reading workload prefills is written too
-    ({'op': 'get'}, True), ({'op': 'head', 'objects': 100000}, True)])
-def test_only_workloads_that_write_are_guarded(job: Dict[str, Any], writing: bool) -> None:
+    (Job(op='get'), True), (Job(op='head', objects=100000), True)])
+def test_only_workloads_that_write_are_guarded(job: Job, writing: bool) -> None:
     assert writes(job) is writing
 
 
@@ -244,13 +245,13 @@ class Launcher:
 
 
 def test_agents_are_asked_to_stop_in_their_progress_answer() -> None:
-    run = AgentRun({'op': 'put'}, Launcher())  # type: ignore[arg-type]
+    run = AgentRun(Job(op='put'), Launcher())  # type: ignore[arg-type]
     run.agents['a']['state'] = 'started'
     assert run.progress('a', {'phase': 'measuring'}) == {}
     run.stop_early('capacity: osd.0 is 81 % full')
     run.stop_early('capacity: later')           # the first reason stands
     assert run.progress('a', {'phase': 'measuring'}) == {'stop': 'capacity: osd.0 is 81 % full'}
-    assert run.summary()['stopped'] == 'capacity: osd.0 is 81 % full'
+    assert run.summary().stopped == 'capacity: osd.0 is 81 % full'
 
 
 class StopChannel:
@@ -310,4 +311,4 @@ def test_a_reading_workload_is_watched_only_while_it_prefills() -> None:
         seen = len(asked)
         time.sleep(0.1)
         assert len(asked) == seen >= 3
-    assert writes_while_measured({'op': 'put'}) and not writes_while_measured({'op': 'get'})
+    assert writes_while_measured(Job(op='put')) and not writes_while_measured(Job(op='get'))

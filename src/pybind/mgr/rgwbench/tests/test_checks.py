@@ -12,6 +12,7 @@ from rgwbench.serial import dump, load
 from rgwbench.checks.config_checks import DEBUG_OPTIONS
 from rgwbench.checks.gate import Refused, RunChecks
 from rgwbench.profiles import Profile, Variant, Workload
+from rgwbench.settings.targets import URLS, Target
 
 from checks_fakes import DATA_POOL, GIB_KB, FakeView, pool
 from fixtures import rgw_service_map
@@ -455,7 +456,7 @@ def test_every_finding_id_is_documented() -> None:
     ids |= {'%s-raised' % o.replace('_', '-') for o, _ in DEBUG_OPTIONS}
     with open(DOC) as f:
         doc = f.read()
-    assert len(ids) == 22
+    assert len(ids) == 23
     assert [i for i in sorted(ids) if '``%s``' % i not in doc] == []
 
 
@@ -479,3 +480,24 @@ def test_check_and_a_run_see_no_rgw_daemon_and_a_load_does_not() -> None:
     assert e.value.errno == -errno.EBUSY
     load = gate.before(profile(Workload('put', op='put', size='4KiB')), force=False, load=True)
     assert 'no-rgw-daemon' not in [f.id for f in load]
+
+
+def test_a_concurrency_its_targets_do_not_divide_is_told() -> None:
+    nine = FakeView()
+    nine.services = rgw_service_map(**{'rgw.%d' % i: 'beast port=%d tcp_nodelay=1' % (8000 + i)
+                                       for i in range(9)})
+    profile = Profile(name='p', description='', baseline='a', variants=[Variant('a', {})],
+                      workloads=[Workload(name='put', concurrency=24),
+                                 Workload(name='get', op='get', concurrency=27)])
+    (found,) = [f for f in findings(nine, profile) if f.id == 'uneven-concurrency']
+    assert found.level == Level.info and found.workload == 'put'
+    assert found.evidence == ('workload put: 24 requests in flight over 9 targets: '
+                              '6 get 3, 3 get 2',)
+    assert found.fix.startswith('concurrency 27 (a multiple of 9)')
+    # targets given as URLs count as they are; one target divides everything
+    two = replace(profile, target=Target(kind=URLS, urls=('http://a:80', 'http://b:80')),
+                  workloads=[Workload(name='put', concurrency=5)])
+    assert [f.evidence for f in findings(nine, two) if f.id == 'uneven-concurrency'] == [
+        ('workload put: 5 requests in flight over 2 targets: 1 get 3, 1 get 2',)]
+    one = replace(two, target=Target(kind=URLS, urls=('http://a:80',)))
+    assert 'uneven-concurrency' not in by_id(nine, one)

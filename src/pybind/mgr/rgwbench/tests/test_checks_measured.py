@@ -1,8 +1,10 @@
 """Findings a workload's own figures give: the error rate, agents that were the limit."""
+from dataclasses import replace
 from typing import Any, Dict
 
 from rgwbench.checks.finding import Level
 from rgwbench.checks.measured import measured_findings
+from rgwbench.loadgen.workload import Job
 
 
 def result(ops: int = 1000, errors: int = 0, cpu: float = 1.0, elapsed: float = 10.0,
@@ -60,7 +62,7 @@ def test_an_agent_that_waited_for_a_core_is_named_though_it_used_little() -> Non
 
 
 def test_a_prefill_whose_time_ran_out_is_told_with_what_it_wrote() -> None:
-    job = {'objects': 1000, 'prefill_s': 30.0}
+    job = Job(objects=1000, prefill_s=30.0)
     wrote = {'h1': result(objects=300, working_set_bytes=300 << 20),
              'h2': result(objects=200, working_set_bytes=200 << 20),
              'h3': result(sample_only=True)}
@@ -69,8 +71,8 @@ def test_a_prefill_whose_time_ran_out_is_told_with_what_it_wrote() -> None:
     assert found.evidence == ('500 of 1000 objects written in 30 s (500.0 MiB read by the '
                               'GETs)',)
     # every object written, or no time bound: nothing to tell
-    assert measured_findings(wrote, dict(job, objects=500)) == []
-    assert measured_findings(wrote, dict(job, prefill_s=0.0)) == []
+    assert measured_findings(wrote, replace(job, objects=500)) == []
+    assert measured_findings(wrote, replace(job, prefill_s=0.0)) == []
 
 
 def test_an_open_loop_agent_that_fell_behind_its_rate_is_named() -> None:

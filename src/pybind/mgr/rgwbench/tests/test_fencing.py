@@ -1,26 +1,12 @@
 """Only the active mgr writes results (journals: see test_journal.py)."""
-from typing import Any
 
 import pytest
-from fixtures import MemoryStore
+from fixtures import MgrStore
 
 from rgwbench.cluster.fencing import Fenced
 from rgwbench.serial import load
 from rgwbench.results.model import Run
 from rgwbench.results.store import ResultStore
-
-
-class MgrStore(MemoryStore):
-    def __init__(self, active: str) -> None:
-        super().__init__()
-        self.active = active
-
-    def get_mgr_id(self) -> str:
-        return 'a'
-
-    def get(self, data_name: str) -> Any:
-        assert data_name == 'mgr_map'
-        return {'epoch': 9, 'active_name': self.active}
 
 
 def test_a_mgr_that_is_no_longer_active_writes_and_removes_no_result() -> None:

@@ -3,7 +3,7 @@ import json
 from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
-from fixtures import MemoryStore
+from fixtures import MemoryStore, MgrStore
 
 from rgwbench.cluster.fencing import Fenced
 from rgwbench.settings.journal import (MADE, RECORDED, UNDO_FAILED, UNDONE, Journal, JournalError,
@@ -170,23 +170,6 @@ def test_two_config_steps_on_one_option_end_at_the_first_before() -> None:
     journal.undo({'config': undo_once_then_fail})
     assert config.values['client.rgw/rgw_crypt_require_ssl'] == 'true'
     journal.close()
-
-
-class MgrStore(MemoryStore):
-    """One mgr's view: the shared store, its own name and the mgr map it last got."""
-
-    def __init__(self, data: Dict[str, str], name: str, active: str, epoch: int) -> None:
-        super().__init__()
-        self.data = data
-        self.name = name
-        self.mgr_map = {'epoch': epoch, 'active_name': active}
-
-    def get_mgr_id(self) -> str:
-        return self.name
-
-    def get(self, data_name: str) -> Any:
-        assert data_name == 'mgr_map'
-        return self.mgr_map
 
 
 def test_an_old_mgr_that_resumes_after_a_failover_writes_nothing() -> None:

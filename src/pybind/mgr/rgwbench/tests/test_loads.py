@@ -19,10 +19,10 @@ from rgwbench.errors import Busy, InvalidInput, NotFound
 from rgwbench.agents.launchers import (AgentLauncher, LocalLauncher, NotReachable, processes_in,
                                        remove_leftovers)
 from rgwbench.checks.gate import RunChecks
+from rgwbench.loadgen.workload import Job
 from rgwbench.cluster.sampled_daemons import ServerDaemons
 from rgwbench.runs.loads import (LEFTOVERS_KEY, LoadRequest, LoadService, load_request,
                                  load_to_text)
-from rgwbench.loadgen.workload import Job
 from rgwbench.agents.workload_runs import AgentWorkloads, make_job
 
 
@@ -120,7 +120,7 @@ def test_a_load_whose_prefill_would_pass_the_guard_launches_no_agent() -> None:
     loads = load_service(store, ['http://127.0.0.1:1'], lambda placement: Launcher(),
                          no_channel)
     loads.agents = replace(loads.agents, new_capacity_check=TooFull)
-    load_id = loads.start(LoadRequest(op='get', size='64MiB', objects=16))
+    load_id = loads.start(LoadRequest.of(op='get', size='64MiB', objects=16))
     assert load_ended(loads)
     shown = dump(loads.show(load_id))
     assert shown['state'] == 'failed' and launched == []
@@ -155,7 +155,7 @@ def test_credentials_store_never_describes_the_secret() -> None:
 
 def stored_load(load_id: str, **result: Any) -> Dict[str, Any]:
     return {'load_id': load_id, 'state': 'complete', 'endpoint': 'http://vm:80',
-            'targets': ['http://vm:80'], 'request': LoadRequest()._asdict(),
+            'targets': ['http://vm:80'], 'request': LoadRequest.of().stored(),
             'started': 1.0, 'finished': 2.0, 'agents': {'a1': {'state': 'done', 'error': None}},
             'result': dict({'ops': 3, 'errors': 0, 'ops_per_s': 1.5,
                             'throughput_mib_s': 0.1, 'latency_ms': {'mean': 1.0}}, **result),
@@ -203,14 +203,14 @@ def test_start_checks_before_anything_runs() -> None:
     store = MemoryStore()
     loads = service(store, [])
     with pytest.raises(NotFound, match='credentials'):
-        loads.start(LoadRequest())
+        loads.start(LoadRequest.of())
     CredentialStore(store).set('access_key: A\nsecret_key: S')
     with pytest.raises(NotFound, match='no RGW endpoint'):
-        loads.start(LoadRequest())
+        loads.start(LoadRequest.of())
     with pytest.raises(InvalidInput, match='http'):
-        loads.start(LoadRequest(endpoint='s3.example'))
+        loads.start(LoadRequest.of(endpoint='s3.example'))
     with pytest.raises(InvalidInput, match="unknown op 'fly'"):
-        loads.start(LoadRequest(op='fly', endpoint='http://127.0.0.1:1'))
+        loads.start(LoadRequest.of(op='fly', endpoint='http://127.0.0.1:1'))
     assert loads.active() is None and store.get_store_prefix('load/') == {}
 
 
@@ -220,10 +220,10 @@ def test_one_load_at_a_time_and_its_record() -> None:
     # Closed ports on loopback: the load's clean-up at its end finds nothing there.
     gate = threading.Event()
     loads = service(store, ['https://127.0.0.1:9', 'http://127.0.0.1:7'], gate)
-    load_id = loads.start(LoadRequest(duration_s=1.0))
+    load_id = loads.start(LoadRequest.of(duration_s=1.0))
     try:
         with pytest.raises(Busy, match=load_id):
-            loads.start(LoadRequest())
+            loads.start(LoadRequest.of())
         active = dump(loads.show())
         assert active['load_id'] == load_id and active['endpoint'] == 'http://127.0.0.1:7'
         assert active['state'] == 'running'
@@ -248,9 +248,9 @@ def test_a_load_goes_to_every_rgw_endpoint_unless_told_where() -> None:
     assert loads.default_targets() == ['http://127.0.0.1:7', 'http://127.0.0.1:8']
     assert service(store, ['https://127.0.0.1:9']).default_targets() == ['https://127.0.0.1:9']
     with pytest.raises(InvalidInput, match="^--endpoint: the URLs must all be http:// or all"):
-        loads.start(LoadRequest(endpoint='http://127.0.0.1:1,https://127.0.0.1:2'))
+        loads.start(LoadRequest.of(endpoint='http://127.0.0.1:1,https://127.0.0.1:2'))
     try:
-        load_id = loads.start(LoadRequest(duration_s=1.0))
+        load_id = loads.start(LoadRequest.of(duration_s=1.0))
         record = dump(loads.show(load_id))
         assert record['targets'] == ['http://127.0.0.1:7', 'http://127.0.0.1:8']
         assert record['endpoint'] == 'http://127.0.0.1:7'
@@ -261,7 +261,7 @@ def test_a_load_goes_to_every_rgw_endpoint_unless_told_where() -> None:
     load_ended(loads, 10.0)
     gate.clear()
     try:
-        load_id = loads.start(LoadRequest(endpoint='http://127.0.0.1:5/, http://127.0.0.1:6'))
+        load_id = loads.start(LoadRequest.of(endpoint='http://127.0.0.1:5/, http://127.0.0.1:6'))
         assert dump(loads.show(load_id))['targets'] == ['http://127.0.0.1:5', 'http://127.0.0.1:6']
     finally:
         gate.set()
@@ -275,7 +275,7 @@ def test_what_a_load_would_leave_is_written_down_before_it_starts_and_removed_af
     store, gate = MemoryStore(), threading.Event()
     CredentialStore(store).set('access_key: A\nsecret_key: S')
     loads = service(store, ['http://127.0.0.1:1'], gate)
-    load_id = loads.start(LoadRequest(duration_s=5))
+    load_id = loads.start(LoadRequest.of(duration_s=5))
     key = '%s/rgwbench-%s' % (LEFTOVERS_KEY, load_id)
     left = json.loads(store.data[key])
     assert left['record']['load_id'] == load_id
@@ -292,7 +292,7 @@ def test_a_load_whose_clean_up_reached_no_rgw_keeps_its_state_and_its_buckets_ar
     store, gate = MemoryStore(), threading.Event()
     CredentialStore(store).set('access_key: A\nsecret_key: S')
     loads = service(store, ['http://127.0.0.1:1'], gate)   # nothing answers there
-    load_id = loads.start(LoadRequest(duration_s=5))
+    load_id = loads.start(LoadRequest.of(duration_s=5))
     gate.set()
     load_ended(loads, 20.0)
     ended = dump(loads.show(load_id))
@@ -301,8 +301,8 @@ def test_a_load_whose_clean_up_reached_no_rgw_keeps_its_state_and_its_buckets_ar
     assert 'connection refused' in pending['errors'][0], pending
     deleted: List[str] = []
 
-    def remove_buckets(job: Dict[str, Any], ca: Optional[str]) -> Dict[str, Any]:
-        deleted.append(job['bucket_prefix'])
+    def remove_buckets(job: Job, ca: Optional[str]) -> Dict[str, Any]:
+        deleted.append(job.bucket_prefix)
         return {}
     monkeypatch.setattr('rgwbench.agents.workload_runs.remove_over_s3', remove_buckets)
     loads.recover(lambda service: None)   # the serve loop's next try
@@ -315,7 +315,7 @@ def test_a_load_whose_clean_up_reached_no_rgw_keeps_its_state_and_its_buckets_ar
 def test_a_new_mgr_removes_what_a_cut_off_load_left(monkeypatch: pytest.MonkeyPatch) -> None:
     store = MemoryStore()
     record = {'load_id': 'l1', 'state': 'running', 'endpoint': 'http://127.0.0.1:1',
-              'request': LoadRequest()._asdict(), 'agents': {}, 'result': None,
+              'request': LoadRequest.of().stored(), 'agents': {}, 'result': None,
               'error': None, 'started': 1.0, 'finished': None}
     store.set_store(LEFTOVERS_KEY, json.dumps({
         'record': record, 'agents': {'service': 'container.rgwbench-agent'},
@@ -337,8 +337,8 @@ def test_a_new_mgr_removes_what_a_cut_off_load_left(monkeypatch: pytest.MonkeyPa
     CredentialStore(store).set('access_key: A\nsecret_key: S')
     deleted: List[str] = []
 
-    def remove_buckets(job: Dict[str, Any], ca: Optional[str]) -> Dict[str, Any]:
-        deleted.append(job['bucket_prefix'])
+    def remove_buckets(job: Job, ca: Optional[str]) -> Dict[str, Any]:
+        deleted.append(job.bucket_prefix)
         return {}
     monkeypatch.setattr('rgwbench.agents.workload_runs.remove_over_s3', remove_buckets)
     assert loads.recover(removed.append) == ['l1']
@@ -376,7 +376,7 @@ def local_agent_left(store: MemoryStore, load_id: str, folder: str, host: str) -
     launcher = LocalLauncher(host)
     launcher.folder = folder
     store.set_store(key, json.dumps({
-        'record': {'load_id': load_id, 'request': LoadRequest()._asdict(), 'agents': {},
+        'record': {'load_id': load_id, 'request': LoadRequest.of().stored(), 'agents': {},
                    'endpoint': 'http://127.0.0.1:1', 'started': 1.0},
         'agents': launcher.leftovers(), 'endpoint': 'http://127.0.0.1:1',
         'bucket_prefix': 'rgwbench-%s' % load_id, 'buckets': 1, 'key_prefix': 'rgwbench/'}))
@@ -392,8 +392,8 @@ def test_a_local_agent_of_another_host_is_reported_and_its_record_kept(
     key = local_agent_left(store, 'l3', folder, 'other-host')
     deleted: List[str] = []
 
-    def remove_buckets(job: Dict[str, Any], ca: Optional[str]) -> Dict[str, Any]:
-        deleted.append(job['bucket_prefix'])
+    def remove_buckets(job: Job, ca: Optional[str]) -> Dict[str, Any]:
+        deleted.append(job.bucket_prefix)
         return {}
     monkeypatch.setattr('rgwbench.agents.workload_runs.remove_over_s3', remove_buckets)
     loads = service(store, [])
@@ -423,12 +423,12 @@ def test_a_new_load_keeps_what_an_older_one_left_and_is_never_removed_itself(
         'bucket_prefix': 'rgwbench-old', 'buckets': 1, 'key_prefix': 'rgwbench/'}))
     CredentialStore(store).set('access_key: A\nsecret_key: S')
     loads = service(store, ['http://127.0.0.1:1'], gate)
-    load_id = loads.start(LoadRequest(duration_s=5))
+    load_id = loads.start(LoadRequest.of(duration_s=5))
     assert old in store.data
     deleted: List[str] = []
 
-    def remove_buckets(job: Dict[str, Any], ca: Optional[str]) -> Dict[str, Any]:
-        deleted.append(job['bucket_prefix'])
+    def remove_buckets(job: Job, ca: Optional[str]) -> Dict[str, Any]:
+        deleted.append(job.bucket_prefix)
         return {}
     monkeypatch.setattr('rgwbench.agents.workload_runs.remove_over_s3', remove_buckets)
     # The serve loop's retry, while the new load goes: only the old one is removed.
@@ -500,29 +500,30 @@ def test_a_load_has_the_limits_of_a_profile_workload(
                                  endpoint=None)
     words[field] = value
     with pytest.raises(InvalidInput) as refused:
-        load_request(**words)
+        load_request(words)
     assert str(refused.value) == message or str(refused.value).startswith(message)
 
 
 def test_a_load_within_the_limits_is_taken_as_given() -> None:
-    request = load_request(op='get', size='64KiB', concurrency=32, processes=2, duration=10,
-                           warmup=1, buckets=3, placement=['h1'], endpoint=None)
-    assert request == LoadRequest(op='get', size='64KiB', concurrency=32, processes=2,
-                                  duration_s=10.0, warmup_s=1.0, buckets=3, placement=['h1'])
+    request = load_request(dict(op='get', size='64KiB', concurrency=32, processes=2,
+                                duration=10, warmup=1, buckets=3, placement=['h1'],
+                                endpoint=None))
+    assert request == LoadRequest.of(op='get', size='64KiB', concurrency=32, processes=2,
+                                     duration_s=10.0, warmup_s=1.0, buckets=3,
+                                     placement=['h1'])
 
 
 def test_a_load_at_a_rate_over_a_working_set_reaches_the_job() -> None:
-    request = load_request(op='get', size='64KiB', concurrency=8, processes=1, duration=10,
-                           warmup=1, buckets=1, placement=None, endpoint=None, rate=50,
-                           objects=2000, range='0-16KiB', part_size='8MiB',
-                           multipart_threshold='32MiB')
-    job = Job.from_dict(make_job(request.workload(), creds={'access_key': 'a',
-                                                            'secret_key': 's'},
-                                 endpoints=['http://rgw:80'], bucket_prefix='b', run_tag='t'))
+    request = load_request(dict(op='get', size='64KiB', concurrency=8, processes=1,
+                                duration=10, warmup=1, buckets=1, placement=None,
+                                endpoint=None, rate=50, objects=2000, range='0-16KiB',
+                                part_size='8MiB', multipart_threshold='32MiB'))
+    job = make_job(request.workload, creds={'access_key': 'a', 'secret_key': 's'},
+                   endpoints=['http://rgw:80'], bucket_prefix='b', run_tag='t')
     assert (job.rate, job.objects, job.range, job.part_size, job.multipart_threshold) == (
         50.0, 2000, '0-16KiB', '8MiB', '32MiB')
     record = {'load_id': 'l1', 'state': 'complete', 'endpoint': 'http://vm:80', 'agents': {},
-              'request': request._asdict(), 'error': None,
+              'request': request.stored(), 'error': None,
               'result': {'ops': 500, 'errors': 0, 'ops_per_s': 49.8, 'throughput_mib_s': 0.8,
                          'mode': 'open', 'rate': 50.0, 'objects': 2000,
                          'working_set_bytes': 2000 * 65536, 'range': '0-16KiB',
@@ -538,7 +539,7 @@ def test_a_loads_text_names_each_daemon() -> None:
     daemon = {'daemon': 'rgw.foo.vm.abc', 'host': 'vm', 'cpu_cores': 0.42, 'rss_mib': 120.5,
               'rss_mib_max': 121.0}
     record = {'load_id': 'l1', 'state': 'complete', 'endpoint': 'http://vm:80', 'agents': {},
-              'request': LoadRequest()._asdict(), 'error': None,
+              'request': LoadRequest.of().stored(), 'error': None,
               'result': {'ops': 10, 'errors': 0, 'ops_per_s': 5.0, 'throughput_mib_s': 0.1,
                          'latency_ms': dict.fromkeys(('mean', 'p50', 'p90', 'p99', 'p999',
                                                       'max'), 1.0),
@@ -555,7 +556,7 @@ def test_a_load_that_completed_no_request_still_reads_as_text() -> None:
     # no CPU figure for a daemon sampled once.
     daemon = {'daemon': 'rgw.foo.vm.abc', 'host': 'vm', 'cpu_cores': None, 'rss_mib': 120.5}
     record = {'load_id': 'l1', 'state': 'complete', 'endpoint': 'http://vm:80', 'agents': {},
-              'request': LoadRequest()._asdict(), 'error': None,
+              'request': LoadRequest.of().stored(), 'error': None,
               'result': {'ops': 0, 'errors': 0, 'ops_per_s': 0.0, 'throughput_mib_s': 0.0,
                          'latency_ms': dict.fromkeys(('mean', 'p50', 'p90', 'p99', 'p999',
                                                       'min', 'max')),

@@ -97,8 +97,8 @@ def test_status_when_the_backend_fails() -> None:
 
 def test_status_shows_the_active_run() -> None:
     mod = ModuleUnderTest({('orchestrator', '_select_orchestrator'): None})
-    mod.runs._record = Run(run_id='sse-20261122-1', profile='sse', state='running',
-                           started=1.0, progress='variant tls')
+    mod.services.runs._record = Run(run_id='sse-20261122-1', profile='sse',
+                                    state='running', started=1.0, progress='variant tls')
     res = call(mod, 'rgwbench status')
     assert res.retval == 0
     assert 'run: sse-20261122-1 in progress' in res.stdout
@@ -125,8 +125,8 @@ def test_unknown_format_is_one_line_einval() -> None:
 
 def test_settings_and_loads_wait_while_a_run_goes() -> None:
     mod = ModuleUnderTest({('orchestrator', '_select_orchestrator'): None})
-    mod.runs._record = Run(run_id='r-1', profile='quick', state='running', started=1.0,
-                           progress='variant as-is')
+    mod.services.runs._record = Run(run_id='r-1', profile='quick', state='running',
+                                    started=1.0, progress='variant as-is')
     res = call(mod, 'rgwbench settings apply', settings=['msgr2-secure=on'],
                yes_i_really_mean_it=True)
     assert res.retval == -errno.EBUSY and 'run r-1 is in progress' in res.stderr
@@ -140,9 +140,9 @@ def test_a_failing_clean_up_does_not_keep_the_settings_from_being_put_back() -> 
 
     def broken(remove_service: Any) -> None:
         raise RuntimeError('results store unreadable')
-    mod.loads.recover = broken  # type: ignore
-    mod.runs.recover = broken  # type: ignore
-    mod.settings.recover = lambda stopping: recovered.append('settings')  # type: ignore
+    mod.services.loads.recover = broken  # type: ignore
+    mod.services.runs.recover = broken  # type: ignore
+    mod.services.settings.recover = lambda stopping: recovered.append('settings')  # type: ignore
     mod._stopping.set()
     mod.serve()
     assert recovered == ['settings']
@@ -157,7 +157,7 @@ def test_an_option_change_never_waits_for_the_panel() -> None:
         release.wait(120)
         finished.set()
 
-    mod.panel.restart_if_changed = slow_restart  # type: ignore[method-assign]
+    mod.services.panel.restart_if_changed = slow_restart  # type: ignore[method-assign]
     mod.config_notify()
     assert not finished.is_set()       # config_notify came back while the restart waits
     assert started.wait(60), 'the panel was not asked to restart'
@@ -171,7 +171,7 @@ def test_an_option_change_never_waits_for_the_panel() -> None:
 
 def test_a_run_is_refused_while_a_load_goes_and_the_reverse() -> None:
     mod = ModuleUnderTest({('orchestrator', '_select_orchestrator'): None})
-    mod.loads._active = {'load_id': 'l-1', 'state': 'running'}
+    mod.services.loads._active = {'load_id': 'l-1', 'state': 'running'}
     res = call(mod, 'rgwbench settings apply', settings=['msgr2-secure=on'],
                yes_i_really_mean_it=True)
     assert res.retval == -errno.EBUSY and 'load l-1 is in progress' in res.stderr
@@ -184,7 +184,7 @@ def test_a_run_is_refused_while_a_load_goes_and_the_reverse() -> None:
 def test_agents_count_the_rgw_daemons_by_name_without_an_orchestrator() -> None:
     mod = ModuleUnderTest({})
     mod._fake_data['mon_map'] = {'fsid': '5b5c7a9e-0000-4000-8000-000000000001'}
-    daemons = mod._server_daemons()
+    daemons = mod.services.server_daemons()
     assert daemons.fsid == '5b5c7a9e-0000-4000-8000-000000000001'
     assert daemons.on_host('vm') == {'rgw.default.vm.a': 'vm'}  # and no HAProxy
 
@@ -193,7 +193,7 @@ def test_what_could_not_be_removed_is_tried_again_until_the_module_stops() -> No
     mod = ModuleUnderTest({('orchestrator', '_select_orchestrator'): None})
     mod.leftovers_retry_s = 0.01
     tries: List[str] = []
-    mod.settings.recover = lambda stopping: None  # type: ignore
+    mod.services.settings.recover = lambda stopping: None  # type: ignore
 
     def not_yet(remove_service: Any) -> List[str]:
         tries.append('load')
@@ -201,10 +201,10 @@ def test_what_could_not_be_removed_is_tried_again_until_the_module_stops() -> No
             mod._stopping.set()
             return []
         raise RuntimeError('orchestrator not available yet')
-    mod.loads.recover = not_yet  # type: ignore
-    mod.runs.recover = lambda remove_service: None  # type: ignore
-    mod.loads.leftovers.pending = lambda: [{'bucket_prefix': 'rgwbench-x'}]  # type: ignore
-    mod.runs.leftovers.pending = lambda: []  # type: ignore
+    mod.services.loads.recover = not_yet  # type: ignore
+    mod.services.runs.recover = lambda remove_service: None  # type: ignore
+    mod.services.loads.leftovers.pending = lambda: [{'bucket_prefix': 'rgwbench-x'}]  # type: ignore
+    mod.services.runs.leftovers.pending = lambda: []  # type: ignore
     thread = threading.Thread(target=mod.serve, daemon=True)
     thread.start()
     thread.join(10)
@@ -212,7 +212,7 @@ def test_what_could_not_be_removed_is_tried_again_until_the_module_stops() -> No
     # Nothing left: nothing asked.
     mod._stopping.clear()
     tries.clear()
-    mod.loads.leftovers.pending = lambda: []  # type: ignore
+    mod.services.loads.leftovers.pending = lambda: []  # type: ignore
     thread = threading.Thread(target=mod.serve, daemon=True)
     thread.start()
     time.sleep(0.2)
@@ -234,9 +234,10 @@ def test_workload_field_options_are_declared(prefix: str) -> None:
 
 def test_run_overrides_reach_the_profile_and_are_checked() -> None:
     mod = ModuleUnderTest({('orchestrator', '_select_orchestrator'): None})
-    taken = mod._profile('tls', None, dict(sizes='64KiB', rate=100.0, rates=None,
-                                           objects=500, range='0-1KiB',
-                                           multipart_threshold=None, part_size=None))
+    taken = mod.services.starter.profile('tls', dict(sizes='64KiB', rate=100.0, rates=None,
+                                                     objects=500, range='0-1KiB',
+                                                     multipart_threshold=None,
+                                                     part_size=None))
     assert {(w.size, w.rate) for w in taken.workloads} == {('64KiB', 100.0)}
     assert {w.objects for w in taken.workloads if w.op == 'get'} == {500}
     res = call(mod, 'rgwbench run', profile='tls', sizes='64KiB', rate=100.0, objects=500)
@@ -244,7 +245,7 @@ def test_run_overrides_reach_the_profile_and_are_checked() -> None:
     res = call(mod, 'rgwbench run', profile='tls', rates='10,10', yes_i_really_mean_it=True)
     assert res.retval == -errno.EINVAL
     assert res.stderr.strip().endswith('--rates: gives a rate twice')
-    assert mod.runs.active() is None
+    assert mod.services.runs.active() is None
 
 
 @pytest.mark.parametrize('prefix', ['rgwbench plan', 'rgwbench run'])
@@ -257,7 +258,7 @@ def test_processes_and_payload_signing_are_overrides(prefix: str) -> None:
 
 def test_processes_and_payload_signing_reach_the_profile_and_are_checked() -> None:
     mod = ModuleUnderTest({('orchestrator', '_select_orchestrator'): None})
-    taken = mod._profile('tls', None, dict(processes=0, payload_signing='signed'))
+    taken = mod.services.starter.profile('tls', dict(processes=0, payload_signing='signed'))
     assert {(w.processes, w.payload_signing) for w in taken.workloads} == {(0, 'signed')}
     for words, message in (
             (dict(processes=65), '--processes: must be a whole number from 0 to 64, got 65'),
@@ -272,14 +273,14 @@ def test_processes_and_payload_signing_reach_the_profile_and_are_checked() -> No
             assert res.retval == -errno.EINVAL, (prefix, words, res)
             assert res.stderr == message and '\n' not in res.stderr
             assert res.stdout == ''
-    assert mod.runs.active() is None
-    assert dump(mod.results.summaries()) == []
+    assert mod.services.runs.active() is None
+    assert dump(mod.services.results.summaries()) == []
 
 
 def panel(mod: Module, method: str, path: str, fields: Dict[str, str]) -> Response:
     """A request of a logged-in browser to the module's own panel app."""
-    session = mod.panel.sessions.open(mod.panel.passwords.version())
-    return mod.panel.app.handle(Request(
+    session = mod.services.panel.sessions.open(mod.services.panel.passwords.version())
+    return mod.services.panel.app.handle(Request(
         method, path, fields if method == 'GET' else {}, fields if method == 'POST' else {},
         {'x-csrf-token': session.csrf}, {SESSION_COOKIE: session.token}, '192.0.2.7', True))
 
@@ -292,13 +293,13 @@ def test_the_panels_overrides_take_the_clis_path(monkeypatch: pytest.MonkeyPatch
     def plan(chosen: Profile) -> Dict[str, Any]:
         planned.append(chosen)
         return {'profile': chosen.name}
-    monkeypatch.setattr(mod.runs, 'plan', plan)
-    monkeypatch.setattr('rgwbench.module.run_plan_to_text', lambda plan: 'the plan')
+    monkeypatch.setattr(mod.services.runs, 'plan', plan)
+    monkeypatch.setattr('rgwbench.runs.starter.run_plan_to_text', lambda plan: 'the plan')
 
     def start(chosen: Profile, force: bool = False) -> str:
         started.append(chosen)
         return 'run-1'
-    monkeypatch.setattr(mod, '_start_run', start)
+    monkeypatch.setattr(mod.services.runs, 'start', start)
     form = {'profile': 'tls', 'duration': '20', 'warmup': '2', 'repeats': '2',
             'rates': '100,200', 'objects': '500', 'multipart_threshold': '16MiB',
             'part_size': '8MiB', 'range': '0-1KiB', 'processes': '0',
@@ -308,7 +309,7 @@ def test_the_panels_overrides_take_the_clis_path(monkeypatch: pytest.MonkeyPatch
     assert json.loads(answer.body) == {'plan': {'profile': 'tls'}, 'text': 'the plan'}
     (chosen,) = planned
     assert chosen == with_overrides(
-        mod.profiles.get('tls'), duration=20, warmup=2, repeats=2, rates=[100.0, 200.0],
+        mod.services.profiles.get('tls'), duration=20, warmup=2, repeats=2, rates=[100.0, 200.0],
         objects=500, multipart_threshold='16MiB', part_size='8MiB', range='0-1KiB',
         processes=0, payload_signing='signed')
     assert chosen.repeats == 2 and [w.name for w in chosen.workloads][:2] == [
@@ -323,14 +324,14 @@ def test_the_panels_overrides_take_the_clis_path(monkeypatch: pytest.MonkeyPatch
                         ('rates', '5,5'), ('rate', 'fast'), ('part_size', '4MiB'),
                         ('objects', '1e3x'), ('range', '0-8MiB')):
         with pytest.raises(InvalidInput) as e:
-            with_overrides(mod.profiles.get('tls'), **{field: text})
+            with_overrides(mod.services.profiles.get('tls'), **{field: text})
         for method, path in (('GET', '/api/plan'), ('POST', '/api/runs')):
             refused = panel(mod, method, path, {'profile': 'tls', field: text,
                                                 'confirm': 'yes'})
             assert refused.status == 400, (field, text, refused.body)
             assert json.loads(refused.body) == {'error': str(e.value)}
             assert str(e.value).startswith('--%s: ' % field.replace('_', '-'))
-    assert len(planned) == 1 and len(started) == 1 and mod.runs.active() is None
+    assert len(planned) == 1 and len(started) == 1 and mod.services.runs.active() is None
 
 
 def test_a_load_runs_an_engine_process_per_core_unless_told(
@@ -341,8 +342,29 @@ def test_a_load_runs_an_engine_process_per_core_unless_told(
     def start(request: Any, force: bool = False) -> str:
         asked.append(request)
         return 'load-%d' % len(asked)
-    monkeypatch.setattr(mod.loads, 'start', start)
+    monkeypatch.setattr(mod.services.loads, 'start', start)
     for words in ({}, {'processes': 1}):
         res = call(mod, 'rgwbench load', **words)
         assert res.retval == 0, res.stderr
-    assert [r.processes for r in asked] == [0, 1]
+    assert [r.workload.processes for r in asked] == [0, 1]
+
+
+def test_other_modules_get_plain_data_and_errors_with_their_errno() -> None:
+    mod = ModuleUnderTest({('orchestrator', '_select_orchestrator'): None})
+    assert mod.api_status() == json.loads(call(mod, 'rgwbench status', format='json').stdout)
+    assert [p['name'] for p in mod.api_profiles()] == [
+        p['name'] for p in json.loads(call(mod, 'rgwbench profile ls', format='json').stdout)]
+    assert mod.api_runs() == [] and mod.api_live() is None
+    with pytest.raises(OSError) as e:
+        mod.api_run_show('no-such-run')
+    assert e.value.errno == errno.ENOENT
+    with pytest.raises(OSError) as e:
+        mod.api_run('quick', {}, False)
+    assert e.value.errno == errno.EINVAL and 'yes-i-really-mean-it' in str(e.value)
+    with pytest.raises(OSError) as e:
+        mod.api_plan('quick', {'duration': '-5'})
+    assert e.value.errno == errno.EINVAL and str(e.value.strerror).startswith('--duration: ')
+    with pytest.raises(OSError) as e:
+        mod.api_profile('nope')
+    assert e.value.errno == errno.ENOENT
+    assert mod.services.runs.active() is None

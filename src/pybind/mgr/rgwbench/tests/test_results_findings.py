@@ -90,7 +90,7 @@ def test_markdown_marks_and_lists_them() -> None:
 
 def test_results_show_json_and_export_carry_them() -> None:
     mod = ModuleUnderTest({})
-    mod.results.save(stored_run(with_findings(DEBUG_RGW, SCRUBBING)))
+    mod.services.results.save(stored_run(with_findings(DEBUG_RGW, SCRUBBING)))
     shown = json.loads(call(mod, 'rgwbench results show', run_id='r1', format='json').stdout)
     exported = json.loads(call(mod, 'rgwbench results export', run_id='r1').stdout)
     for record in (shown, exported):

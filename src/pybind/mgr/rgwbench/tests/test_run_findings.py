@@ -167,8 +167,8 @@ def test_a_load_that_could_fill_the_cluster_is_refused_forced_or_not() -> None:
     for force in (False, True):
         refused = '^refusing the load: capacity-exceeded: the prefills of the load'
         with pytest.raises(Refused, match=refused) as e:
-            loads.start(LoadRequest(op='get', size='4MiB', concurrency=64, duration_s=10.0,
-                                    objects=5000), force=force)
+            loads.start(LoadRequest.of(op='get', size='4MiB', concurrency=64, duration_s=10.0,
+                                       objects=5000), force=force)
         assert e.value.errno == -errno.ENOSPC
     assert made == [] and loads.active() is None
     assert store.get_store_prefix('load/') == {} and store.get_store(LEFTOVERS_KEY) is None
@@ -179,9 +179,9 @@ def test_health_err_refuses_a_load_unless_forced() -> None:
     made: List[Any] = []
     loads = load_service(store, health_err(FakeView()), made)
     with pytest.raises(Refused, match='health-err') as e:
-        loads.start(LoadRequest(duration_s=1.0))
+        loads.start(LoadRequest.of(duration_s=1.0))
     assert e.value.errno == -errno.EBUSY and made == []
-    load_id = loads.start(LoadRequest(duration_s=1.0), force=True)
+    load_id = loads.start(LoadRequest.of(duration_s=1.0), force=True)
     found = [f['id'] for f in dump(loads.show(load_id))['findings']]
     assert found == ['health-err', 'capacity-estimate']
 
@@ -194,7 +194,7 @@ def test_a_load_keeps_what_it_was_checked_with_and_what_it_ran_beside(
     view.pgs = SCRUBBING
     loads = loads_on(store, [stub.url], lambda placement: ThreadLauncher(['mgr-host']),
                      lambda: AgentChannel('127.0.0.1', 0, *certificate), checks_on(view))
-    load_id = loads.start(LoadRequest(duration_s=1.0, warmup_s=0.0, concurrency=2))
+    load_id = loads.start(LoadRequest.of(duration_s=1.0, warmup_s=0.0, concurrency=2))
     assert load_ended(loads)
     record = dump(loads.show(load_id))
     assert record['state'] == 'complete', record['error']

@@ -5,6 +5,7 @@ import pytest
 from test_runs import Setup
 
 from rgwbench.serial import dump
+from rgwbench.loadgen.workload import Job
 from rgwbench.profiles import Profile, Variant, Workload
 from rgwbench.profiles.prefills import RunPrefills, held_at_once, reads_only, storage_of
 from rgwbench.tests.s3stub import StubS3
@@ -114,8 +115,8 @@ def test_a_prefill_is_reused_only_by_the_same_agents() -> None:
     get = Workload(name='get-4KiB', op='get', size='4KiB', duration_s=1, warmup_s=0)
     two = prefills.key(get, 'shared', ['h2', 'h1'])
     assert prefills.bucket_prefix(two) == 'rgwbench-r1-p0'
-    assert prefills.made(two, {'bucket_prefix': 'rgwbench-r1-p0'}, 'as-is') == 'as-is'
-    assert prefills.made(two, {'bucket_prefix': 'rgwbench-r1-p0'}, 'tls') == 'as-is'
+    assert prefills.made(two, Job(bucket_prefix='rgwbench-r1-p0'), 'as-is') == 'as-is'
+    assert prefills.made(two, Job(bucket_prefix='rgwbench-r1-p0'), 'tls') == 'as-is'
     assert prefills.get(two) is None   # made, not read yet: a later repeat writes again
     prefills.read(two, 40)
     assert prefills.get(two) is not None and prefills.get(two).objects == 40  # type: ignore
@@ -123,10 +124,10 @@ def test_a_prefill_is_reused_only_by_the_same_agents() -> None:
     three = prefills.key(get, 'shared', ['h1', 'h2', 'h3'])
     assert prefills.get(three) is None and prefills.bucket_prefix(three) == 'rgwbench-r1-p1'
     # removed, its buckets' names are never given again
-    assert [j['bucket_prefix'] for j in prefills.done_with(two)] == ['rgwbench-r1-p0']
+    assert [j.bucket_prefix for j in prefills.done_with(two)] == ['rgwbench-r1-p0']
     own = prefills.key(get, 'v2', ['h1', 'h2'])
     assert prefills.bucket_prefix(own) == 'rgwbench-r1-p1'
-    prefills.made(own, {'bucket_prefix': 'rgwbench-r1-p1'}, 'v2')
+    prefills.made(own, Job(bucket_prefix='rgwbench-r1-p1'), 'v2')
     assert prefills.bucket_prefix(three) == 'rgwbench-r1-p2'
 
 

@@ -6,7 +6,7 @@ from fixtures import wait_a_few_polls
 
 from rgwbench.errors import RGWBenchError
 from rgwbench.cluster.access import ClusterAccess
-from rgwbench.settings.secret_options import is_secret, masked, shown
+from rgwbench.cluster.secret_options import is_secret, masked, shown
 
 KMS = 'rgw_crypt_s3_kms_encryption_keys'
 KEY = 'c2VjcmV0LWtleS1vZi0zMi1ieXRlcy0xMjM0NTY3OA=='

@@ -87,7 +87,7 @@ class NoLauncher:
 def test_each_agent_is_given_the_daemons_of_its_host_by_name() -> None:
     daemons = ServerDaemons(daemons=(ServerDaemon('rgw.a', 'h1'), ServerDaemon('rgw.b', 'h2'),
                                      ServerDaemon('haproxy.i.h2.x', 'h2')), fsid=FSID)
-    job = Job(endpoint='http://h1:80', access_key='a', secret_key='s').to_dict()
+    job = Job(endpoint='http://h1:80', access_key='a', secret_key='s')
     agent_run = AgentRun(job, NoLauncher(), server_daemons=daemons)  # type: ignore
     for agent, wanted in (('h1', {'rgw.a': 'h1'}),
                           ('h2', {'rgw.b': 'h2', 'haproxy.i.h2.x': 'h2'})):
@@ -169,8 +169,7 @@ def test_a_local_agent_gets_samplers_on_the_other_hosts_of_daemons() -> None:
     # In a run, the local agent carries the whole load; the others only sample.
     daemons = ServerDaemons(daemons=(ServerDaemon('rgw.a', 'h1'), ServerDaemon('rgw.b', 'h2'),
                                      ServerDaemon('rgw.c', 'h3')), fsid=FSID)
-    job = Job(endpoint='http://h1:80', access_key='a', secret_key='s',
-              concurrency=8).to_dict()
+    job = Job(endpoint='http://h1:80', access_key='a', secret_key='s', concurrency=8)
     agent_run = AgentRun(job, launcher, server_daemons=daemons)
     loader = Job.from_dict(agent_run.job_for('h1')['job'])
     assert loader.concurrency == 8 and not loader.sample_only

@@ -11,6 +11,7 @@ import pytest
 from fixtures import MemoryStore
 from rgwbench.agents.channel import AgentChannel
 from rgwbench.errors import InvalidInput, RGWBenchError
+from rgwbench.loadgen.workload import Job
 from rgwbench.runs.loads import LoadRequest
 from rgwbench.profiles import Workload, parse_profile
 from rgwbench.cluster.sampled_daemons import ServerDaemons
@@ -28,10 +29,10 @@ def test_every_field_a_workload_sets_reaches_the_job() -> None:
     job = make_job(workload, creds=CREDS, endpoints=['http://h:80', 'http://h2:80'],
                    bucket_prefix='p', run_tag='t', sse={'sse_kms_key_id': 'k1'})
     for field, value in workload.job_fields().items():
-        assert job[field] == value, field
-    assert (job['endpoint'], job['bucket_prefix'], job['run_tag'], job['sse_kms_key_id']) == (
+        assert getattr(job, field) == value, field
+    assert (job.targets[0], job.bucket_prefix, job.run_tag, job.sse_kms_key_id) == (
         'http://h:80', 'p', 't', 'k1')
-    assert job['endpoints'] == ['http://h:80', 'http://h2:80']
+    assert job.endpoints == ['http://h:80', 'http://h2:80']
 
 
 def test_a_job_the_engine_refuses_names_the_workload() -> None:
@@ -49,7 +50,7 @@ def test_one_signing_mode_for_every_variant_of_a_run_over_http_and_https() -> No
     (workload,) = profile.workloads
     jobs = [make_job(workload, creds=CREDS, endpoints=[url], bucket_prefix='b', run_tag='t')
             for url in ('http://h:80', 'https://h:443')]
-    assert [j['payload_signing'] for j in jobs] == ['unsigned', 'unsigned']
+    assert [j.payload_signing for j in jobs] == ['unsigned', 'unsigned']
     signed = parse_profile({'name': 'p', 'variants': [{'name': 'a', 'settings': {}}],
                             'workloads': [{'op': 'put', 'payload_signing': 'signed'}]},
                            all_settings())
@@ -61,9 +62,9 @@ def test_one_signing_mode_for_every_variant_of_a_run_over_http_and_https() -> No
 
 
 def test_a_load_signs_as_a_run_does() -> None:
-    job = make_job(LoadRequest().workload(), creds=CREDS, endpoints=['http://h:80'],
+    job = make_job(LoadRequest.of().workload, creds=CREDS, endpoints=['http://h:80'],
                    bucket_prefix='p', run_tag='t')
-    assert job['payload_signing'] == 'unsigned'
+    assert job.payload_signing == 'unsigned'
 
 
 def test_ids_say_when_and_differ() -> None:
@@ -90,7 +91,7 @@ class FailingLauncher:
         return {}
 
 
-def run_failing_agents(job: Dict[str, Any], leftovers: Leftovers) -> Dict[str, Any]:
+def run_failing_agents(job: Job, leftovers: Leftovers) -> Dict[str, Any]:
     """Running `job` once on agents that never start; what the clean-up did."""
     leftovers.write({'id': 'x'}, FailingLauncher(), job)  # type: ignore[arg-type]
     watched: List[Optional[object]] = []
@@ -179,7 +180,7 @@ def test_a_record_kept_for_its_buckets_drops_the_agents_the_run_removed_itself(
                             server_daemons=ServerDaemons, log=logging.getLogger('test'))
     summary = agents.run_once(job, launcher, ca_pem=None,
                               leftovers=leftovers, watch=lambda run: None)
-    assert summary['agents']['h1']['state'] == 'failed' and launcher.removed
+    assert summary.agents['h1']['state'] == 'failed' and launcher.removed
     # The buckets are owed (no RGW answered the clean-up), the agents' service is not:
     # a mgr on any host can finish the record.
     (pending,) = leftovers.pending()

@@ -9,7 +9,7 @@ import enum
 import threading
 from typing import Callable, Dict, FrozenSet, Optional, TypeVar
 
-from .errors import Busy
+from ..errors import Busy
 
 T = TypeVar('T')
 

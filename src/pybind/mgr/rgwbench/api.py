@@ -1,0 +1,115 @@
+"""What the CLI, the web panel and other mgr modules (the dashboard) may ask of rgwbench.
+
+One implementation behind the three: every answer typed data (what `-f json`
+prints once written with serial.dump), every refusal an `RGWBenchError` with its
+errno. Other modules reach it through `mgr.remote('rgwbench', 'api_<method>', ...)`,
+which answers plain data and turns the errors into `OSError(errno, message)`:
+plain and picklable across interpreters.
+"""
+from typing import Any, Dict, List, Mapping, Optional, Tuple
+
+from .runs.activity import Activity
+from .errors import Busy, InvalidInput
+from .profiles.placement import placement_hosts
+from .runs.loads import load_request
+from .settings.registry import parse_assignments
+from .results.calibration import CalibrationStore
+from .checks.finding import Finding
+from .results.compare import between
+from .results.model import Comparison, Run, RunSummary
+from .results.seeds import shown_json
+from .status import build_status
+from .cluster.orchestration import orchestrator_state
+from .wiring import Services
+
+
+class BenchAPI:
+    def __init__(self, services: Services) -> None:
+        self.services = services
+
+    # -- the cluster and what goes on ------------------------------------------------
+    def about(self) -> Dict[str, Any]:
+        return self.services.about()
+
+    def status(self) -> Dict[str, Any]:
+        s = self.services
+        status = build_status(s.ceph_version(), s.mgr.release_name, orchestrator_state(s.mgr),
+                              s.mgr.get('service_map'), s.runs.active())
+        status['active_load'] = s.loads.active()
+        status['settings_in_place'] = s.settings.in_place()
+        status['leftovers'] = s.loads.leftovers.pending() + s.runs.leftovers.pending()
+        return status
+
+    def active_run(self) -> Optional[Dict[str, Any]]:
+        """The run in progress: its progress and its live figures; None when none runs."""
+        return self.services.runs.active()
+
+    def findings(self, profile: Optional[str] = None) -> List[Finding]:
+        chosen = self.services.profiles.get(profile) if profile else None
+        return self.services.checks.now(chosen)
+
+    # -- settings kept in place ---------------------------------------------------------
+    def apply_settings(self, assignments: List[str], *, confirmed: bool,
+                       force: bool = False) -> str:
+        """Apply settings (`name=value` each) until reverted; the journal's id."""
+        if not confirmed:
+            raise InvalidInput('this restarts daemons and changes the cluster until '
+                               '`ceph rgwbench settings revert`; see `ceph rgwbench settings '
+                               'plan` and add --yes-i-really-mean-it')
+        wanted = parse_assignments(assignments)
+        s = self.services
+        return s.activity.start(Activity.SETTINGS_APPLY,
+                                lambda: s.settings.apply(wanted, force=force))
+
+    def revert_settings(self) -> str:
+        s = self.services
+        return s.activity.start(Activity.SETTINGS_REVERT, s.settings.revert)
+
+    # -- loads ----------------------------------------------------------------------
+    def start_load(self, words: Mapping[str, Any], *, force: bool = False) -> str:
+        """Run one workload now (the words of `ceph rgwbench load`); its id."""
+        s = self.services
+        given = dict(words)
+        given['placement'] = placement_hosts(given.get('placement'), s.placing.known_hosts)
+        request = load_request(given)
+        return s.activity.start(Activity.LOAD, lambda: s.loads.start(request, force=force))
+
+    # -- profiles and runs ----------------------------------------------------------
+    def profiles(self) -> List[Dict[str, Any]]:
+        return [info.to_dict() for info in self.services.profiles.ls()]
+
+    def profile(self, profile: str) -> Dict[str, Any]:
+        return self.services.profiles.info(profile).to_dict()
+
+    def plan(self, profile: str, overrides: Mapping[str, Any]) -> Tuple[Dict[str, Any], str]:
+        return self.services.starter.plan(profile, overrides)
+
+    def start_run(self, profile: str, overrides: Mapping[str, Any], *, confirmed: bool,
+                  force: bool = False) -> str:
+        return self.services.starter.start(profile, overrides, confirmed=confirmed,
+                                           force=force)
+
+    def abort_run(self) -> str:
+        return self.services.runs.abort()
+
+    # -- results ----------------------------------------------------------------------
+    def runs(self) -> List[RunSummary]:
+        return self.services.results.summaries()
+
+    def run(self, run_id: str) -> Run:
+        """A run's whole record, histograms included (`results export`)."""
+        return self.services.results.load(run_id)
+
+    def run_shown(self, run_id: str, layout: str = 'wide') -> Dict[str, Any]:
+        """A run as `results show -f json` gives it."""
+        return shown_json(self.run(run_id), layout)
+
+    def compare(self, run_a: str, run_b: str) -> List[Comparison]:
+        return between(self.run(run_a), self.run(run_b),
+                       CalibrationStore(self.services.mgr).floors())
+
+    def remove_run(self, run_id: str) -> None:
+        active = self.services.runs.active()
+        if active is not None and active['run_id'] == run_id:
+            raise Busy('run %s is in progress' % run_id)
+        self.services.results.rm(run_id)
