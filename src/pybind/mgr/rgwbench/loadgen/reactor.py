@@ -399,8 +399,8 @@ class Reactor:
         c.close_after = b"\r\nconnection: close" in lower or block.startswith(b"HTTP/1.0")
         req = c.req
         assert req is not None
-        if status >= 300 or req.op in ("put", "delete"):
-            c.kept = bytearray()
+        if status >= 300:
+            c.kept = bytearray()  # the S3 error's code and message
         start = end + 4
         if data is c.head:
             rest_view: memoryview = memoryview(bytes(data[start:size]))
@@ -492,13 +492,18 @@ class Reactor:
     def _answered(self, c: _Conn) -> None:
         req = c.req
         assert req is not None
-        kept = bytes(c.kept) if c.kept is not None else b""
-        resp = Response(c.status, c.reason, {}, kept, c.nbytes, c.first_byte)
         c.responses += 1
         if c.close_after:
             self._close(c)
-        err, nbytes, first_byte = c.ops.finish(req, resp)
-        self._account(c, req.op, err, nbytes, first_byte)
+        if c.status in req.accepted and req.written is None:
+            # success, the common case: no Response made
+            nbytes = req.counted if req.counted >= 0 else c.nbytes
+            self._account(c, req.op, None, nbytes, c.first_byte)
+        else:
+            kept = bytes(c.kept) if c.kept is not None else b""
+            err, nbytes, first_byte = c.ops.finish(req, Response(
+                c.status, c.reason, {}, kept, c.nbytes, c.first_byte))
+            self._account(c, req.op, err, nbytes, first_byte)
         c.req = None
         self._next(c)
 
