@@ -53,6 +53,16 @@ from .significance import (LEVEL, UNBOUNDED_DF, Z, Estimate, difference, differe
 #: the figure whose interval is the row's own verdict, by test
 HEADLINE = {OPS_TEST: 'ops_pct', LATENCY_TEST: 'latency_mean_pct'}
 INTERLEAVED = 'interleaved'
+#: The floor of a run that measured nothing of the noise between two applications of the
+#: same settings (one application per variant, or repeats in one application) on a
+#: cluster never calibrated, in %: the default floor stands for a quiet, dedicated
+#: cluster, and an RGW restart alone has moved a figure by 24.9 % on a fresh local
+#: cluster, and calibrate measured 42-48 % there. Such a run marks only what no restart
+#: explains, and its table says so (`untested_note`).
+UNTESTED_FLOOR_PCT = 50.0
+#: an interval's ``extra`` key: where its floor came from
+FLOOR_SOURCE = 'floor_source'
+UNTESTED = 'untested'
 
 
 def _number(value: Any) -> Optional[float]:
@@ -267,12 +277,54 @@ def _headline(row: Comparison, tested: str) -> None:
                       noise_pct=headline.half_width(), method=headline.method)
 
 
+@dataclass(frozen=True)
+class UntestedFloors(Floors):
+    """The floors of a run that cannot tell restart noise from a change: each at least
+    UNTESTED_FLOOR_PCT (the default floor's, or a given one's, when larger)."""
+
+    def of(self, change: str) -> float:
+        return max(UNTESTED_FLOOR_PCT, super().of(change))
+
+
+def run_floors(floors: Optional[Floors], separate_applications: bool) -> Floors:
+    """The floors a run's comparison uses: ``floors`` when they were measured (a
+    calibration) or given, or when the run measured the noise between applications
+    itself (interleaved repeats); else, with the cluster never calibrated (the default
+    floors), `UntestedFloors`."""
+    if separate_applications or (floors is not None and (floors.run_id or floors.pct)):
+        return Floors() if floors is None else floors
+    return UntestedFloors()
+
+
+def untested(row: Comparison) -> bool:
+    """Whether a row's floors stood in for restart noise nobody measured."""
+    return any(i.extra.get(FLOOR_SOURCE) == UNTESTED for i in row.intervals.values())
+
+
+def untested_note(rows: Sequence[Comparison]) -> List[str]:
+    """What a table whose marks are untested against restart noise says of them."""
+    if not any(untested(row) for row in rows):
+        return []
+    return ['untested against restart noise: each variant ran in one application and this',
+            '   cluster was never calibrated, so the noise between two applications of the',
+            '   same settings (an RGW restart, drift) is unknown, and a change is marked only',
+            '   beyond a floor of %.0f%% (not 5 %%). To test smaller changes, run the' %
+            UNTESTED_FLOOR_PCT,
+            '   calibrate profile once (ceph rgwbench run --profile calibrate), or give the',
+            '   profile repeats of 2 or more with order: interleaved.']
+
+
 def _row(base: WorkloadResult, other: WorkloadResult, variant: Optional[str],
          workload: Optional[str], run_a: Optional[str], run_b: Optional[str],
-         floors: Optional[Floors], interleaved: bool) -> Tuple[Comparison, List[_Cell], str]:
-    """A row's changes and the cells of its intervals, not yet settled."""
-    floors = Floors() if floors is None else floors
+         floors: Optional[Floors], interleaved: bool,
+         guarded: bool = False) -> Tuple[Comparison, List[_Cell], str]:
+    """A row's changes and the cells of its intervals, not yet settled.
+
+    ``guarded`` (a run's rows): with floors that are the default's, a row whose
+    sides are not each two applications or more gets `UntestedFloors`."""
     no_floor = interleaved and _separate_applications(base) and _separate_applications(other)
+    floors = (run_floors(floors, no_floor) if guarded
+              else Floors() if floors is None else floors)
     # An optional figure (HAProxy's) only where either side has it.
     shown = [f for f in COMPARED
              if not f.optional or f.of(base) is not None or f.of(other) is not None]
@@ -284,6 +336,8 @@ def _row(base: WorkloadResult, other: WorkloadResult, variant: Optional[str],
     for f in shown:
         found, cell = _cell(base, other, f, changes[str(f.change)],
                             None if no_floor else floors.of(str(f.change)), measured)
+        if not no_floor and isinstance(floors, UntestedFloors):
+            found.extra[FLOOR_SOURCE] = UNTESTED
         intervals[str(f.change)] = found
         if cell is not None:
             cells.append(cell)
@@ -341,7 +395,7 @@ def comparison(run: Run, floors: Optional[Floors] = None) -> List[Comparison]:
         for name, entry in variant.usable().items():
             if name in base_loads:
                 rows.append(_row(base_loads[name], entry, variant.name, name, None, None,
-                                 floors, interleaved(run)))
+                                 floors, interleaved(run), guarded=True))
     return _settled(rows)
 
 
@@ -357,8 +411,9 @@ def between(a: Run, b: Run, floors: Optional[Floors] = None) -> List[Comparison]
             continue
         for name, entry in variant.usable().items():
             if name in loads_a:
+                both = interleaved(a) and interleaved(b)
                 rows.append(_row(loads_a[name], entry, variant.name, name, a.run_id, b.run_id,
-                                 floors, interleaved(a) and interleaved(b)))
+                                 floors, both, guarded=True))
     return _settled(rows)
 
 

@@ -12,7 +12,7 @@ from typing import Any, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Un
 
 from ..formatting import table
 from .calibration import Calibration
-from .compare import comparison
+from .compare import comparison, untested_note
 from .findings import MARK, findings_lines, marked
 from .significance import LEVEL
 from .model import (COLUMNS, FIGURES, Comparison, Figure, Run, RunLike, RunSummary,
@@ -341,7 +341,7 @@ def interval_legend(rows: Sequence[Comparison], shown: Sequence[Figure]) -> List
         lines.append('floor (the noise between two applications of the same settings; '
                      'see the calibrate')
         lines.append('   profile): %s.' % floors)
-    return lines
+    return lines + untested_note(rows)
 
 
 def calibration_lines(run: Run) -> List[str]:
