@@ -53,12 +53,13 @@ from .significance import (LEVEL, UNBOUNDED_DF, Z, Estimate, difference, differe
 #: the figure whose interval is the row's own verdict, by test
 HEADLINE = {OPS_TEST: 'ops_pct', LATENCY_TEST: 'latency_mean_pct'}
 INTERLEAVED = 'interleaved'
-#: The floor of a run that measured nothing of the noise between two applications of the
-#: same settings (one application per variant, or repeats in one application) on a
-#: cluster never calibrated, in %: the default floor stands for a quiet, dedicated
-#: cluster, and an RGW restart alone has moved a figure by 24.9 % on a fresh local
-#: cluster, and calibrate measured 42-48 % there. Such a run marks only what no restart
-#: explains, and its table says so (`untested_note`).
+#: The floor shown for a run that measured nothing of the noise between two applications of
+#: the same settings (one application per variant, or repeats in one application) on a
+#: cluster never calibrated, in %: a guess, not a measurement (calibrate measured 42-48 %
+#: on a local cluster). Such a run marks no change at all (`UntestedFloors`): an RGW
+#: restart alone has moved a figure by 24.9 % on a fresh local cluster and by 73.7 %
+#: (PUT ops/s; its mean latency +278 %, beyond any floor) on a loaded one, and no floor
+#: tells that from a change. Its table says so (`untested_note`).
 UNTESTED_FLOOR_PCT = 50.0
 #: an interval's ``extra`` key: where its floor came from
 FLOOR_SOURCE = 'floor_source'
@@ -195,6 +196,8 @@ class _Cell:
     se_pct: Optional[float] = None
     df: float = UNBOUNDED_DF
     floor: Optional[float] = None
+    #: False: the change may not be marked whatever its size (untested against restart noise)
+    markable: bool = True
 
     def p_value(self) -> float:
         """How likely a change this large is when nothing changed (the larger of both)."""
@@ -215,7 +218,7 @@ class _Cell:
             widths.append(self.floor / Z * NormalDist().inv_cdf(0.5 + level / 2))
         half = max(widths)
         self.out.low, self.out.high = round(self.change - half, 2), round(self.change + half, 2)
-        self.out.significant = bool(abs(self.change) > half)
+        self.out.significant = bool(self.markable and abs(self.change) > half)
         self.out.level = round(level, 5)
 
 
@@ -280,7 +283,8 @@ def _headline(row: Comparison, tested: str) -> None:
 @dataclass(frozen=True)
 class UntestedFloors(Floors):
     """The floors of a run that cannot tell restart noise from a change: each at least
-    UNTESTED_FLOOR_PCT (the default floor's, or a given one's, when larger)."""
+    UNTESTED_FLOOR_PCT (the default floor's, or a given one's, when larger), and no
+    change held to them is marked."""
 
     def of(self, change: str) -> float:
         return max(UNTESTED_FLOOR_PCT, super().of(change))
@@ -307,11 +311,11 @@ def untested_note(rows: Sequence[Comparison]) -> List[str]:
         return []
     return ['untested against restart noise: each variant ran in one application and this',
             '   cluster was never calibrated, so the noise between two applications of the',
-            '   same settings (an RGW restart, drift) is unknown, and a change is marked only',
-            '   beyond a floor of %.0f%% (not 5 %%). To test smaller changes, run the' %
+            '   same settings (an RGW restart, drift) is unknown: no change is marked (the ±',
+            '   includes a floor of %.0f%%, a guess). To test the changes, run the calibrate' %
             UNTESTED_FLOOR_PCT,
-            '   calibrate profile once (ceph rgwbench run --profile calibrate), or give the',
-            '   profile repeats of 2 or more with order: interleaved.']
+            '   profile once (ceph rgwbench run --profile calibrate), or give the profile',
+            '   repeats of 2 or more with order: interleaved.']
 
 
 def _row(base: WorkloadResult, other: WorkloadResult, variant: Optional[str],
@@ -321,7 +325,8 @@ def _row(base: WorkloadResult, other: WorkloadResult, variant: Optional[str],
     """A row's changes and the cells of its intervals, not yet settled.
 
     ``guarded`` (a run's rows): with floors that are the default's, a row whose
-    sides are not each two applications or more gets `UntestedFloors`."""
+    sides are not each two applications or more gets `UntestedFloors` and marks
+    nothing."""
     no_floor = interleaved and _separate_applications(base) and _separate_applications(other)
     floors = (run_floors(floors, no_floor) if guarded
               else Floors() if floors is None else floors)
@@ -338,6 +343,8 @@ def _row(base: WorkloadResult, other: WorkloadResult, variant: Optional[str],
                             None if no_floor else floors.of(str(f.change)), measured)
         if not no_floor and isinstance(floors, UntestedFloors):
             found.extra[FLOOR_SOURCE] = UNTESTED
+            if cell is not None:
+                cell.markable = False
         intervals[str(f.change)] = found
         if cell is not None:
             cells.append(cell)

@@ -255,14 +255,17 @@ def test_a_run_whose_variants_change_nothing_rarely_marks_any_figure(repeats: in
 
 
 def test_an_uncalibrated_cluster_marks_nothing_on_one_application_per_variant() -> None:
-    # Applications that differ by 5 % (sd; an RGW restart on a small cluster moves
-    # figures by 25 %): the default floor, were it taken for this cluster's, calls
-    # restart noise a change in most A/A runs; a cluster never calibrated holds a run
-    # of one application per variant to the untested floor, and its table says so.
+    # Applications that differ by 5 % (sd; an RGW restart on a small cluster moved
+    # figures by 25 % and, on a loaded one, by 74 %): the default floor, were it taken for
+    # this cluster's, calls restart noise a change in most A/A runs; a cluster never
+    # calibrated marks nothing on a run of one application per variant, however large
+    # the change, and its table says why.
     any_marked, _ = _marked_runs(100, 1, floors=CALIBRATED_AT_DEFAULT, application_sd=0.05)
     assert any_marked > 0.3, any_marked
-    any_marked, _ = _marked_runs(200, 1, application_sd=0.05)
-    assert any_marked < 0.05, any_marked
+    any_marked, _ = _marked_runs(100, 1, application_sd=0.05)
+    assert any_marked == 0, any_marked
+    any_marked, _ = _marked_runs(25, 1, shift=3.0, application_sd=0.05)
+    assert any_marked == 0, any_marked
     run = _run([Cluster(seed=41, application_sd=0.05)], 0.0, 1)
     rows = comparison(run)
     assert all(i.floor_pct == UNTESTED_FLOOR_PCT for row in rows
@@ -270,6 +273,7 @@ def test_an_uncalibrated_cluster_marks_nothing_on_one_application_per_variant() 
     assert all(untested(row) for row in rows)
     note = '\n'.join(untested_note(rows))
     assert 'untested against restart noise' in note and 'calibrate' in note
+    assert 'no change is marked' in note
     assert 'order: interleaved' in note
     # stored and read back, a row still says it
     assert untested(Comparison.from_dict(rows[0].to_dict()))
