@@ -121,14 +121,14 @@ def boto3_worker(spec: Dict[str, Any]) -> Dict[str, Any]:
     measure = start + float(spec["warmup"])
     end = measure + float(spec["duration"])
     lock = threading.Lock()
-    totals = {"ops": 0, "bytes": 0, "errors": 0}
+    totals = {"ops": 0, "bytes": 0, "errors": 0, "all_ops": 0}
     latencies: List[float] = []
     samples: List[str] = []
 
     def loop(index: int) -> None:
         rng = random.Random(index)
         seq = 0
-        ops = nbytes = errors = 0
+        ops = nbytes = errors = every = 0
         lat: List[float] = []
         while time.monotonic() < start:
             time.sleep(0.01)
@@ -155,6 +155,7 @@ def boto3_worker(spec: Dict[str, Any]) -> Dict[str, Any]:
                     if len(samples) < 3:
                         samples.append("%s: %s" % (type(exc).__name__, exc))
             t1 = time.monotonic()
+            every += not failed
             if measure <= t1 <= end:
                 if failed:
                     errors += 1
@@ -166,6 +167,7 @@ def boto3_worker(spec: Dict[str, Any]) -> Dict[str, Any]:
             totals["ops"] += ops
             totals["bytes"] += nbytes
             totals["errors"] += errors
+            totals["all_ops"] += every
             latencies.extend(lat)
 
     pool = ThreadPoolExecutor(max_workers=concurrency)
@@ -173,9 +175,12 @@ def boto3_worker(spec: Dict[str, Any]) -> Dict[str, Any]:
     while time.monotonic() < measure:
         time.sleep(min(0.05, max(0.0, measure - time.monotonic())))
     cpu0 = time.process_time()
+    # With many threads this one may get the interpreter late: how late it read the CPU
+    late = time.monotonic() - measure
     while time.monotonic() < end:
         time.sleep(min(0.05, max(0.0, end - time.monotonic())))
     cpu1 = time.process_time()
+    late = max(late, time.monotonic() - end)
     for f in futures:
         f.result()
     pool.shutdown()
@@ -189,7 +194,8 @@ def boto3_worker(spec: Dict[str, Any]) -> Dict[str, Any]:
                      * 1000.0, 3)
 
     return {"ops": totals["ops"], "bytes": totals["bytes"], "errors": totals["errors"],
-            "elapsed_s": elapsed, "client_cpu_s": cpu1 - cpu0,
+            "elapsed_s": elapsed, "client_cpu_s": cpu1 - cpu0, "cpu_read_late_s": late,
+            "all_ops": totals["all_ops"],
             "ops_per_s": totals["ops"] / elapsed,
             "throughput_mib_s": totals["bytes"] / MIB / elapsed,
             "latency_ms": {"mean": round(statistics.mean(latencies) * 1000.0, 3)

@@ -45,6 +45,8 @@ TESTS: Dict[str, str] = {
     'chromium': 'chromium',
     'chromedriver': 'chromium-driver',
     'ps': 'procps',
+    # bench/engine_cost.py takes the engine as it was from the repository
+    'git': 'git',
     **CONTAINERS,
 }
 

@@ -95,6 +95,32 @@ class Pace:
             first_slot_ns=self.schedule.start_ns + int(NS / job.rate * min(gtids) / len(gtids)))
 
 
+def account(stats: ThreadStats, op: str, err: Optional[str], nbytes: int, first_byte: int,
+            t0: int, t1: int, measure_ns: int, end_ns: int) -> None:
+    """Count one finished request (from ``t0`` to ``t1``) in a thread's figures."""
+    latency = t1 - t0
+    if err is None:
+        stats.live_ops += 1
+        stats.live_bytes += nbytes
+        stats.live_lat_ns += latency
+    else:
+        stats.live_errors += 1
+    if measure_ns <= t1 <= end_ns:
+        st = stats.by_op[op]
+        second = (t1 - measure_ns) // NS
+        if err is None:
+            st.ops += 1
+            st.bytes += nbytes
+            st.lat.record(latency)
+            if first_byte:
+                st.ttfb.record(first_byte - t0)
+            stats.series.add(second, nbytes, latency)
+        else:
+            st.error(err)
+            stats.series.add_error(second)
+        stats.last_t1 = t1
+
+
 class Worker:
     """One thread: issues paced operations and records what they took."""
 
@@ -121,10 +147,8 @@ class Worker:
         Schedule.sleep_until(sched.start_ns, pace.stop)
         measure_ns = sched.measure_ns
         end_ns = sched.end_ns
-        by_op = stats.by_op
         for op in OPS:
-            by_op[op] = OpStats()
-        series = stats.series
+            stats.by_op[op] = OpStats()
         funcs = ops.by_name
         mixed = ops.mixed
         written = ops.written
@@ -191,26 +215,6 @@ class Worker:
             if stop.is_set():  # halted mid-request: the answer means nothing
                 reason = "stopped"
                 break
-            latency = t1 - t0
-            if err is None:
-                stats.live_ops += 1
-                stats.live_bytes += nbytes
-                stats.live_lat_ns += latency
-            else:
-                stats.live_errors += 1
-            if measure_ns <= t1 <= end_ns:
-                st = by_op[op]
-                second = (t1 - measure_ns) // NS
-                if err is None:
-                    st.ops += 1
-                    st.bytes += nbytes
-                    st.lat.record(latency)
-                    if first_byte:
-                        st.ttfb.record(first_byte - t0)
-                    series.add(second, nbytes, latency)
-                else:
-                    st.error(err)
-                    series.add_error(second)
-                stats.last_t1 = t1
+            account(stats, op, err, nbytes, first_byte, t0, t1, measure_ns, end_ns)
         stats.exit_reason = reason
         ops.client.close()

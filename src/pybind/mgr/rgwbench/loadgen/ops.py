@@ -8,9 +8,9 @@ payload mismatch ``verify``.  Exceptions are left to the measuring loop.
 import collections
 import random
 import ssl
-from typing import Callable, Deque, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Deque, Dict, List, Optional, Sequence, Tuple, Union
 
-from .http import Response
+from .http import BytesLike, Response, StreamBody
 from .payload import Pattern, Verifier
 from .result import MAX_ERROR_SAMPLES
 from .s3 import Endpoint, S3Client, describe_error, make_ssl_context
@@ -18,6 +18,37 @@ from .sigv4 import Signer
 from .workload import Job, SizeSpec
 
 OpResult = Tuple[Optional[str], int, int]
+
+
+class Request:
+    """One operation's request, built and not yet sent, and how to judge its answer.
+
+    ``accepted``: the statuses that mean success; ``counted``: the bytes a
+    success moved when known in advance (a PUT's size), else -1 (the
+    response's body length counts).
+    """
+
+    __slots__ = ("op", "what", "head", "body", "head_only", "accepted", "counted",
+                 "written")
+
+    def __init__(self, op: str, what: str, head: bytes,
+                 body: Optional[Union[BytesLike, StreamBody]], head_only: bool,
+                 accepted: Tuple[int, ...], counted: int,
+                 written: Optional[Tuple[str, str]] = None) -> None:
+        self.op = op
+        self.what = what
+        self.head = head
+        self.body = body
+        self.head_only = head_only
+        self.accepted = accepted
+        self.counted = counted
+        self.written = written
+
+
+_OK = (200,)
+_DELETED = (200, 204)
+# the ops whose bodies are kept whatever the status (small: errors, upload ids)
+_KEPT = ("put", "delete")
 
 
 class Exhausted(Exception):
@@ -81,7 +112,67 @@ class Operations:
             self.samples.append("%s: %s" % (what, describe_error(resp)))
         return "http_%d" % resp.status, 0, resp.first_byte_ns
 
+    def finish(self, req: Request, resp: Response) -> OpResult:
+        """The result of ``req`` from its response."""
+        if resp.status not in req.accepted:
+            return self.fail(req.what, resp)
+        if req.written is not None:
+            self.written.append(req.written)
+        return None, (req.counted if req.counted >= 0 else resp.nbytes), resp.first_byte_ns
+
+    def prepare_put(self) -> Request:
+        """The next PUT, as one request (only for sizes up to the multipart threshold)."""
+        self.seq += 1
+        key = self.put_prefix + str(self.seq)
+        bucket = self.buckets[(self.gtid + self.seq) % len(self.buckets)]
+        size = self.sizes.pick(self.rng)
+        body = self.pattern.body(size, self.pattern.offset_for(key) if self.verify else 0)
+        head, data = self.client.put_request(bucket, key, body)
+        return Request("put", "PUT " + bucket + "/" + key, head, data, False, _OK, size,
+                       (bucket, key) if self.mixed else None)
+
+    def prepare_get(self) -> Request:
+        """The next GET (without payload verification)."""
+        bucket, key = self.prefilled[int(self.rng.random() * self.objects)]
+        return Request("get", "GET " + bucket + "/" + key,
+                       self.client.get_request(bucket, key, self.byte_range), None, False,
+                       (self.get_status,), -1)
+
+    def prepare_head(self) -> Request:
+        bucket, key = self.prefilled[int(self.rng.random() * self.objects)]
+        return Request("head", "HEAD " + bucket + "/" + key,
+                       self.client.head_request(bucket, key), None, True, _OK, 0)
+
+    def prepare_delete(self) -> Request:
+        if self.mixed:
+            bucket, key = self.written.popleft()
+        else:
+            index = self.delete_next
+            if index >= self.objects:
+                raise Exhausted()
+            self.delete_next += self.total_threads
+            bucket, key = self.prefilled[index]
+        return Request("delete", "DELETE " + bucket + "/" + key,
+                       self.client.delete_request(bucket, key), None, False, _DELETED, 0)
+
+    def prepare_list(self) -> Request:
+        bucket = self.buckets[int(self.rng.random() * len(self.buckets))]
+        return Request("list", "LIST " + bucket,
+                       self.client.list_request(bucket, self.list_prefix,
+                                                self.job.list_max_keys), None, False, _OK, 0)
+
+    def send(self, req: Request) -> OpResult:
+        """Send ``req`` on this thread's connection and judge the answer."""
+        return self.finish(req, self.client.conn.request(
+            req.head, req.body, req.head_only, keep_body=req.op in _KEPT))
+
     def op_put(self) -> OpResult:
+        size = self.sizes.max_size
+        if size > self.threshold:
+            return self._put_multipart()
+        return self.send(self.prepare_put())
+
+    def _put_multipart(self) -> OpResult:
         self.seq += 1
         key = self.put_prefix + str(self.seq)
         bucket = self.buckets[(self.gtid + self.seq) % len(self.buckets)]
@@ -98,13 +189,10 @@ class Operations:
         return None, size, resp.first_byte_ns
 
     def op_get(self) -> OpResult:
+        if not self.verify:
+            return self.send(self.prepare_get())
         index = int(self.rng.random() * self.objects)
         bucket, key = self.prefilled[index]
-        if not self.verify:
-            resp = self.client.get_object(bucket, key, byte_range=self.byte_range)
-            if resp.status != self.get_status:
-                return self.fail("GET %s/%s" % (bucket, key), resp)
-            return None, resp.nbytes, resp.first_byte_ns
         check = Verifier(self.pattern, self.pattern.offset_for(key) + self.range_start)
         resp = self.client.get_object(bucket, key, check, byte_range=self.byte_range)
         if resp.status != self.get_status:
@@ -119,29 +207,10 @@ class Operations:
         return None, resp.nbytes, resp.first_byte_ns
 
     def op_head(self) -> OpResult:
-        bucket, key = self.prefilled[int(self.rng.random() * self.objects)]
-        resp = self.client.head_object(bucket, key)
-        if resp.status != 200:
-            return self.fail("HEAD %s/%s" % (bucket, key), resp)
-        return None, 0, resp.first_byte_ns
+        return self.send(self.prepare_head())
 
     def op_delete(self) -> OpResult:
-        if self.mixed:
-            bucket, key = self.written.popleft()
-        else:
-            index = self.delete_next
-            if index >= self.objects:
-                raise Exhausted()
-            self.delete_next += self.total_threads
-            bucket, key = self.prefilled[index]
-        resp = self.client.delete_object(bucket, key)
-        if resp.status not in (200, 204):
-            return self.fail("DELETE %s/%s" % (bucket, key), resp)
-        return None, 0, resp.first_byte_ns
+        return self.send(self.prepare_delete())
 
     def op_list(self) -> OpResult:
-        bucket = self.buckets[int(self.rng.random() * len(self.buckets))]
-        resp = self.client.list_objects(bucket, self.list_prefix, self.job.list_max_keys)
-        if resp.status != 200:
-            return self.fail("LIST %s" % bucket, resp)
-        return None, 0, resp.first_byte_ns
+        return self.send(self.prepare_list())

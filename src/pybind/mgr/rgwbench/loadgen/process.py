@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from . import reactor
 from .measure import Pace, ThreadStats, Worker
 from .ops import Operations
 from .payload import Pattern
@@ -192,10 +193,14 @@ class ProcessRun:
         """Run the threads to the end; returns this process's raw result."""
         threads = []
         for i, st in enumerate(self.stats):
-            worker = self._worker(self.thread_base + i, st)
-            self.workers.append(worker)
-            t = threading.Thread(target=worker.loop, name="loadgen-%d" % i, daemon=True)
-            threads.append(t)
+            self.workers.append(self._worker(self.thread_base + i, st))
+        if self.workers and reactor.suits(self.job, self.tls is not None):
+            driver = reactor.Reactor(self.workers, self.schedule)
+            threads.append(threading.Thread(target=driver.run, name="loadgen", daemon=True))
+        else:
+            for i, worker in enumerate(self.workers):
+                threads.append(threading.Thread(target=worker.loop, name="loadgen-%d" % i,
+                                                daemon=True))
         for t in threads:
             t.start()
         sched = self.schedule

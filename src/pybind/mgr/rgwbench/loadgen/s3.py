@@ -132,22 +132,63 @@ class S3Client:
 
     # -- the hot path -----------------------------------------------------
 
-    def _fast(self, method: str, path: str, query: str, kind: _Kind, payload_hash: str,
-              length: int, body: Optional[Union[BytesLike, StreamBody]] = None,
-              head_only: bool = False, sink: Optional[Sink] = None,
-              keep_body: bool = False) -> Response:
+    def head_for(self, method: str, path: str, query: str, kind: _Kind, payload_hash: str,
+                 length: int) -> bytes:
+        """The signed request line and headers of one request of a template kind."""
         signer = self.signer
         date = signer.now()
         tmpl = kind.template
         auth = signer.authorization_for(
             tmpl.canonical(method, path, query, payload_hash, date), tmpl.signed, date)
         target = path + "?" + query if query else path
-        head = ("%s %s HTTP/1.1\r\nHost: %s\r\nx-amz-date: %s\r\n"
+        return ("%s %s HTTP/1.1\r\nHost: %s\r\nx-amz-date: %s\r\n"
                 "x-amz-content-sha256: %s\r\nAuthorization: %s\r\n"
                 "Content-Length: %d\r\n%s\r\n" % (
                     method, target, self._host, date, payload_hash, auth, length,
                     kind.extra)).encode("latin-1")
+
+    def _fast(self, method: str, path: str, query: str, kind: _Kind, payload_hash: str,
+              length: int, body: Optional[Union[BytesLike, StreamBody]] = None,
+              head_only: bool = False, sink: Optional[Sink] = None,
+              keep_body: bool = False) -> Response:
+        head = self.head_for(method, path, query, kind, payload_hash, length)
         return self.conn.request(head, body, head_only, sink, keep_body)
+
+    # -- requests built, not sent (the caller sends them) ----------------
+
+    def put_request(self, bucket: str, key: str,
+                    body: Body) -> Tuple[bytes, Union[BytesLike, StreamBody]]:
+        """The head and body of a single PUT of ``body`` (URI-safe ``key``)."""
+        payload_hash, data = self._body_args(body)
+        return self.head_for("PUT", "/" + bucket + "/" + key, "", self._write, payload_hash,
+                             body.length), data
+
+    def get_request(self, bucket: str, key: str, byte_range: str = "") -> bytes:
+        return self.head_for("GET", "/" + bucket + "/" + key, "", self._read_kind(byte_range),
+                             EMPTY_SHA256, 0)
+
+    def head_request(self, bucket: str, key: str) -> bytes:
+        return self.head_for("HEAD", "/" + bucket + "/" + key, "", self._read, EMPTY_SHA256, 0)
+
+    def delete_request(self, bucket: str, key: str) -> bytes:
+        return self.head_for("DELETE", "/" + bucket + "/" + key, "", self._plain,
+                             EMPTY_SHA256, 0)
+
+    def list_request(self, bucket: str, prefix: str = "", max_keys: int = 1000,
+                     token: Optional[str] = None) -> bytes:
+        params = [("list-type", "2"), ("max-keys", str(max_keys))]
+        if prefix:
+            params.append(("prefix", prefix))
+        if token:
+            params.append(("continuation-token", token))
+        return self.head_for("GET", "/" + bucket, canonical_query(params), self._plain,
+                             EMPTY_SHA256, 0)
+
+    def _read_kind(self, byte_range: str) -> _Kind:
+        if not byte_range:
+            return self._read
+        return self._ranged.get(byte_range) or self._ranged.setdefault(
+            byte_range, _Kind(self._host, dict(self.sse.read, Range=byte_range)))
 
     def _body_args(self, body: Body) -> Tuple[str, Union[BytesLike, StreamBody]]:
         payload_hash = UNSIGNED_PAYLOAD if self.unsigned else body.sha256_hex()
@@ -157,37 +198,24 @@ class S3Client:
 
     def put_object(self, bucket: str, key: str, body: Body) -> Response:
         """PUT an object; ``key`` must already be URI-safe (see encode_path)."""
-        payload_hash, data = self._body_args(body)
-        return self._fast("PUT", "/" + bucket + "/" + key, "", self._write, payload_hash,
-                          body.length, data, keep_body=True)
+        head, data = self.put_request(bucket, key, body)
+        return self.conn.request(head, data, keep_body=True)
 
     def get_object(self, bucket: str, key: str, sink: Optional[Sink] = None,
                    byte_range: str = "") -> Response:
         """GET an object, or with ``byte_range`` (``bytes=0-1023``) part of it (206)."""
-        kind = self._read
-        if byte_range:
-            kind = self._ranged.get(byte_range) or self._ranged.setdefault(
-                byte_range, _Kind(self._host, dict(self.sse.read, Range=byte_range)))
-        return self._fast("GET", "/" + bucket + "/" + key, "", kind, EMPTY_SHA256, 0,
-                          sink=sink, keep_body=False)
+        return self.conn.request(self.get_request(bucket, key, byte_range), sink=sink)
 
     def head_object(self, bucket: str, key: str) -> Response:
-        return self._fast("HEAD", "/" + bucket + "/" + key, "", self._read, EMPTY_SHA256, 0,
-                          head_only=True)
+        return self.conn.request(self.head_request(bucket, key), head_only=True)
 
     def delete_object(self, bucket: str, key: str) -> Response:
-        return self._fast("DELETE", "/" + bucket + "/" + key, "", self._plain,
-                          EMPTY_SHA256, 0, keep_body=True)
+        return self.conn.request(self.delete_request(bucket, key), keep_body=True)
 
     def list_objects(self, bucket: str, prefix: str = "", max_keys: int = 1000,
                      token: Optional[str] = None, keep_body: bool = False) -> Response:
-        params = [("list-type", "2"), ("max-keys", str(max_keys))]
-        if prefix:
-            params.append(("prefix", prefix))
-        if token:
-            params.append(("continuation-token", token))
-        return self._fast("GET", "/" + bucket, canonical_query(params), self._plain,
-                          EMPTY_SHA256, 0, keep_body=keep_body)
+        return self.conn.request(self.list_request(bucket, prefix, max_keys, token),
+                                 keep_body=keep_body)
 
     # -- multipart upload -----------------------------------------------
 

@@ -136,8 +136,7 @@ class Signer:
         scope = day + self._scope_tail
         sts = "%s\n%s\n%s\n%s" % (ALGORITHM, date, scope,
                                   hashlib.sha256(creq.encode("utf-8")).hexdigest())
-        sig = hmac.new(self.signing_key(day), sts.encode("utf-8"),
-                       hashlib.sha256).hexdigest()
+        sig = hmac.digest(self.signing_key(day), sts.encode("utf-8"), "sha256").hex()
         return "%s Credential=%s/%s, SignedHeaders=%s, Signature=%s" % (
             ALGORITHM, self.access_key, scope, signed, sig)
 

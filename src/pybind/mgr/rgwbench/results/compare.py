@@ -44,9 +44,9 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from ..loadgen.histogram import Histogram
 from .calibration import Floors
 from ..serial import load
-from .model import (COMPARED, LATENCY_TEST, OPS_TEST, Comparison, Figure, Figures, Interval,
-                    LatencyFigures, Noise, Run, Second, TargetFigures, VariantResult,
-                    WorkloadResult)
+from .model import (COMPARED, FLOOR_SOURCE, LATENCY_TEST, OPS_TEST, UNTESTED,
+                    UNTESTED_FLOOR_PCT, Comparison, Figure, Figures, Interval, LatencyFigures,
+                    Noise, Run, Second, TargetFigures, VariantResult, WorkloadResult)
 from .significance import (LEVEL, UNBOUNDED_DF, Z, Estimate, difference, difference_half_width,
                            discovery_level, from_values, inflation, percentile_se,
                            relative_batch_se, t_quantile, two_sided_p)
@@ -54,6 +54,13 @@ from .significance import (LEVEL, UNBOUNDED_DF, Z, Estimate, difference, differe
 #: the figure whose interval is the row's own verdict, by test
 HEADLINE = {OPS_TEST: 'ops_pct', LATENCY_TEST: 'latency_mean_pct'}
 INTERLEAVED = 'interleaved'
+#: The floor shown for a run that measured nothing of the noise between two applications of
+#: the same settings (one application per variant, or repeats in one application) on a
+#: cluster never calibrated, in %: a guess, not a measurement (calibrate measured 42-48 %
+#: on a local cluster). Such a run marks no change at all (`UntestedFloors`): an RGW
+#: restart alone has moved a figure by 24.9 % on a fresh local cluster and by 73.7 %
+#: (PUT ops/s; its mean latency +278 %, beyond any floor) on a loaded one, and no floor
+#: tells that from a change. Its table says so (`untested_note`).
 
 
 def _number(value: Any) -> Optional[float]:
@@ -186,6 +193,8 @@ class _Cell:
     se_pct: Optional[float] = None
     df: float = UNBOUNDED_DF
     floor: Optional[float] = None
+    #: False: the change may not be marked whatever its size (untested against restart noise)
+    markable: bool = True
 
     def p_value(self) -> float:
         """How likely a change this large is when nothing changed (the larger of both)."""
@@ -206,7 +215,7 @@ class _Cell:
             widths.append(self.floor / Z * NormalDist().inv_cdf(0.5 + level / 2))
         half = max(widths)
         self.out.low, self.out.high = round(self.change - half, 2), round(self.change + half, 2)
-        self.out.significant = bool(abs(self.change) > half)
+        self.out.significant = bool(self.markable and abs(self.change) > half)
         self.out.level = round(level, 5)
 
 
@@ -268,12 +277,38 @@ def _headline(row: Comparison, tested: str) -> None:
                       noise_pct=headline.half_width(), method=headline.method)
 
 
+@dataclass(frozen=True)
+class UntestedFloors(Floors):
+    """The floors of a run that cannot tell restart noise from a change: each at least
+    UNTESTED_FLOOR_PCT (the default floor's, or a given one's, when larger), and no
+    change held to them is marked."""
+
+    def of(self, change: str) -> float:
+        return max(UNTESTED_FLOOR_PCT, super().of(change))
+
+
+def run_floors(floors: Optional[Floors], separate_applications: bool) -> Floors:
+    """The floors a run's comparison uses: ``floors`` when they were measured (a
+    calibration) or given, or when the run measured the noise between applications
+    itself (interleaved repeats); else, with the cluster never calibrated (the default
+    floors), `UntestedFloors`."""
+    if separate_applications or (floors is not None and (floors.run_id or floors.pct)):
+        return Floors() if floors is None else floors
+    return UntestedFloors()
+
+
 def _row(base: WorkloadResult, other: WorkloadResult, variant: Optional[str],
          workload: Optional[str], run_a: Optional[str], run_b: Optional[str],
-         floors: Optional[Floors], interleaved: bool) -> Tuple[Comparison, List[_Cell], str]:
-    """A row's changes and the cells of its intervals, not yet settled."""
-    floors = Floors() if floors is None else floors
+         floors: Optional[Floors], interleaved: bool,
+         guarded: bool = False) -> Tuple[Comparison, List[_Cell], str]:
+    """A row's changes and the cells of its intervals, not yet settled.
+
+    ``guarded`` (a run's rows): with floors that are the default's, a row whose
+    sides are not each two applications or more gets `UntestedFloors` and marks
+    nothing."""
     no_floor = interleaved and _separate_applications(base) and _separate_applications(other)
+    floors = (run_floors(floors, no_floor) if guarded
+              else Floors() if floors is None else floors)
     # An optional figure (HAProxy's) only where either side has it.
     shown = [f for f in COMPARED
              if not f.optional or f.of(base) is not None or f.of(other) is not None]
@@ -285,6 +320,10 @@ def _row(base: WorkloadResult, other: WorkloadResult, variant: Optional[str],
     for f in shown:
         found, cell = _cell(base, other, f, changes[str(f.change)],
                             None if no_floor else floors.of(str(f.change)), measured)
+        if not no_floor and isinstance(floors, UntestedFloors):
+            found.extra[FLOOR_SOURCE] = UNTESTED
+            if cell is not None:
+                cell.markable = False
         intervals[str(f.change)] = found
         if cell is not None:
             cells.append(cell)
@@ -342,7 +381,7 @@ def comparison(run: Run, floors: Optional[Floors] = None) -> List[Comparison]:
         for name, entry in variant.usable().items():
             if name in base_loads:
                 rows.append(_row(base_loads[name], entry, variant.name, name, None, None,
-                                 floors, interleaved(run)))
+                                 floors, interleaved(run), guarded=True))
     return _settled(rows)
 
 
@@ -358,8 +397,9 @@ def between(a: Run, b: Run, floors: Optional[Floors] = None) -> List[Comparison]
             continue
         for name, entry in variant.usable().items():
             if name in loads_a:
+                both = interleaved(a) and interleaved(b)
                 rows.append(_row(loads_a[name], entry, variant.name, name, a.run_id, b.run_id,
-                                 floors, interleaved(a) and interleaved(b)))
+                                 floors, both, guarded=True))
     return _settled(rows)
 
 

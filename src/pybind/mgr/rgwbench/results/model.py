@@ -380,6 +380,13 @@ class Noise:
                                   repr=False, compare=False)
 
 
+#: the floor of a run whose restart noise nobody measured: a guess, and nothing marked
+UNTESTED_FLOOR_PCT = 50.0
+#: an interval's ``extra`` key: where its floor came from
+FLOOR_SOURCE = 'floor_source'
+UNTESTED = 'untested'
+
+
 @dataclass
 class Interval:
     """A figure's % change, its interval and whether it is significant (results.compare).
@@ -680,3 +687,8 @@ def compared_columns(rows: Iterable[Comparison]) -> Tuple[Figure, ...]:
     found = list(rows)
     return tuple(f for f in FIGURES if f.column and (
         not f.optional or any(f.change in r.changes for r in found)))
+
+
+def untested(row: 'Comparison') -> bool:
+    """Whether a row's floors stood in for restart noise nobody measured."""
+    return any(i.extra.get(FLOOR_SOURCE) == UNTESTED for i in row.intervals.values())

@@ -12,8 +12,9 @@ from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..formatting import table
 from .finding_rows import MARK, findings_lines, marked
-from .model import (COLUMNS, FIGURES, LEVEL, Comparison, Figure, Run, RunSummary, WorkloadResult,
-                    all_workloads, columns, compared_columns, present)
+from .model import (COLUMNS, FIGURES, LEVEL, UNTESTED_FLOOR_PCT, Comparison, Figure, Run,
+                    RunSummary, WorkloadResult, all_workloads, columns, compared_columns,
+                    present, untested)
 
 
 def when(value: Any) -> str:
@@ -336,7 +337,20 @@ def interval_legend(rows: Sequence[Comparison], shown: Sequence[Figure]) -> List
         lines.append('floor (the noise between two applications of the same settings; '
                      'see the calibrate')
         lines.append('   profile): %s.' % floors)
-    return lines
+    return lines + untested_note(rows)
+
+
+def untested_note(rows: Sequence[Comparison]) -> List[str]:
+    """What a table whose marks are untested against restart noise says of them."""
+    if not any(untested(row) for row in rows):
+        return []
+    return ['untested against restart noise: each variant ran in one application and this',
+            '   cluster was never calibrated, so the noise between two applications of the',
+            '   same settings (an RGW restart, drift) is unknown: no change is marked (the ±',
+            '   includes a floor of %.0f%%, a guess). To test the changes, run the calibrate' %
+            UNTESTED_FLOOR_PCT,
+            '   profile once (ceph rgwbench run --profile calibrate), or give the profile',
+            '   repeats of 2 or more with order: interleaved.']
 
 
 def calibration_lines(run: Run) -> List[str]:

@@ -7,6 +7,7 @@ import os
 import re
 from typing import Any, Dict, List, Optional
 
+from rgwbench.results.calibration import Floors
 from rgwbench.results.compare import between, comparison, merge_repeats
 from rgwbench.serial import dump, load
 from rgwbench.results.model import (Comparison, DaemonFigures, Run, VariantResult, WorkloadResult,
@@ -14,6 +15,9 @@ from rgwbench.results.model import (Comparison, DaemonFigures, Run, VariantResul
 from rgwbench.results.report import (comparison_to_text, result_to_csv, result_to_markdown,
                                      result_to_text)
 from rgwbench.tests.fixtures import steady_seconds
+
+#: a cluster whose calibration found the default floor (an uncalibrated one: test_significance)
+CALIBRATED = Floors(run_id='calibration')
 
 with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'stored_runs.json')) as f:
     STORED: Dict[str, Dict[str, Any]] = json.load(f)
@@ -68,7 +72,7 @@ def run_of(ingress_in_baseline: bool, haproxy_cpu: float = 0.5, seconds: bool = 
         VariantResult(name='plain', settings={}, workloads=[workload('put', base)]),
         VariantResult(name='tls-ingress', settings={'tls@ingress': 'https'},
                       workloads=[workload('put', other)])])
-    run.comparison = comparison(run)
+    run.comparison = comparison(run, CALIBRATED)
     return run
 
 
@@ -109,7 +113,7 @@ def test_runs_stored_before_keep_loading_and_their_tables_have_no_haproxy_column
         assert 'RGW CPU' in text and 'HAP' not in text and 'HAProxy' not in text
         assert 'haproxy' not in result_to_csv(load(Run, stored))
         assert 'HAProxy' not in result_to_markdown(load(Run, stored))
-        rows = [dump(c) for c in comparison(run)]
+        rows = [dump(c) for c in comparison(run, CALIBRATED)]
         assert rows and not [k for row in rows for k in row if 'haproxy' in k]
         assert 'HAP' not in comparison_to_text([load(Comparison, r) for r in rows])
 
@@ -159,6 +163,6 @@ def test_tables_show_haproxy_columns_with_an_ingress() -> None:
     assert re.fullmatch(r'\+400\.0% ±\d+\.\d\*', cells['HAP CPU']), cells
     assert re.fullmatch(r'-20\.0% ±\d+\.\d\*', cells['RGW CPU']), cells
     assert re.fullmatch(r'0\.0% ±5\.\d', cells['HAP MiB']), cells  # unmarked, the floor alone
-    rows = dump(between(both, run_of(ingress_in_baseline=True, haproxy_cpu=0.25)))
+    rows = dump(between(both, run_of(ingress_in_baseline=True, haproxy_cpu=0.25), CALIBRATED))
     text = comparison_to_text([load(Comparison, r) for r in rows])
     assert 'HAP CPU' in text and '-50.0%' in text

@@ -20,9 +20,13 @@ from rgwbench.serial import dump, load
 from rgwbench.results.calibration import (DEFAULT_FLOOR_PCT, Calibration, Floors, calibrate,
                                           floors_of)
 from rgwbench.results.compare import compare_entries, comparison, merge_repeats
-from rgwbench.results.model import (Figures, LatencyFigures, Run, Second, ServerFigures,
-                                    VariantResult, WorkloadResult)
+from rgwbench.results.model import (UNTESTED_FLOOR_PCT, Comparison, Figures, LatencyFigures, Run,
+                                    Second, ServerFigures, VariantResult, WorkloadResult,
+                                    untested)
+from rgwbench.results.report import untested_note
 
+#: the floors of a cluster whose calibration found the default floor
+CALIBRATED_AT_DEFAULT = Floors(run_id='calibration')
 TRIALS = 1000
 SECONDS = 60
 SIZE = 4096
@@ -217,10 +221,12 @@ def _run(workloads: List[Cluster], shift: float, repeats: int) -> Run:
                          for side, found in sides.items()])
 
 
-def _marked_runs(trials: int, repeats: int, shift: float = 0.0,
-                 alone: bool = False) -> Tuple[float, float]:
+def _marked_runs(trials: int, repeats: int, shift: float = 0.0, alone: bool = False,
+                 floors: Optional[Floors] = None,
+                 application_sd: float = 0.01) -> Tuple[float, float]:
     """(the share of runs that mark any figure, the share of figures marked)."""
-    workloads = [Cluster(seed=31, application_sd=0.01), Cluster(seed=37, application_sd=0.01)]
+    workloads = [Cluster(seed=31, application_sd=application_sd),
+                 Cluster(seed=37, application_sd=application_sd)]
     runs = figures = marked = 0
     for _ in range(trials):
         run = _run(workloads, shift, repeats)
@@ -228,7 +234,7 @@ def _marked_runs(trials: int, repeats: int, shift: float = 0.0,
             rows = [compare_entries(base, other, 'b', base.name, interleaved=repeats > 1)
                     for base, other in zip(run.variants[0].workloads, run.variants[1].workloads)]
         else:
-            rows = comparison(run)
+            rows = comparison(run, floors)
         found = [row.intervals[name].significant for row in rows for name in TESTED]
         runs += any(found)
         figures += len(found)
@@ -241,11 +247,52 @@ def test_a_run_whose_variants_change_nothing_rarely_marks_any_figure(repeats: in
     # A run's figures are judged together: an A/A run (the calibrate profile, or a variant
     # that only re-applies a default) marks no figure at all in 95 % of runs, not each
     # figure in 95 % of them. A shift of 10 % in every figure is still found.
+    # One measurement per variant: on a cluster calibrated at the default floor (an
+    # uncalibrated one: test_an_uncalibrated_cluster_...).
     trials = 200 if repeats == 1 else 100
-    any_marked, share = _marked_runs(trials, repeats)
+    floors = CALIBRATED_AT_DEFAULT if repeats == 1 else None
+    any_marked, share = _marked_runs(trials, repeats, floors=floors)
     assert any_marked < 0.10 and share < 0.05, (any_marked, share)
-    _, share = _marked_runs(trials // 4, repeats, shift=0.10)
+    _, share = _marked_runs(trials // 4, repeats, shift=0.10, floors=floors)
     assert share > 0.80, share
+
+
+def test_an_uncalibrated_cluster_marks_nothing_on_one_application_per_variant() -> None:
+    # Applications that differ by 5 % (sd; an RGW restart on a small cluster moved
+    # figures by 25 % and, on a loaded one, by 74 %): the default floor, were it taken for
+    # this cluster's, calls restart noise a change in most A/A runs; a cluster never
+    # calibrated marks nothing on a run of one application per variant, however large
+    # the change, and its table says why.
+    any_marked, _ = _marked_runs(100, 1, floors=CALIBRATED_AT_DEFAULT, application_sd=0.05)
+    assert any_marked > 0.3, any_marked
+    any_marked, _ = _marked_runs(100, 1, application_sd=0.05)
+    assert any_marked == 0, any_marked
+    any_marked, _ = _marked_runs(25, 1, shift=3.0, application_sd=0.05)
+    assert any_marked == 0, any_marked
+    run = _run([Cluster(seed=41, application_sd=0.05)], 0.0, 1)
+    rows = comparison(run)
+    assert all(i.floor_pct == UNTESTED_FLOOR_PCT for row in rows
+               for i in row.intervals.values() if i.floor_pct is not None)
+    assert all(untested(row) for row in rows)
+    note = '\n'.join(untested_note(rows))
+    assert 'untested against restart noise' in note and 'calibrate' in note
+    assert 'no change is marked' in note
+    assert 'order: interleaved' in note
+    # stored and read back, a row still says it
+    assert untested(load(Comparison, dump(rows[0])))
+    # a calibrated cluster's, or an interleaved run's, rows are not untested
+    assert not untested_note(comparison(run, CALIBRATED_AT_DEFAULT))
+    assert not untested_note(comparison(_run([Cluster(seed=41, application_sd=0.05)],
+                                             0.0, 3)))
+
+
+def test_an_uncalibrated_cluster_finds_a_real_change_when_the_run_interleaves() -> None:
+    # The way out the note gives: repeats, interleaved. A real 20 % change in every
+    # figure among applications that differ by 5 % is found in most figures.
+    _, share = _marked_runs(25, 5, shift=0.20, application_sd=0.05)
+    assert share > 0.80, share
+    any_marked, _ = _marked_runs(50, 5, application_sd=0.05)
+    assert any_marked < 0.10, any_marked
 
 
 def test_each_figure_judged_alone_an_aa_run_marks_something_too_often() -> None:
