@@ -23,8 +23,11 @@ AGENT_SERVICE_ID = 'rgwbench-agent'
 AGENT_MOUNT = '/var/lib/rgwbench-agent'
 # For the container runtime (CustomContainerSpec.args, in every release from Pacific
 # on): the host's network, and its processes, so that the agent finds the RGW and
-# HAProxy daemons of its host in /proc by their names.
-CONTAINER_ARGS = ('--net=host', '--pid=host')
+# HAProxy daemons of its host in /proc by their names. cephadm runs every container
+# with `--init` (mgr/cephadm/container_init), which podman refuses beside
+# `--pid=host` ("PID namespace isn't private"): the spec's arguments come after
+# cephadm's, so `--init=false` turns it off for the agents only.
+CONTAINER_ARGS = ('--net=host', '--pid=host', '--init=false')
 # The files of the agents' spec, as JSON: the rest of the spec fits in what 64 KiB leaves.
 MAX_SPEC_FILES_BYTES = 60000
 

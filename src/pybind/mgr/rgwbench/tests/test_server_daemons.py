@@ -101,10 +101,10 @@ def test_agent_containers_see_the_hosts_processes() -> None:
                                     lambda r: r)
     spec = launcher.spec({'server': 'https://10.0.0.1:7480', 'fingerprint': 'ab',
                           'secret': 's'})
-    assert spec.args == ['--net=host', '--pid=host']
+    assert spec.args == ['--net=host', '--pid=host', '--init=false']
     # As the orchestrator keeps it, in this release's own spec class.
     again = ServiceSpec.from_json(spec.to_json())
-    assert again.args == ['--net=host', '--pid=host']
+    assert again.args == ['--net=host', '--pid=host', '--init=false']
     again.validate()
 
 
