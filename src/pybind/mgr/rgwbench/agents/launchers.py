@@ -28,6 +28,9 @@ AGENT_MOUNT = '/var/lib/rgwbench-agent'
 # `--pid=host` ("PID namespace isn't private"): the spec's arguments come after
 # cephadm's, so `--init=false` turns it off for the agents only.
 CONTAINER_ARGS = ('--net=host', '--pid=host', '--init=false')
+# What the orchestrator says of a live agent's container: cephadm says `starting`
+# from its deployment until its next refresh of the host, minutes later.
+ALIVE_STATUSES = (None, 'running', 'starting')
 # The files of the agents' spec, as JSON: the rest of the spec fits in what 64 KiB leaves.
 MAX_SPEC_FILES_BYTES = 60000
 
@@ -225,7 +228,7 @@ class OrchestratorLauncher:
 
     def problem(self, agent: str) -> Optional[str]:
         for daemon in self._daemons():
-            if daemon.hostname == agent and daemon.status_desc not in (None, 'running'):
+            if daemon.hostname == agent and daemon.status_desc not in ALIVE_STATUSES:
                 return 'agent container on %s is %s' % (agent, daemon.status_desc)
         return None
 
