@@ -43,7 +43,11 @@ OWN_SHARD = {'test_fault_loop.py': 'faults', 'test_scale.py': 'scale',
              'test_runs.py': 'runs', 'test_run_own_user.py': 'hosts', 'test_hosts.py': 'hosts',
              'test_load.py': 'loads', 'test_hostile_input.py': 'loads',
              'test_check.py': 'checks', 'test_settings_sse.py': 'checks',
-             'test_settings_tls.py': 'checks', 'test_workload_fields.py': 'checks'}
+             'test_settings_tls.py': 'checks', 'test_workload_fields.py': 'checks',
+             'test_cephadm.py': 'cephadm'}
+# Files that test one release whatever the shard's: run in that release's shards only.
+# A cephadm cluster is bootstrapped from Tentacle's cephadm and image (one per machine).
+ONE_RELEASE = {'test_cephadm.py': 'tentacle'}
 
 # A failed test is run once more, after a pause: a dozen clusters share two cores
 # (CI at load 30-70), and a test that times a daemon or a load fails now and then
@@ -52,7 +56,7 @@ OWN_SHARD = {'test_fault_loop.py': 'faults', 'test_scale.py': 'scale',
 RERUNS = ['--reruns', '1', '--reruns-delay', '15']
 
 
-def shards(pytest_args: List[str]) -> Dict[str, List[str]]:
+def shards(pytest_args: List[str], release: str = '') -> Dict[str, List[str]]:
     """Shard name to pytest arguments: the folder split in two, or the arguments as given."""
     folders = [a for a in pytest_args if os.path.isdir(a)]
     if len(folders) != 1 or any(a.split('::')[0].endswith('.py') for a in pytest_args):
@@ -60,6 +64,9 @@ def shards(pytest_args: List[str]) -> Dict[str, List[str]]:
     options = [a for a in pytest_args if a not in folders]
     found: Dict[str, List[str]] = {'restarts': [], 'others': []}
     for path in sorted(glob.glob(os.path.join(folders[0], 'test_*.py'))):
+        only = ONE_RELEASE.get(os.path.basename(path))
+        if only and release and only != release:
+            continue
         own = OWN_SHARD.get(os.path.basename(path))
         if own:
             found.setdefault(own, []).append(path)
@@ -79,7 +86,7 @@ def main(argv: List[str]) -> int:
     os.makedirs(junit_dir, exist_ok=True)
     running: Dict[str, Tuple[subprocess.Popen, str]] = {}
     for release in releases:
-        for shard, args in shards(pytest_args).items():
+        for shard, args in shards(pytest_args, release).items():
             name = '%s %s' % (release, shard)
             out = tempfile.NamedTemporaryFile('w', prefix='rgwbench-%s-%s-' % (release, shard),
                                               suffix='.log', delete=False)

@@ -40,6 +40,19 @@ CONTAINERS: Dict[str, str] = {
     'runc': 'runc',
 }
 
+# Run for a cluster started with --orchestrator cephadm: cephadm runs every daemon
+# in podman with `--init`, and its mgr module reaches each host over SSH.
+CEPHADM: Dict[str, str] = {
+    **CONTAINERS,
+    'catatonit': 'catatonit',
+    'sshd': 'openssh-server',
+    'ssh-keygen': 'openssh-client',
+    'losetup': 'mount',
+    'truncate': 'coreutils',
+    'tar': 'tar',
+    'cp': 'coreutils',
+}
+
 # Run by the tests only: the web panel's are driven in headless Chromium.
 TESTS: Dict[str, str] = {
     'chromium': 'chromium',
@@ -47,7 +60,7 @@ TESTS: Dict[str, str] = {
     'ps': 'procps',
     # bench/engine_cost.py takes the engine as it was from the repository
     'git': 'git',
-    **CONTAINERS,
+    **CEPHADM,
 }
 
 # Brought by a Ceph release's packages (releases.PACKAGES), host or chroot.

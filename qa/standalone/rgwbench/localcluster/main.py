@@ -6,9 +6,11 @@ import subprocess
 import sys
 from typing import List, NoReturn, Optional
 
-from . import hostpackages, kmip, releases
+from . import cephadm_cluster, hostpackages, kmip, releases
 from .chroot import ChrootError
 from .cluster import OBJECTSTORES, ClusterError, LocalCluster, default_dir
+
+ORCHESTRATORS = ('local', cephadm_cluster.ORCHESTRATOR)
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -61,6 +63,11 @@ def _parser() -> argparse.ArgumentParser:
         'run what cephadm runs in containers (the agents\' custom containers, radosgw) '
         'under podman, radosgw in a PID namespace of its own (default: processes, or '
         'what the cluster has)'))
+    start.add_argument('--orchestrator', choices=ORCHESTRATORS, default=None, help=(
+        'local (default, or what the cluster has): daemons as processes, the test '
+        'orchestrator; cephadm: the release\'s own cephadm bootstraps the cluster from '
+        'an image built from the release (Tentacle), every daemon in podman, the '
+        'rgwbench module mounted through the mgr spec; one per machine'))
     install = sub.add_parser('install', help="install a release's packages (or chroot) only")
     install.add_argument('--release', default='pacific', choices=sorted(releases.RELEASES))
     install.add_argument('--tests', action='store_true',
@@ -83,6 +90,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     args = _parser().parse_args(argv)
     try:
         cluster = LocalCluster(getattr(args, 'dir', default_dir()))
+        if (cluster.state.get('orchestrator') == cephadm_cluster.ORCHESTRATOR or
+                getattr(args, 'orchestrator', None) == cephadm_cluster.ORCHESTRATOR):
+            return _cephadm_command(args, cephadm_cluster.CephadmCluster(
+                cluster.dir, cluster.state))
         if args.command in ('start', 'install') and os.geteuid() != 0:
             raise ClusterError('%s needs root (it installs packages)' % args.command)
         if args.command in ('start', 'install'):
@@ -120,11 +131,50 @@ def main(argv: Optional[List[str]] = None) -> int:
             tool_args = args.args[1:] if args.args[:1] == ['--'] else args.args
             return subprocess.call(cluster.tool_argv(args.command, tool_args))
     except (ClusterError, ChrootError, releases.ReleaseError, hostpackages.InstallError) as e:
-        first, _, rest = str(e).partition('\n')
-        sys.stderr.write('cluster: error: %s\n' % first)
-        if rest:
-            sys.stderr.write(rest + '\n')
-        return 1
+        return _error(e)
     except KeyboardInterrupt:
         return 130
     return 0
+
+
+def _cephadm_command(args: argparse.Namespace, cluster: cephadm_cluster.CephadmCluster) -> int:
+    """The commands of a cephadm cluster; `keep` and `kmip` are the local cluster's."""
+    try:
+        if args.command == 'start':
+            if os.geteuid() != 0:
+                raise ClusterError('start needs root (it installs packages)')
+            if cluster.exists and args.orchestrator == 'local':
+                raise ClusterError('%s holds a cephadm cluster; --orchestrator cannot change '
+                                   'it: destroy it first, or use another --dir' % cluster.dir)
+            hostpackages.ensure(hostpackages.HOST, releases.stderr_log)
+            cluster.start(cluster.state.get('release', args.release), args.osds)
+            print(json.dumps(cluster.s3_endpoints()['endpoints']))
+        elif not cluster.exists:
+            raise ClusterError('no cluster in %s: run `cluster start` first' % cluster.dir)
+        elif args.command == 'stop':
+            for name in cluster.stop():
+                print('removed %s' % name)
+        elif args.command == 'destroy':
+            cluster.destroy()
+        elif args.command == 's3-endpoints':
+            print(json.dumps(cluster.s3_endpoints(), indent=2))
+        elif args.command == 'info':
+            print(json.dumps(cluster.info(), indent=2))
+        elif args.command in TOOLS:
+            tool_args = args.args[1:] if args.args[:1] == ['--'] else args.args
+            return subprocess.call(cluster.tool_argv(args.command, tool_args))
+        else:
+            raise ClusterError('%s is not a command of a cephadm cluster' % args.command)
+    except (ClusterError, ChrootError, releases.ReleaseError, hostpackages.InstallError) as e:
+        return _error(e)
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+def _error(e: Exception) -> int:
+    first, _, rest = str(e).partition('\n')
+    sys.stderr.write('cluster: error: %s\n' % first)
+    if rest:
+        sys.stderr.write(rest + '\n')
+    return 1

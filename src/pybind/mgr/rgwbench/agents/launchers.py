@@ -23,8 +23,14 @@ AGENT_SERVICE_ID = 'rgwbench-agent'
 AGENT_MOUNT = '/var/lib/rgwbench-agent'
 # For the container runtime (CustomContainerSpec.args, in every release from Pacific
 # on): the host's network, and its processes, so that the agent finds the RGW and
-# HAProxy daemons of its host in /proc by their names.
-CONTAINER_ARGS = ('--net=host', '--pid=host')
+# HAProxy daemons of its host in /proc by their names. cephadm runs every container
+# with `--init` (mgr/cephadm/container_init), which podman refuses beside
+# `--pid=host` ("PID namespace isn't private"): the spec's arguments come after
+# cephadm's, so `--init=false` turns it off for the agents only.
+CONTAINER_ARGS = ('--net=host', '--pid=host', '--init=false')
+# What the orchestrator says of a live agent's container: cephadm says `starting`
+# from its deployment until its next refresh of the host, minutes later.
+ALIVE_STATUSES = (None, 'running', 'starting')
 # The files of the agents' spec, as JSON: the rest of the spec fits in what 64 KiB leaves.
 MAX_SPEC_FILES_BYTES = 60000
 
@@ -222,7 +228,7 @@ class OrchestratorLauncher:
 
     def problem(self, agent: str) -> Optional[str]:
         for daemon in self._daemons():
-            if daemon.hostname == agent and daemon.status_desc not in (None, 'running'):
+            if daemon.hostname == agent and daemon.status_desc not in ALIVE_STATUSES:
                 return 'agent container on %s is %s' % (agent, daemon.status_desc)
         return None
 

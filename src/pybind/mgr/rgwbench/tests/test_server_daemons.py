@@ -101,10 +101,10 @@ def test_agent_containers_see_the_hosts_processes() -> None:
                                     lambda r: r)
     spec = launcher.spec({'server': 'https://10.0.0.1:7480', 'fingerprint': 'ab',
                           'secret': 's'})
-    assert spec.args == ['--net=host', '--pid=host']
+    assert spec.args == ['--net=host', '--pid=host', '--init=false']
     # As the orchestrator keeps it, in this release's own spec class.
     again = ServiceSpec.from_json(spec.to_json())
-    assert again.args == ['--net=host', '--pid=host']
+    assert again.args == ['--net=host', '--pid=host', '--init=false']
     again.validate()
 
 
@@ -176,3 +176,27 @@ def test_a_local_agent_gets_samplers_on_the_other_hosts_of_daemons() -> None:
     sampler = Job.from_dict(agent_run.job_for('h3')['job'])
     assert sampler.sample_only and sampler.concurrency == 0
     assert sampler.proc_daemons == {'rgw.c': 'h3'}
+
+
+class _Daemon:
+    def __init__(self, hostname: str, status_desc: str) -> None:
+        self.hostname = hostname
+        self.status_desc = status_desc
+
+
+class _Orch:
+    def __init__(self, daemons: List[_Daemon]) -> None:
+        self.daemons = daemons
+
+    def list_daemons(self, service_name: str, refresh: bool) -> List[_Daemon]:
+        return self.daemons
+
+
+def test_an_agent_cephadm_calls_starting_is_alive_and_a_stopped_one_dead() -> None:
+    # cephadm says `starting` from the deployment until its next refresh of the host.
+    launcher = OrchestratorLauncher(_Orch([_Daemon('h1', 'starting'), _Daemon('h2', 'stopped'),
+                                           _Daemon('h3', 'error')]),  # type: ignore
+                                    ['h1', 'h2', 'h3'], 'image', lambda r: r)
+    assert launcher.problem('h1') is None
+    assert launcher.problem('h2') == 'agent container on h2 is stopped'
+    assert launcher.problem('h3') == 'agent container on h3 is error'

@@ -1,0 +1,162 @@
+"""rgwbench on a real cephadm cluster (Tentacle): the release's own cephadm and mgr
+module, every daemon in podman, the module installed as the docs tell an operator.
+
+One cephadm cluster may run on a machine at a time (its mgr's fixed ports): these
+tests share one, and `cluster stop` must leave none of cephadm's marks behind.
+"""
+import json
+import os
+import subprocess
+from typing import Any, Dict, Iterator, List, Optional
+
+import pytest
+from conftest import SMALL_LOAD_ARGS, Cluster, new_cluster_dir
+from test_runs import FAST, wait_run
+
+RELEASE = 'tentacle'
+ROOT_KEYS = '/root/.ssh/authorized_keys'
+
+
+def _read(path: str) -> Optional[str]:
+    try:
+        with open(path) as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+
+
+def _marks_of(fsid: str) -> List[str]:
+    """What cephadm put on this machine for the cluster that is still there."""
+    found = [p for p in ('/var/lib/ceph/' + fsid, '/var/log/ceph/' + fsid,
+                         '/run/cephadm/%s.lock' % fsid, '/etc/logrotate.d/ceph-' + fsid)
+             if os.path.lexists(p)]
+    for folder in ('/etc/systemd/system', '/etc/sysctl.d'):
+        found += [os.path.join(folder, n) for n in os.listdir(folder) if fsid in n]
+    found += [n for n in _podman(['ps', '-a', '--format', '{{.Names}}']).split() if fsid in n]
+    return found
+
+
+def _podman(args: List[str]) -> str:
+    return subprocess.run(['podman', '--runtime', 'runc', '--cgroup-manager', 'cgroupfs'] + args,
+                          stdout=subprocess.PIPE, universal_newlines=True).stdout
+
+
+@pytest.fixture(scope='module')
+def cephadm() -> Iterator[Cluster]:
+    if os.geteuid() != 0:
+        pytest.fail('the integration tests need root (they start a real cluster)')
+    directory = new_cluster_dir('cephadm')
+    os.rmdir(directory)
+    keys_before = _read(ROOT_KEYS)
+    c = Cluster(RELEASE, directory)
+    fsid = ''
+    try:
+        c.start('--orchestrator', 'cephadm', '--osds', '2')
+        fsid = c.ceph('fsid').stdout.strip()
+        yield c
+    finally:
+        c.close_session()
+        stopped = c.tool('stop', check=False)
+        bridge = subprocess.run(['ip', 'link', 'show', 'rgwcadm0'], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL).returncode
+        loops = subprocess.run(['losetup', '-a'], stdout=subprocess.PIPE,
+                               universal_newlines=True).stdout
+        left = _marks_of(fsid) if fsid else []
+        keys_after = _read(ROOT_KEYS)
+        if os.environ.get('RGWBENCH_KEEP_CLUSTERS') != '1':
+            c.tool('destroy', check=False)
+        assert stopped.returncode == 0, stopped.stderr
+        assert not left, left
+        assert bridge != 0, 'the bridge is still there'
+        assert directory not in loops, loops
+        assert keys_after == keys_before
+
+
+def test_every_daemon_is_a_cephadm_daemon_in_a_container(cephadm: Cluster) -> None:
+    daemons = cephadm.ceph_json('orch', 'ps')
+    kinds = {d['daemon_type'] for d in daemons}
+    assert {'mon', 'mgr', 'osd', 'rgw'} <= kinds, kinds
+    fsid = cephadm.ceph('fsid').stdout.strip()
+    names = _podman(['ps', '--format', '{{.Names}}']).split()
+    for daemon in daemons:
+        assert daemon['status_desc'] == 'running', daemon
+        assert daemon.get('container_id'), daemon
+        # cephadm's container name: ceph-<fsid>-<type>-<id>, dots as dashes
+        name = 'ceph-%s-%s-%s' % (fsid, daemon['daemon_type'],
+                                  daemon['daemon_id'].replace('.', '-'))
+        assert name in names, (name, names)
+    assert cephadm.ceph_json('orch', 'status')['backend'] == 'cephadm'
+
+
+def test_the_module_is_mounted_through_the_mgr_spec_and_enabled(cephadm: Cluster) -> None:
+    spec = cephadm.ceph_json('orch', 'ls', '--service_type', 'mgr', '--export')[0]
+    mounts = [a for a in spec.get('extra_container_args', []) if 'rgwbench' in a]
+    assert len(mounts) == 1 and mounts[0].endswith(
+        ':/usr/share/ceph/mgr/rgwbench:ro'), spec
+    modules = cephadm.ceph_json('mgr', 'module', 'ls')
+    assert 'rgwbench' in modules['enabled_modules']
+
+
+def test_status_sees_the_rgw_cephadm_runs(cephadm: Cluster) -> None:
+    status = cephadm.ceph_json('rgwbench', 'status')
+    assert status['rgw_daemons'], status
+    cephadm.wait_rgw_registered()
+
+
+def snapshot(c: Cluster, run_ids: List[str]) -> Dict[str, Any]:
+    """What a run must put back: settings, specs, keys, identities, data, daemons."""
+    def admin(*args: str) -> Any:
+        return json.loads(c.tool('radosgw-admin', '--', *args).stdout)
+    keys = json.loads(c.ceph('config-key', 'ls').stdout)
+    return {
+        'config': c.ceph_json('config', 'dump'),
+        'specs': c.ceph('orch', 'ls', '--export').stdout,
+        # Keys of cephadm's own state come and go with its refreshes; the
+        # results a run stores are kept by design.
+        'keys': sorted(k for k in keys if not any(r in k for r in run_ids)
+                       and not k.startswith('mgr/cephadm/')),
+        'auth': sorted((e['entity'], json.dumps(e['caps'], sort_keys=True))
+                       for e in c.ceph_json('auth', 'ls')['auth_dump']),
+        'users': sorted(admin('user', 'list')),
+        'buckets': sorted(admin('bucket', 'list')),
+        'pools': sorted(p['pool_name'] for p in c.ceph_json('osd', 'pool', 'ls', 'detail')),
+        'containers': sorted((d['daemon_type'], d['daemon_id'])
+                             for d in c.ceph_json('orch', 'ps')),
+    }
+
+
+def test_a_quick_run_with_agents_in_containers_puts_everything_back(
+        cephadm: Cluster) -> None:
+    s3 = cephadm.s3()
+    proc = cephadm.ceph_input(json.dumps({'access_key': s3['access_key'],
+                                          'secret_key': s3['secret_key']}),
+                              'rgwbench', 'credentials', 'set')
+    assert proc.returncode == 0, proc.stderr
+    before = snapshot(cephadm, [])
+    fsid = cephadm.ceph('fsid').stdout.strip()
+    # cephadm names a custom container's: ceph-<fsid>-container-<service id>-<host>...
+    agents: Dict[str, str] = {}
+
+    def spot_agents() -> None:
+        for line in _podman(['ps', '--format', '{{.Names}} {{.ImageID}}']).splitlines():
+            name, image = line.split()
+            if name.startswith('ceph-%s-container-' % fsid):
+                agents[name] = image
+    run_id = cephadm.ceph('rgwbench', 'run', '--profile', 'quick', *FAST, *SMALL_LOAD_ARGS,
+                          '--yes-i-really-mean-it').stdout.strip()
+    record = wait_run(cephadm, run_id, meanwhile=spot_agents, every_s=1)
+    assert record['state'] == 'complete', record.get('error')
+    for variant in record['variants']:
+        assert variant['error'] is None, variant
+        for workload in variant['workloads']:
+            assert workload['ops'] > 0 and workload['errors'] == 0, workload
+    # The agents were cephadm custom containers of the cluster's own image.
+    image = cephadm.ceph('config', 'get', 'mgr', 'container_image').stdout.strip()
+    image_id = _podman(['image', 'inspect', '--format', '{{.Id}}', image]).strip()
+    # podman ps shows an image id's first 12 digits
+    assert agents and all(image_id.startswith(a) for a in agents.values()), (agents, image)
+    cephadm.ceph('rgwbench', 'credentials', 'rm')
+    cephadm.wait_rgw_registered()
+    after = snapshot(cephadm, [run_id])
+    for part in before:
+        assert after[part] == before[part], part
