@@ -212,7 +212,42 @@ class LocalCluster:
         return str(self.state.get('objectstore', 'bluestore'))
 
     def _mount(self) -> None:
-        self.release.mount([self.dir], [REPO_ROOT], netns='network' in self.state)
+        self.release.mount(self._own_mounts(), [REPO_ROOT], netns='network' in self.state)
+
+    def _own_mounts(self) -> List[str]:
+        """The cluster's folder, and the patched dashboard it serves (`serve_dashboard`)."""
+        served = self.state.get('dashboard')
+        return [self.dir] + ([served['tree']] if served else [])
+
+    def serve_dashboard(self, tree: str, port: int) -> str:
+        """Load the patched dashboard in `tree` (dashboard.ensure_built) into this
+        cluster's mgrs in place of the release's, serving plain HTTP on `port` of the
+        cluster's address; its URL. The mgrs restart: a mgr reads its modules once."""
+        self._require()
+        self.state['dashboard'] = {'tree': tree, 'port': port}
+        self._save_state()
+        self._mount()
+        link = os.path.join(self.dir, 'mgr-modules', 'dashboard')
+        if os.path.lexists(link):
+            os.unlink(link)
+        os.symlink(os.path.join(tree, 'dashboard'), link)
+        mgrs = ['mgr.' + m for m in self.state['mgrs']]
+        self.procs.stop(mgrs)
+        for mgr in self.state['mgrs']:
+            self._start_mgr(mgr)
+        self._wait('a mgr to be available', self._mgr_available, MGR_START_S)
+        for name, value in (('ssl', 'false'), ('server_addr', self.public_addr),
+                            ('server_port', str(port))):
+            self.ceph(['config', 'set', 'mgr', 'mgr/dashboard/' + name, value])
+        self.ceph(['mgr', 'module', 'enable', 'dashboard'])
+        url = 'http://%s:%d/' % (self.public_addr, port)
+
+        def serving() -> bool:
+            services = self._answer_json(['mgr', 'services']) or {}
+            return bool(services.get('dashboard'))
+        self._wait('the dashboard to serve', serving, MGR_START_S)
+        self._end_session()
+        return url
 
     # -- hosts ---------------------------------------------------------------------
     @property
@@ -722,7 +757,7 @@ class LocalCluster:
         if removed:
             self.log('removed %s' % ', '.join(removed))
         # The repository mount may serve other clusters; it goes with the last one.
-        self.release.unmount([self.dir], [REPO_ROOT])
+        self.release.unmount(self._own_mounts(), [REPO_ROOT])
         return stopped
 
     def destroy(self) -> None:
