@@ -252,6 +252,10 @@ def ensure_built(release: str, log: Logger, frontend: bool = True) -> Build:
         if not os.path.exists(os.path.join(build.tree, READY_MARK)):
             _make_tree(release, pristine, build, log)
         _link_node_modules(release, build, log)
+        environment = os.path.join(build.frontend, 'src', 'environments', 'environment.ts')
+        if not os.path.exists(environment):
+            # The environment files the build and the specs import, from their templates.
+            _timed(['npm', 'run', 'env_build'], build.frontend, 'env_build', log)
         built = os.path.join(build.frontend, 'dist', LOCALE, 'index.html')
         if frontend and not os.path.exists(built):
             _build_frontend(build, log)

@@ -93,7 +93,7 @@ describe('RgwBenchmarkFormComponent', () => {
   it('should show why rgwbench refused', () => {
     create(['read', 'create']);
     spyOn(service, 'plan').and.returnValue(
-      throwError(() => ({ error: { detail: 'unknown profile nope' } }))
+      throwError({ error: { detail: 'unknown profile nope' } })
     );
     component.showPlan();
     expect(component.error).toBe('unknown profile nope');

@@ -99,9 +99,7 @@ describe('RgwBenchmarkListComponent', () => {
   it('should show why an abort was refused', () => {
     permissions = ['read', 'update'];
     create();
-    spyOn(service, 'abort').and.returnValue(
-      throwError(() => ({ error: { detail: 'no run in progress' } }))
-    );
+    spyOn(service, 'abort').and.returnValue(throwError({ error: { detail: 'no run in progress' } }));
     component.abortRun();
     expect(component.error).toBe('no run in progress');
     expect(component.aborting).toBe(false);
