@@ -8,7 +8,11 @@ import { CdTableColumn } from '~/app/shared/models/cd-table-column';
 import { CdTableFetchDataContext } from '~/app/shared/models/cd-table-fetch-data-context';
 import { Permission } from '~/app/shared/models/permissions';
 import { AuthStorageService } from '~/app/shared/services/auth-storage.service';
-import { BenchmarkFinding, BenchmarkLive, BenchmarkRunSummary } from '../models/rgw-benchmark.model';
+import {
+  BenchmarkFinding,
+  BenchmarkLive,
+  BenchmarkRunSummary
+} from '../models/rgw-benchmark.model';
 
 /** How often the run in progress is asked for (ms). */
 export const LIVE_INTERVAL_MS = 2000;
