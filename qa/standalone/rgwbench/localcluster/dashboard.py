@@ -10,7 +10,10 @@ made from, and done again only when that changed:
   extracted from Debian's source tarball, fetched from the mirror the host's apt uses;
 - npm-<release>-<hash of package.json and lock>: node_modules, from `npm ci`;
 - tree-<release>-<hash of source, patch and lock>: the patched dashboard, its
-  frontend built for one locale.
+  frontend built for one locale;
+- dist-<release>-<hash of source, the patch's frontend files and diff, and lock>:
+  that build, copied into every tree of the same frontend (a change to the
+  controller alone builds nothing).
 """
 import difflib
 import fcntl
@@ -184,9 +187,12 @@ def overlay_files() -> List[str]:
     return found
 
 
-def patch_hash() -> str:
+def patch_hash(frontend_only: bool = False) -> str:
+    """The patch's content; `frontend_only`: of what the frontend build reads (the
+    frontend's files and the diff), so a change to the controller rebuilds nothing."""
     digest = hashlib.sha256()
-    for rel in overlay_files() + [UPSTREAM_PATCH]:
+    files = [rel for rel in overlay_files() if rel.startswith('frontend/') or not frontend_only]
+    for rel in files + [UPSTREAM_PATCH]:
         digest.update(rel.encode() + b'\0')
         with open(os.path.join(PATCH_ROOT, rel), 'rb') as f:
             digest.update(f.read() + b'\0')
@@ -258,8 +264,30 @@ def ensure_built(release: str, log: Logger, frontend: bool = True) -> Build:
             _timed(['npm', 'run', 'env_build'], build.frontend, 'env_build', log)
         built = os.path.join(build.frontend, 'dist', LOCALE, 'index.html')
         if frontend and not os.path.exists(built):
-            _build_frontend(build, log)
+            _ensure_dist(release, pristine, build, log)
     return build
+
+
+def _ensure_dist(release: str, pristine: str, build: Build, log: Logger) -> None:
+    """The built frontend in the tree: from the cache of builds of the same frontend
+    source, else built and put there."""
+    made_from = '%s %s %s' % (pristine, patch_hash(frontend_only=True), LOCK_PINS.get(release))
+    key = hashlib.sha256(made_from.encode()).hexdigest()[:12]
+    cached = os.path.join(cache_root(), 'dist-%s-%s' % (release, key))
+    target = os.path.join(build.frontend, 'dist', LOCALE)
+    if not os.path.exists(os.path.join(cached, READY_MARK)):
+        _build_frontend(build, log)
+        staging = cached + '.building'
+        shutil.rmtree(staging, ignore_errors=True)
+        shutil.copytree(target, staging, symlinks=True)
+        _mark(staging)
+        shutil.rmtree(cached, ignore_errors=True)
+        os.rename(staging, cached)
+        return
+    log('the frontend of this source is built already: %s' % cached)
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(cached, target, symlinks=True,
+                    ignore=lambda folder, names: [READY_MARK] if folder == cached else [])
 
 
 def _make_tree(release: str, pristine: str, build: Build, log: Logger) -> None:

@@ -117,6 +117,10 @@ def test_a_reader_sees_the_runs_but_cannot_start_one(
     reader = dashboard.token('bench-reader')
     status, listed = dashboard.api('GET', '/api/rgwbench/run', token=reader)
     assert status == 200 and isinstance(listed, list), (status, listed)
+    # rgwbench's own refusal, through the real mgr.remote, keeps its errno (ENOENT).
+    status, body = dashboard.api('GET', '/api/rgwbench/run/20000101-000000-000000',
+                                 token=reader)
+    assert status == 404 and body['code'] == 'ENOENT', (status, body)
     before = snapshot(dashboard.cluster)
     status, body = dashboard.api('POST', '/api/rgwbench/run',
                                  {'profile': 'quick', 'confirm': True}, token=reader)

@@ -8,6 +8,7 @@ implementation. The module refuses with `OSError(errno, message)`; a module
 that is not enabled is an `ImportError`.
 """
 import errno
+import re
 from typing import Any, Callable, Dict, Optional
 
 from .. import mgr
@@ -48,6 +49,22 @@ PLAN_SCHEMA = {
 OVERRIDES_DOC = 'Text values keyed by one of: %s' % ', '.join(OVERRIDE_KEYS)
 
 
+# How a remote refusal reads once `mgr.remote` turned it into a RuntimeError: the
+# text of the remote traceback, whose last line is the exception.
+REMOTE_OSERROR = re.compile(r'\w*Error: \[Errno (\d+)\] ([^\n]*)')
+
+
+def refusal(e: Exception) -> Optional[OSError]:
+    """rgwbench's OSError, as raised, or as `mgr.remote` carries it in a RuntimeError."""
+    if isinstance(e, OSError):
+        return e
+    found = REMOTE_OSERROR.findall(str(e))
+    if found:
+        number, message = found[-1]
+        return OSError(int(number), message.strip())
+    return None
+
+
 def call_rgwbench(method: str, *args: Any) -> Any:
     """`mgr.remote('rgwbench', method, ...)`, its refusals as HTTP errors."""
     try:
@@ -55,9 +72,16 @@ def call_rgwbench(method: str, *args: Any) -> Any:
     except ImportError:
         raise DashboardException(msg=NOT_ENABLED, code='rgwbench_not_enabled',
                                  http_status_code=404, component=COMPONENT)
-    except OSError as e:
-        raise DashboardException(msg=e.strerror or str(e), code=errno.errorcode.get(e.errno),
-                                 http_status_code=HTTP_STATUS_OF_ERRNO.get(e.errno, 500),
+    except (OSError, RuntimeError) as e:
+        refused = refusal(e)
+        if refused is None:
+            last_line = (str(e).strip().splitlines() or [''])[-1]
+            raise DashboardException(msg='rgwbench failed: %s' % last_line,
+                                     code='rgwbench_error', http_status_code=500,
+                                     component=COMPONENT)
+        raise DashboardException(msg=refused.strerror or str(refused),
+                                 code=errno.errorcode.get(refused.errno),
+                                 http_status_code=HTTP_STATUS_OF_ERRNO.get(refused.errno, 500),
                                  component=COMPONENT)
 
 

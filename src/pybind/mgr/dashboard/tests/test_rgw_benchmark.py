@@ -101,6 +101,23 @@ class RgwBenchmarkTest(ControllerTestCase):
         self._get_exp('/api/rgwbench/run')
         self.assertStatus(500)
 
+    def test_a_refusal_carried_in_a_runtime_error_keeps_its_errno(self):
+        remote_text = ('Traceback (most recent call last):\n'
+                       '  File "module.py", line 349, in _remote\n'
+                       'OSError: [Errno 16] run r-2 is in progress\n')
+        mgr.remote = remote_raising(RuntimeError(remote_text))
+        self._post_exp('/api/rgwbench/run', {'profile': 'quick', 'confirm': True})
+        self.assertStatus(409)
+        self.assertJsonBody({'detail': 'run r-2 is in progress', 'code': 'EBUSY',
+                             'component': 'rgwbench'})
+
+    def test_a_runtime_error_without_errno_is_500_with_its_last_line(self):
+        mgr.remote = remote_raising(RuntimeError('Traceback ...\nKeyError: x'))
+        self._get_exp('/api/rgwbench/run')
+        self.assertStatus(500)
+        self.assertJsonBody({'detail': 'rgwbench failed: KeyError: x',
+                             'code': 'rgwbench_error', 'component': 'rgwbench'})
+
     def test_module_not_enabled_is_404_with_its_own_code(self):
         mgr.remote = remote_raising(ImportError('Module not found'))
         self._get_exp('/api/rgwbench/status')
