@@ -46,6 +46,8 @@ UNUSED_MGR_MODULES = frozenset((
     'localpool', 'mds_autoscaler', 'mirroring', 'nfs', 'nvmeof', 'osd_perf_query',
     'osd_support', 'prometheus', 'restful', 'rook', 'selftest', 'smb', 'snap_schedule',
     'stats', 'telegraf', 'zabbix', 'iostat'))
+# Modules of the release that the dashboard imports: linked when it is served.
+DASHBOARD_IMPORTS = ('nfs', 'smb')
 # How long a mgr may take to start and load its modules (also after enabling one
 # restarted it): about 10 CPU seconds on Tentacle, which took over 180 s of a
 # machine at load 45 (CI26: a shared machine running 12 test shards).
@@ -227,10 +229,16 @@ class LocalCluster:
         self.state['dashboard'] = {'tree': tree, 'port': port}
         self._save_state()
         self._mount()
-        link = os.path.join(self.dir, 'mgr-modules', 'dashboard')
+        folder = os.path.join(self.dir, 'mgr-modules')
+        link = os.path.join(folder, 'dashboard')
         if os.path.lexists(link):
             os.unlink(link)
         os.symlink(os.path.join(tree, 'dashboard'), link)
+        # Release modules the dashboard imports (its NFS and SMB pages), left out of the
+        # module path otherwise.
+        for name in DASHBOARD_IMPORTS:
+            if not os.path.lexists(os.path.join(folder, name)):
+                os.symlink(os.path.join('/usr/share/ceph/mgr', name), os.path.join(folder, name))
         mgrs = ['mgr.' + m for m in self.state['mgrs']]
         self.procs.stop(mgrs)
         for mgr in self.state['mgrs']:
