@@ -223,8 +223,9 @@ class LocalCluster:
 
     def serve_dashboard(self, tree: str, port: int) -> str:
         """Load the patched dashboard in `tree` (dashboard.ensure_built) into this
-        cluster's mgrs in place of the release's, serving plain HTTP on `port` of the
-        cluster's address; its URL. The mgrs restart: a mgr reads its modules once."""
+        cluster's mgrs in place of the release's, serving plain HTTP on the cluster's
+        address, `port` for the first mgr, the next ports for the others; the active
+        one's URL. The mgrs restart: a mgr reads its modules once."""
         self._require()
         self.state['dashboard'] = {'tree': tree, 'port': port}
         self._save_state()
@@ -244,18 +245,24 @@ class LocalCluster:
         for mgr in self.state['mgrs']:
             self._start_mgr(mgr)
         self._wait('a mgr to be available', self._mgr_available, MGR_START_S)
-        for name, value in (('ssl', 'false'), ('server_addr', self.public_addr),
-                            ('server_port', str(port))):
+        for name, value in (('ssl', 'false'), ('server_addr', self.public_addr)):
             self.ceph(['config', 'set', 'mgr', 'mgr/dashboard/' + name, value])
+        # The mgrs share the host's address: each its own port (a standby binds one too).
+        for index, mgr in enumerate(self.state['mgrs']):
+            self.ceph(['config', 'set', 'mgr', 'mgr/dashboard/%s/server_port' % mgr,
+                       str(port + index)])
         self.ceph(['mgr', 'module', 'enable', 'dashboard'])
-        url = 'http://%s:%d/' % (self.public_addr, port)
+        found: Dict[str, str] = {}
 
         def serving() -> bool:
             services = self._answer_json(['mgr', 'services']) or {}
-            return bool(services.get('dashboard'))
-        self._wait('the dashboard to serve', serving, MGR_START_S)
-        self._end_session()
-        return url
+            found['url'] = str(services.get('dashboard') or '')
+            return bool(found['url'])
+        try:
+            self._wait('the dashboard to serve', serving, MGR_START_S)
+        finally:
+            self._end_session()
+        return found['url']
 
     # -- hosts ---------------------------------------------------------------------
     @property

@@ -95,7 +95,7 @@ def login(driver: WebDriver, dashboard: Dashboard, user: str) -> None:
     WebDriverWait(driver, 120).until(lambda d: d.find_elements(By.ID, 'username'))
     driver.find_element(By.ID, 'username').send_keys(user)
     driver.find_element(By.ID, 'password').send_keys(dashboard.passwords[user])
-    driver.find_element(By.CSS_SELECTOR, 'button[type="submit"]').click()
+    driver.find_element(By.CSS_SELECTOR, 'input[type="submit"]').click()
     WebDriverWait(driver, 120).until(lambda d: '/login' not in d.current_url)
 
 
