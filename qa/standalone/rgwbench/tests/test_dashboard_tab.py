@@ -127,7 +127,7 @@ def test_a_reader_sees_the_runs_but_cannot_start_one(
     status, body = dashboard.api('POST', '/api/rgwbench/run',
                                  {'profile': 'quick', 'confirm': True}, token=reader)
     assert status == 403, (status, body)
-    status, body = dashboard.api('POST', '/api/rgwbench/abort', token=reader)
+    status, body = dashboard.api('POST', '/api/rgwbench/abort', {}, token=reader)
     assert status == 403, (status, body)
     assert dashboard.cluster.ceph_json('rgwbench', 'status')['active_run'] is None
     assert snapshot(dashboard.cluster) == before
@@ -147,6 +147,8 @@ def test_a_manager_plans_starts_follows_and_reads_a_quick_run(
     login(browser, dashboard, 'bench-manager')
     open_tab(browser, dashboard)
     shot(browser, release, 'dashboard-02-runs')
+    WebDriverWait(browser, 60).until(lambda d: d.find_elements(
+        By.CSS_SELECTOR, '[data-testid="start-run"]'))
     by_testid(browser, 'start-run').click()
     WebDriverWait(browser, 60).until(lambda d: d.find_elements(
         By.CSS_SELECTOR, '[data-testid="profile"] option[value="quick"]'))
