@@ -46,6 +46,8 @@ UNUSED_MGR_MODULES = frozenset((
     'localpool', 'mds_autoscaler', 'mirroring', 'nfs', 'nvmeof', 'osd_perf_query',
     'osd_support', 'prometheus', 'restful', 'rook', 'selftest', 'smb', 'snap_schedule',
     'stats', 'telegraf', 'zabbix', 'iostat'))
+# Modules of the release that the dashboard imports: linked when it is served.
+DASHBOARD_IMPORTS = ('nfs', 'smb')
 # How long a mgr may take to start and load its modules (also after enabling one
 # restarted it): about 10 CPU seconds on Tentacle, which took over 180 s of a
 # machine at load 45 (CI26: a shared machine running 12 test shards).
@@ -212,7 +214,55 @@ class LocalCluster:
         return str(self.state.get('objectstore', 'bluestore'))
 
     def _mount(self) -> None:
-        self.release.mount([self.dir], [REPO_ROOT], netns='network' in self.state)
+        self.release.mount(self._own_mounts(), [REPO_ROOT], netns='network' in self.state)
+
+    def _own_mounts(self) -> List[str]:
+        """The cluster's folder, and the patched dashboard it serves (`serve_dashboard`)."""
+        served = self.state.get('dashboard')
+        return [self.dir] + ([served['tree']] if served else [])
+
+    def serve_dashboard(self, tree: str, port: int) -> str:
+        """Load the patched dashboard in `tree` (dashboard.ensure_built) into this
+        cluster's mgrs in place of the release's, serving plain HTTP on the cluster's
+        address, `port` for the first mgr, the next ports for the others; the active
+        one's URL. The mgrs restart: a mgr reads its modules once."""
+        self._require()
+        self.state['dashboard'] = {'tree': tree, 'port': port}
+        self._save_state()
+        self._mount()
+        folder = os.path.join(self.dir, 'mgr-modules')
+        link = os.path.join(folder, 'dashboard')
+        if os.path.lexists(link):
+            os.unlink(link)
+        os.symlink(os.path.join(tree, 'dashboard'), link)
+        # Release modules the dashboard imports (its NFS and SMB pages), left out of the
+        # module path otherwise.
+        for name in DASHBOARD_IMPORTS:
+            if not os.path.lexists(os.path.join(folder, name)):
+                os.symlink(os.path.join('/usr/share/ceph/mgr', name), os.path.join(folder, name))
+        mgrs = ['mgr.' + m for m in self.state['mgrs']]
+        self.procs.stop(mgrs)
+        for mgr in self.state['mgrs']:
+            self._start_mgr(mgr)
+        self._wait('a mgr to be available', self._mgr_available, MGR_START_S)
+        for name, value in (('ssl', 'false'), ('server_addr', self.public_addr)):
+            self.ceph(['config', 'set', 'mgr', 'mgr/dashboard/' + name, value])
+        # The mgrs share the host's address: each its own port (a standby binds one too).
+        for index, mgr in enumerate(self.state['mgrs']):
+            self.ceph(['config', 'set', 'mgr', 'mgr/dashboard/%s/server_port' % mgr,
+                       str(port + index)])
+        self.ceph(['mgr', 'module', 'enable', 'dashboard'])
+        found: Dict[str, str] = {}
+
+        def serving() -> bool:
+            services = self._answer_json(['mgr', 'services']) or {}
+            found['url'] = str(services.get('dashboard') or '')
+            return bool(found['url'])
+        try:
+            self._wait('the dashboard to serve', serving, MGR_START_S)
+        finally:
+            self._end_session()
+        return found['url']
 
     # -- hosts ---------------------------------------------------------------------
     @property
@@ -722,7 +772,7 @@ class LocalCluster:
         if removed:
             self.log('removed %s' % ', '.join(removed))
         # The repository mount may serve other clusters; it goes with the last one.
-        self.release.unmount([self.dir], [REPO_ROOT])
+        self.release.unmount(self._own_mounts(), [REPO_ROOT])
         return stopped
 
     def destroy(self) -> None:

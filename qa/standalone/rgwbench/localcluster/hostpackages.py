@@ -63,6 +63,15 @@ TESTS: Dict[str, str] = {
     **CEPHADM,
 }
 
+# Run by `cluster dashboard`: the patch applied to the release's dashboard, its
+# frontend built with Node (Tentacle's Angular 18 needs Node 18.19.1 or newer).
+DASHBOARD: Dict[str, str] = {
+    'patch': 'patch',
+    'node': 'nodejs',
+    'npm': 'npm',
+    'npx': 'npm',
+}
+
 # Brought by a Ceph release's packages (releases.PACKAGES), host or chroot.
 RELEASE: Dict[str, str] = {
     'ceph': 'ceph-common',

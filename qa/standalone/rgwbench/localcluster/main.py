@@ -6,7 +6,7 @@ import subprocess
 import sys
 from typing import List, NoReturn, Optional
 
-from . import cephadm_cluster, hostpackages, kmip, releases
+from . import cephadm_cluster, dashboard, hostpackages, kmip, releases
 from .chroot import ChrootError
 from .cluster import OBJECTSTORES, ClusterError, LocalCluster, default_dir
 
@@ -72,6 +72,18 @@ def _parser() -> argparse.ArgumentParser:
     install.add_argument('--release', default='pacific', choices=sorted(releases.RELEASES))
     install.add_argument('--tests', action='store_true',
                          help='also what the tests run (Chromium and its driver)')
+    tab = with_dir(sub.add_parser('dashboard', help=(
+        "the Ceph Dashboard with rgwbench's tab: the release's dashboard patched and its "
+        'frontend built (cached; printed: its folder)')))
+    tab.add_argument('--release', default='tentacle', choices=sorted(dashboard.SOURCES))
+    tab.add_argument('--check', action='store_true', help=(
+        "instead: the patch's controller tests, its openapi.yaml against the generated "
+        'one, and its jest specs'))
+    tab.add_argument('--serve', action='store_true', help=(
+        'also load it into the cluster at --dir in place of the release\'s dashboard, '
+        'over plain HTTP (printed: its URL)'))
+    tab.add_argument('--port', type=positive, default=8080,
+                     help='the dashboard\'s port with --serve (default %(default)s)')
     with_dir(sub.add_parser('stop', help='end every process the cluster started'))
     with_dir(sub.add_parser('keep', help='start again each mgr that crashes (`start` runs '
                                          'it in the background)'))
@@ -94,7 +106,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                 getattr(args, 'orchestrator', None) == cephadm_cluster.ORCHESTRATOR):
             return _cephadm_command(args, cephadm_cluster.CephadmCluster(
                 cluster.dir, cluster.state))
-        if args.command in ('start', 'install') and os.geteuid() != 0:
+        if args.command in ('start', 'install', 'dashboard') and os.geteuid() != 0:
             raise ClusterError('%s needs root (it installs packages)' % args.command)
         if args.command in ('start', 'install'):
             hostpackages.ensure(hostpackages.HOST, releases.stderr_log)
@@ -108,6 +120,19 @@ def main(argv: Optional[List[str]] = None) -> int:
             cluster.start(args.release, args.hosts, args.osds, args.rgws, args.mgrs,
                           args.objectstore, args.containers)
             print(json.dumps(cluster.s3_endpoints()['endpoints']))
+        elif args.command == 'dashboard':
+            hostpackages.ensure(hostpackages.HOST, releases.stderr_log)
+            hostpackages.ensure(hostpackages.DASHBOARD, releases.stderr_log)
+            releases.get(args.release).ensure_installed(releases.stderr_log)
+            if args.check:
+                print(dashboard.check(args.release, releases.stderr_log).tree)
+            else:
+                build = dashboard.ensure_built(args.release, releases.stderr_log)
+                if args.serve:
+                    dashboard.ensure_python_packages(args.release, releases.stderr_log)
+                    print(cluster.serve_dashboard(build.tree, args.port))
+                else:
+                    print(build.tree)
         elif args.command == 'stop':
             for name in cluster.stop():
                 print('stopped %s' % name)
@@ -130,7 +155,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         else:
             tool_args = args.args[1:] if args.args[:1] == ['--'] else args.args
             return subprocess.call(cluster.tool_argv(args.command, tool_args))
-    except (ClusterError, ChrootError, releases.ReleaseError, hostpackages.InstallError) as e:
+    except (ClusterError, ChrootError, releases.ReleaseError, hostpackages.InstallError,
+            dashboard.DashboardError) as e:
         return _error(e)
     except KeyboardInterrupt:
         return 130

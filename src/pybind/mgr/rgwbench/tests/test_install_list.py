@@ -130,7 +130,8 @@ def programs_in(source: str) -> List[Tuple[str, int]]:
 
 
 def _known() -> Set[str]:
-    return set(hostpackages.HOST) | set(hostpackages.TESTS) | set(hostpackages.RELEASE)
+    return (set(hostpackages.HOST) | set(hostpackages.TESTS) | set(hostpackages.RELEASE)
+            | set(hostpackages.DASHBOARD))
 
 
 def test_every_program_the_code_runs_is_installed_by_the_repository() -> None:
