@@ -65,7 +65,7 @@ def bootstrap_script() -> str:
     """
     packed = io.BytesIO()
     with tarfile.open(fileobj=packed, mode='w:xz') as tar:
-        for name, source in bundle.package_sources():
+        for name, source in bundle.package_sources(bundle.needed_by('agent.py')):
             data = source.encode('utf-8')
             member = tarfile.TarInfo('loadgen/' + name)
             member.size, member.mode = len(data), 0o644

@@ -7,11 +7,12 @@ The archive holds the package as ``loadgen/`` plus a root ``__main__.py``,
 so nothing in it shadows the standard library.
 """
 
+import ast
 import io
 import os
 import tokenize
 import zipfile
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 _MAIN = (
     "import sys\n"
@@ -23,6 +24,26 @@ _MAIN = (
 def package_files() -> List[str]:
     here = os.path.dirname(os.path.abspath(__file__))
     return sorted(name for name in os.listdir(here) if name.endswith(".py"))
+
+
+def needed_by(start: str) -> List[str]:
+    """The package's files that ``start`` imports, directly or through others, with
+    ``start`` and ``__init__.py``: what an agent needs of the engine (not its command
+    line nor this builder)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    found, todo = set(), [start, "__init__.py"]
+    while todo:
+        name = todo.pop()
+        if name in found or not os.path.exists(os.path.join(here, name)):
+            continue
+        found.add(name)
+        with open(os.path.join(here, name), encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                names = [node.module] if node.module else [a.name for a in node.names]
+                todo.extend(n + ".py" for n in names if n + ".py" not in found)
+    return sorted(found)
 
 
 # After these tokens a statement starts (a string alone there is a docstring).
@@ -71,11 +92,12 @@ def _next_kind(tokens: List[tokenize.TokenInfo], at: int) -> int:
     return tokenize.ENDMARKER
 
 
-def package_sources() -> List[Tuple[str, str]]:
-    """(file name, source without comments) of each file of the package, for an agent."""
+def package_sources(names: Optional[List[str]] = None) -> List[Tuple[str, str]]:
+    """(file name, source without comments) of each file named (default: of the package),
+    for an agent."""
     here = os.path.dirname(os.path.abspath(__file__))
     found = []
-    for name in package_files():
+    for name in package_files() if names is None else names:
         with open(os.path.join(here, name), encoding="utf-8") as f:
             found.append((name, without_comments(f.read())))
     return found

@@ -3,6 +3,7 @@ import contextlib
 import errno
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
+from rgwbench.results.calibration import Floors
 from rgwbench.results.compare import comparison
 from rgwbench.results.model import Run
 from rgwbench.serial import load
@@ -138,10 +139,11 @@ def steady_seconds(ops_per_s: float, bytes_per_op: float, count: int) -> List[Di
              'bytes': ops_per_s * (1 + 0.002 * (t % 2)) * bytes_per_op} for t in range(count)]
 
 
-def stored_run(record: Any) -> Run:
+def stored_run(record: Any, floors: Optional[Floors] = None) -> Run:
     """A run (or its JSON) as the engine saves it: with the comparison of what it measured
-    so far (a renderer computes none)."""
+    so far (a renderer computes none), on a cluster of these floors (None: never
+    calibrated)."""
     run = record if isinstance(record, Run) else load(Run, record)
     if not run.comparison:
-        run.comparison = comparison(run)
+        run.comparison = comparison(run, floors)
     return run
