@@ -81,6 +81,11 @@ BAD_SETTINGS = [
     (['config=client.rgw/no_such_option:1'], 'Ceph does not know this option'),
     (['config=nobody/rgw_thread_pool_size:1'], "config: 'nobody/rgw_thread_pool_size'"),
     (['msgr2-secure'], 'write settings as name=value'),
+    # outside the study: authentication, where RGW fetches its keys
+    (['config=global/auth_cluster_required:none'],
+     'config: global/auth_cluster_required is outside what rgwbench changes'),
+    (['config=client.rgw/rgw_thread_pool_size:128,client.rgw/rgw_crypt_vault_addr:http://x:8200'],
+     'config: client.rgw/rgw_crypt_vault_addr is outside what rgwbench changes'),
 ]
 
 
