@@ -13,11 +13,14 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 from ..errors import InvalidInput, NotFound, RGWBenchError
 from ..cluster.kvstore import SecretStore, get_secret, set_secret
-from .pem import (CertificateError, PemBundle, check_bundle, describe_certificate,
+from .pem import (LEAF_DAYS, CertificateError, PemBundle, check_bundle, describe_certificate,
                   self_signed_certificate, split_pem)
 from ..cluster.pending import pending
 
-RENEW_DAYS = 30                       # a generated certificate closer to its end is made anew
+# The certificate of the TLS settings under test is short-lived: a week, made anew
+# when fewer than two days are left, so that no run outlives it and a copy a client
+# kept is soon worth nothing.
+TLS_DAYS, TLS_RENEW_DAYS = 7, 2
 
 
 OPERATOR, GENERATED, NEW = 'operator', 'generated', 'new'
@@ -34,10 +37,13 @@ class CertificateKeys(NamedTuple):
     generated: str                    # JSON: the self-signed PEM and the names it has
     common_name: str                  # of the self-signed certificate
     command: str                      # the CLI prefix that sets and removes it
+    days: int = LEAF_DAYS             # how long a self-signed one is valid
+    renew_days: int = 30              # one closer to its end is made anew
 
 
 TLS_KEYS = CertificateKeys('tls/certificate', 'tls/generated', 'rgwbench-tls',
-                           'ceph rgwbench certificate')
+                           'ceph rgwbench certificate', days=TLS_DAYS,
+                           renew_days=TLS_RENEW_DAYS)
 
 
 class Certificates:
@@ -99,14 +105,15 @@ class Certificates:
         if found is not None:
             bundle, has = found
             days_left = describe_certificate(bundle.certificate).get('days_left')
-            if set(names) <= set(has) and (days_left is None or days_left > RENEW_DAYS):
+            if set(names) <= set(has) and (days_left is None or days_left > self.keys.renew_days):
                 return TLSCertificate(bundle, GENERATED)
         return None
 
     def _make(self, names: List[str]) -> Tuple[PemBundle, List[str]]:
         wanted = sorted(set(names))
         try:
-            cert, key = self_signed_certificate(self.keys.common_name, wanted)
+            cert, key = self_signed_certificate(self.keys.common_name, wanted,
+                                                days=self.keys.days)
         except (CertificateError, OSError) as e:
             raise RGWBenchError('cannot make a self-signed certificate (%s); give one with '
                                 '`%s set -i <pem>`' % (e, self.keys.command))
