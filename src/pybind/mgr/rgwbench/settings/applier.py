@@ -3,10 +3,11 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tu
 
 from ..errors import Busy, InvalidInput, RGWBenchError
 from ..cluster.fencing import Fenced
-from .journal import UNDONE, Journal, JournalError, Step
+from .journal import FINISHED, Journal, JournalError, Step
 from .targets import Target
 from .base import ClientSide, PlanView, Setting, SettingContext
-from .changes import RESTART, SERVICE, UNDO_LAST, Change, current_state, put_state
+from .changes import (RESTART, SERVICE, UNDO_LAST, Change, changed_meanwhile, current_state,
+                      put_state)
 from ..cluster.access import GaveUp
 from .daemon_settings import OSD_RESTART_TARGET, RGWRestart
 from .tls import client_targets
@@ -182,10 +183,14 @@ class SettingsApplier:
                 self.log('putting back %s %s failed (%s): trying once more'
                          % (step.kind, step.target, e))
                 put_state(self.ctx.cluster, step.kind, step.target, step.before)
+
+        def changed(step: Step, left_in: List[Any]) -> Optional[str]:
+            return changed_meanwhile(self.ctx.cluster, step.kind, step.target, step.before,
+                                     left_in)
         kinds = {step.kind for step in journal.steps()}
         steps = journal.undo({kind: undo for kind in kinds}, log=self.log, last=UNDO_LAST,
-                             keep=keep)
-        if close and all(s.state == UNDONE for s in steps):
+                             keep=keep, changed_meanwhile=changed)
+        if close and all(s.state in FINISHED for s in steps):
             journal.close()
         return steps
 

@@ -11,7 +11,7 @@ import uuid
 from typing import Any, Callable, Dict, List, Optional
 
 from ..errors import Busy, InvalidInput, NotFound, RGWBenchError
-from .journal import Journal, Step
+from .journal import FINISHED, HEALTH_CHANGED, LEFT, Journal, Step
 from ..cluster.kvstore import MAX_VALUE_BYTES, SecretStore, check_size
 from .targets import Target
 from .applier import SettingPlan, SettingsApplier, open_journal, restarts_osds
@@ -157,14 +157,15 @@ class SettingsSession:
                 journal.claim()
             steps = applier.revert(journal)
             self._update(changes=steps_to_dicts(steps))
-            failed = ['%s %s: %s' % (s.kind, s.target, s.error) for s in steps if s.error]
+            failed = ['%s %s: %s' % (s.kind, s.target, s.error) for s in steps
+                      if s.state not in FINISHED]
             if failed:
                 self._update(progress='not everything could be put back; it is tried again '
                              'when the module starts', error='; '.join(failed))
             else:
                 state = self.state() or {}
                 self._update(state=ended if state.get('state') != APPLY_FAILED else APPLY_FAILED,
-                             progress='put back', finished=self.clock())
+                             progress=put_back_progress(steps), finished=self.clock())
         except Exception as e:
             self.log.exception('putting settings back failed')
             self._update(error='putting back failed: %s: %s' % (type(e).__name__, e))
@@ -209,11 +210,21 @@ class SettingsSession:
             steps = []
         if mine and steps:
             self._update(changes=steps_to_dicts(steps))
-        if steps and all(not s.error for s in steps) and mine:
+        if steps and all(s.state in FINISHED for s in steps) and mine:
             ended = self.state() or {}
             self._update(state=APPLY_FAILED if ended.get('state') == APPLY_FAILED else REVERTED,
-                         progress='put back after a mgr restart', finished=self.clock())
+                         progress=put_back_progress(steps) + ' after a mgr restart',
+                         finished=self.clock())
         return Journal.unfinished(self.store) is None
+
+
+def put_back_progress(steps: List[Step]) -> str:
+    left = [s for s in steps if s.state == LEFT]
+    if not left:
+        return 'put back'
+    return ('put back but %d target(s) someone else changed meanwhile, left as they are '
+            '(health warning %s until `ceph rgwbench settings acknowledge`)'
+            % (len(left), HEALTH_CHANGED))
 
 
 def fit_state(state: Dict[str, Any]) -> str:
