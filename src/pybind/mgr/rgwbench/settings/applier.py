@@ -167,12 +167,23 @@ class SettingsApplier:
         return client_targets(self.ctx, target, client)
 
     def revert(self, journal: Journal, keep: Sequence[str] = (),
-               close: bool = True) -> List[Step]:
+               close: bool = True, force: bool = False) -> List[Step]:
         """Put back everything the journal recorded but the targets of the kinds in
         `keep`; closes the journal when all is undone (unless `close` is False: a
-        run's journal stays open for its next variant)."""
+        run's journal stays open for its next variant). Daemons are restarted only
+        while every PG is active+clean, unless `force`: restarting daemons of a
+        degraded cluster can take data offline; the restart stays to be done."""
         def undo(step: Step) -> None:
             self.log('putting back %s %s' % (step.kind, step.target))
+            if step.kind == RESTART:
+                unclean = None if force else self.ctx.cluster.pgs_not_clean()
+                if unclean:
+                    raise HealthRefusal(
+                        'not restarting %s: not every PG is active+clean (%s); `ceph rgwbench '
+                        'settings revert --force` restarts it anyway' % (step.target, unclean))
+                # Once: a restart is an action, not a state to insist on.
+                put_state(self.ctx.cluster, step.kind, step.target, step.before)
+                return
             try:
                 put_state(self.ctx.cluster, step.kind, step.target, step.before)
             except Fenced:

@@ -12,11 +12,18 @@ from typing import Any, Callable, Dict, List, Optional
 
 from ..errors import Busy, InvalidInput, NotFound, RGWBenchError
 from .journal import FINISHED, HEALTH_CHANGED, LEFT, Journal, Step
-from ..cluster.kvstore import MAX_VALUE_BYTES, SecretStore, check_size
+from ..cluster.kvstore import MAX_VALUE_BYTES, SecretStore, check_size, set_kept
 from .targets import Target
 from .applier import SettingPlan, SettingsApplier, open_journal, restarts_osds
 
 STATE_KEY = 'settings/state'
+# The recovery loop's tries at an unfinished journal: backing off from RETRY_S to
+# MAX_WAIT_S, then it stops, and says so with a health error, until an operator
+# finishes it with `ceph rgwbench settings revert` (a restart undo on a degraded
+# cluster, an orchestrator that refuses a spec: retrying forever would only repeat them).
+GAVE_UP_KEY = 'settings/undo-gave-up'
+RETRY_S, MAX_WAIT_S, MAX_TRIES = 15.0, 600.0, 8
+HEALTH_GAVE_UP = 'RGWBENCH_UNDO_UNFINISHED'
 APPLYING, APPLIED, APPLY_FAILED, REVERTING, REVERTED = (
     'applying', 'applied', 'failed', 'reverting', 'reverted')
 # Texts cut to this in the state, so that updates while putting back always fit.
@@ -122,7 +129,9 @@ class SettingsSession:
                          progress='putting back what was changed')
             self._revert(applier, journal, APPLY_FAILED)
 
-    def revert(self) -> str:
+    def revert(self, force: bool = False) -> str:
+        """Put the settings in place back; also finishes any journal the recovery loop
+        gave up on (a run's too). `force`: restart daemons of a degraded cluster."""
         with self._lock:
             if self._thread is not None and self._thread.is_alive():
                 raise Busy('settings are being applied or put back; wait, or see '
@@ -132,31 +141,41 @@ class SettingsSession:
                            '`ceph rgwbench settings show`')
             journal = Journal.unfinished(self.store)
             state = self.state()
-            if journal is None or journal.info().get('about', {}).get('what') != 'settings':
+            gave_up = self.gave_up()
+            continued = journal is not None and gave_up is not None and \
+                gave_up.get('journal_id') == journal.journal_id
+            if journal is None or (journal.info().get('about', {}).get('what') != 'settings'
+                                   and not continued):
                 raise NotFound('no settings are in place')
+            if continued and (state or {}).get('journal_id') != journal.journal_id:
+                self._save({'journal_id': journal.journal_id, 'state': REVERTING,
+                            'settings': {}, 'progress': 'putting back', 'changes': []})
             self._update(state=REVERTING, progress='putting back')
             self._thread = threading.Thread(target=self._revert,
-                                            args=(self.make_applier(), journal, REVERTED, True),
+                                            args=(self.make_applier(), journal, REVERTED, True,
+                                                  force),
                                             name='rgwbench-settings', daemon=True)
             self._thread.start()
             return str((state or {}).get('journal_id', journal.journal_id))
 
     def _revert(self, applier: SettingsApplier, journal: Journal, ended: str,
-                claim: bool = False) -> None:
+                claim: bool = False, force: bool = False) -> None:
         """Put a journal back; `claim`: take it over first (it may be another mgr's)."""
         with self._putting_back:
-            self._revert_locked(applier, journal, ended, claim)
+            self._revert_locked(applier, journal, ended, claim, force)
 
     def _revert_locked(self, applier: SettingsApplier, journal: Journal, ended: str,
-                       claim: bool) -> None:
+                       claim: bool, force: bool = False) -> None:
         try:
             still = Journal.unfinished(self.store)
             if still is None or still.journal_id != journal.journal_id:
                 return  # the recovery loop put it back meanwhile
             if claim:
                 journal.claim()
-            steps = applier.revert(journal)
+            steps = applier.revert(journal, force=force)
             self._update(changes=steps_to_dicts(steps))
+            if Journal.unfinished(self.store) is None:
+                set_kept(self.store, GAVE_UP_KEY, None)
             failed = ['%s %s: %s' % (s.kind, s.target, s.error) for s in steps
                       if s.state not in FINISHED]
             if failed:
@@ -175,17 +194,53 @@ class SettingsSession:
         if thread is not None:
             thread.join(timeout)
 
-    def recover(self, stopping: threading.Event, retry_s: float = 15.0) -> None:
+    def recover(self, stopping: threading.Event, retry_s: float = RETRY_S,
+                tries: int = MAX_TRIES, max_wait_s: float = MAX_WAIT_S) -> None:
         """At module start: put back what an unfinished journal holds.
 
         A journal is unfinished after a mgr failover, restart or crash: its
-        changes are put back without anyone asking, retried until they all are.
+        changes are put back without anyone asking, tried `tries` times with
+        waits doubling from `retry_s` up to `max_wait_s`; then the loop stops
+        and `health_checks` reports what is left, and how to finish it.
         """
-        while not stopping.is_set():
+        wait = retry_s
+        for attempt in range(1, tries + 1):
+            if stopping.is_set():
+                return
             with self._putting_back:
                 if self._recover_once():
+                    set_kept(self.store, GAVE_UP_KEY, None)
                     return
-            stopping.wait(retry_s)
+            if attempt == tries or stopping.wait(wait):
+                break
+            wait = min(wait * 2, max_wait_s)
+        journal = Journal.unfinished(self.store)
+        if journal is None or stopping.is_set():
+            return
+        left = ['%s %s%s' % (s.kind, s.target, ' (%s)' % s.error if s.error else '')
+                for s in journal.steps() if s.state not in FINISHED]
+        self.log.error('gave up putting back journal %s after %d tries: %s',
+                       journal.journal_id, tries, '; '.join(left))
+        set_kept(self.store, GAVE_UP_KEY, json.dumps(
+            {'journal_id': journal.journal_id, 'tries': tries, 'left': left[:20]}))
+
+    def gave_up(self) -> Optional[Dict[str, Any]]:
+        stored = self.store.get_store(GAVE_UP_KEY)
+        return json.loads(stored) if stored else None
+
+    def health_checks(self) -> Dict[str, Dict[str, Any]]:
+        """A health error while the recovery loop gave up (for set_health_checks)."""
+        gave_up = self.gave_up()
+        if gave_up is None:
+            return {}
+        return {HEALTH_GAVE_UP: {
+            'severity': 'error',
+            'summary': 'rgwbench could not put back %d change(s) of %s after %d tries; '
+                       'finish with `ceph rgwbench settings revert` (--force to restart '
+                       'daemons of a degraded cluster)' % (
+                           len(gave_up['left']), gave_up['journal_id'], gave_up['tries']),
+            'count': len(gave_up['left']),
+            'detail': list(gave_up['left'])}}
 
     def _recover_once(self) -> bool:
         """One try at putting back the unfinished journal; True when none is left."""
