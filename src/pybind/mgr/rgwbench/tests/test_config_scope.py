@@ -21,7 +21,7 @@ class KnowsEveryOption(FakeCluster):
 
 
 def applier(cluster: FakeCluster, options: Optional[Dict[str, str]] = None) -> SettingsApplier:
-    ctx = SettingContext(cluster=cluster, rgw_service=lambda: 'rgw.default',  # type: ignore
+    ctx = SettingContext(cluster=cluster, rgw_service=lambda: 'rgw.default',
                          option=(options or {}).get, secrets=MemoryStore(), release=16)
     return SettingsApplier(ctx, [ConfigOption(), RGWRestart()])
 
@@ -85,7 +85,7 @@ def test_a_module_without_the_option_widens_nothing() -> None:
         raise RuntimeError("Config option '%s' is not in rgwbench.MODULE_OPTIONS" % name)
 
     ctx = SettingContext(cluster=KnowsEveryOption(), rgw_service=lambda: 'rgw.default',
-                         option=unknown, secrets=MemoryStore(), release=16)  # type: ignore
+                         option=unknown, secrets=MemoryStore(), release=16)
     with pytest.raises(InvalidInput, match='global/auth_cluster_required is outside'):
         SettingsApplier(ctx, [ConfigOption()]).plan(
             {'config': {'global/auth_cluster_required': 'none'}})

@@ -1,6 +1,6 @@
 """Bounded undo: restarts once, none on a degraded cluster, a recovery loop that stops."""
 import threading
-from typing import List
+from typing import List, Optional
 
 from fixtures import MemoryStore
 from test_settings import FakeCluster, applier, session
@@ -48,7 +48,7 @@ class Waits(threading.Event):
         super().__init__()
         self.waited: List[float] = []
 
-    def wait(self, timeout: float = None) -> bool:  # type: ignore[override]
+    def wait(self, timeout: Optional[float] = None) -> bool:
         self.waited.append(float(timeout or 0))
         return False
 
