@@ -50,15 +50,17 @@ class SettingsApplier:
         return {name: self.settings[name].parse(settings[name])
                 for name in self.order if name in settings}
 
-    def plan(self, settings: Dict[str, Any], restart_rgw: bool = False) -> List[SettingPlan]:
+    def plan(self, settings: Dict[str, Any], restart_rgw: bool = False,
+             force: bool = False) -> List[SettingPlan]:
         """Every change the settings would make, in the order they would be made.
 
         With `restart_rgw`, the RGW service restarts at the end if nothing else
-        restarts it (see `alike_restarts`).
+        restarts it (see `alike_restarts`). `force`: what a setting refuses
+        without it (SettingContext.force) is planned.
         """
-        plans = self._plan(settings)
+        plans = self._plan(settings, force)
         if restart_rgw and RGW_RESTART not in settings and not self._restarts_rgw(plans):
-            plans = self._plan(dict(settings, **{RGW_RESTART: 'on'}))
+            plans = self._plan(dict(settings, **{RGW_RESTART: 'on'}), force)
         return plans
 
     def alike_restarts(self, variants: Sequence[Dict[str, Any]]) -> bool:
@@ -87,13 +89,14 @@ class SettingsApplier:
         service = self.ctx.rgw_service()
         return any(c.kind == RESTART and c.target == service for p in plans for c in p.changes)
 
-    def _plan(self, settings: Dict[str, Any]) -> List[SettingPlan]:
+    def _plan(self, settings: Dict[str, Any], force: bool = False) -> List[SettingPlan]:
         parsed = self.parse(settings)
         view = PlanView(self.ctx.cluster)
+        ctx = self.ctx._replace(force=force) if force else self.ctx
         plans = []
         for name, value in parsed.items():
             setting = self.settings[name]
-            changes = setting.plan(self.ctx, view, value)
+            changes = setting.plan(ctx, view, value)
             view.add(changes)
             plans.append(SettingPlan(name, value, changes, setting.notes(self.ctx, value)))
         return without_early_restarts(plans)

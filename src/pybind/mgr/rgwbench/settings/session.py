@@ -90,7 +90,7 @@ class SettingsSession:
                 raise Busy('settings are being applied or put back; see '
                            '`ceph rgwbench settings show`')
             applier = self.make_applier()
-            plans = applier.plan(settings)
+            plans = applier.plan(settings, force=force)
             if not any(p.changes for p in plans):
                 raise InvalidInput('nothing to change: the cluster already runs with %s'
                                    % ', '.join('%s=%s' % (p.setting, p.value) for p in plans))
