@@ -10,8 +10,9 @@ from .changes import Change, config_change, restart_change, service_change
 from .secret_options import shown
 
 # Daemon types whose options a variant may set, and what restarts them.
-WHO = re.compile(r'^(global|mon|mgr|osd|client|client\.rgw(\.[A-Za-z0-9_.-]+)?|osd\.\d+)$')
-OPTION = re.compile(r'^[a-z][a-z0-9_]*$')
+# \Z, not $: `$` also matches before a trailing newline.
+WHO = re.compile(r'^(global|mon|mgr|osd|client|client\.rgw(\.[A-Za-z0-9_.-]+)?|osd\.\d+)\Z')
+OPTION = re.compile(r'^[a-z][a-z0-9_]*\Z')
 INT64 = float(2 ** 63 - 1)
 
 MSGR2_SECURE: List[Tuple[str, str]] = [

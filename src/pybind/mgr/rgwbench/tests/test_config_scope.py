@@ -89,3 +89,10 @@ def test_a_module_without_the_option_widens_nothing() -> None:
     with pytest.raises(InvalidInput, match='global/auth_cluster_required is outside'):
         SettingsApplier(ctx, [ConfigOption()]).plan(
             {'config': {'global/auth_cluster_required': 'none'}})
+
+
+@pytest.mark.parametrize('key', ['client.rgw/rgw_thread_pool_size\n',
+                                 'client.rgw\n/rgw_thread_pool_size', 'osd.1\n/debug_osd'])
+def test_a_name_with_a_trailing_newline_is_refused(key: str) -> None:
+    with pytest.raises(InvalidInput, match='is not valid'):
+        ConfigOption().parse({key: 128})
