@@ -11,11 +11,12 @@ stored by the apply that puts it in place.
 import json
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
-from ..errors import InvalidInput, NotFound, RGWBenchError
+from ..errors import Busy, InvalidInput, NotFound, RGWBenchError
 from ..cluster.kvstore import SecretStore, get_secret, set_secret
 from .pem import (LEAF_DAYS, CertificateError, PemBundle, check_bundle, describe_certificate,
                   self_signed_certificate, split_pem)
 from ..cluster.pending import pending
+from ..settings.journal import Journal
 
 # The certificate of the TLS settings under test is short-lived: a week, made anew
 # when fewer than two days are left, so that no run outlives it and a copy a client
@@ -54,8 +55,19 @@ class Certificates:
         self.keys = keys
 
     # -- the operator's ---------------------------------------------------------------
+    def _refuse_while_in_use(self) -> None:
+        """The TLS settings' certificate does not change while changes are in place: a
+        run's variants, its checks and its put-back would see another one."""
+        if self.keys.operator != TLS_KEYS.operator:
+            return
+        journal = Journal.unfinished(self.store)
+        if journal is not None:
+            raise Busy('run or settings %s have changes in place; change the certificate '
+                       'once they are put back' % journal.journal_id)
+
     def set(self, text: str) -> Dict[str, Any]:
         """Check and store a PEM (certificate, optional chain, key); nothing is stored if bad."""
+        self._refuse_while_in_use()
         if not text or not text.strip():
             raise InvalidInput('give the certificate with -i <pem> (certificate, private key '
                                'and optional CA chain in one PEM file)')
@@ -68,6 +80,7 @@ class Certificates:
         return dict(describe_certificate(bundle.certificate), source=OPERATOR)
 
     def remove(self) -> bool:
+        self._refuse_while_in_use()
         had = get_secret(self.store, self.keys.operator) is not None
         set_secret(self.store, self.keys.operator, None)
         return had

@@ -55,3 +55,23 @@ def test_a_config_key_value_goes_to_the_mon_as_input_never_as_an_argument() -> N
     ((cmd, inbuf),) = mgr.sent
     assert cmd == {'prefix': 'config-key set', 'key': 'rgw/cert/rgw.default'}
     assert inbuf == key and key not in repr(cmd)
+
+
+def test_the_tls_certificate_is_not_changed_while_changes_are_in_place() -> None:
+    import pytest
+    from rgwbench.certs.store import TLS_KEYS, CertificateKeys
+    from rgwbench.errors import Busy
+    from rgwbench.settings.journal import Journal
+    cert, key = self_signed_certificate('operator', ['127.0.0.1'])
+    store = MemoryStore()
+    journal = Journal.open(store, 'run1')
+    with pytest.raises(Busy, match='run or settings run1 have changes in place'):
+        Certificates(store).set(cert + key)
+    with pytest.raises(Busy):
+        Certificates(store).remove()
+    # the panel's is not the TLS under test
+    panel = CertificateKeys('panel/certificate', 'panel/generated/x', 'rgwbench-panel',
+                            'ceph rgwbench panel certificate')
+    assert Certificates(store, panel).set(cert + key)['source'] == 'operator'
+    journal.close()
+    assert Certificates(store, TLS_KEYS).set(cert + key)['source'] == 'operator'
