@@ -10,6 +10,7 @@ from .changes import (RESTART, SERVICE, UNDO_LAST, Change, changed_meanwhile, cu
                       put_state)
 from ..cluster.access import GaveUp
 from .daemon_settings import OSD_RESTART_TARGET, RGWRestart
+from .secret_options import masked_settings
 from .tls import client_targets
 
 Log = Callable[[str], None]
@@ -23,7 +24,9 @@ class SettingPlan(NamedTuple):
     notes: List[str]
 
     def to_dict(self) -> Dict[str, Any]:
-        return {'setting': self.setting, 'value': self.value, 'notes': self.notes,
+        # Plans are shown and stored: a secret option's value never in clear.
+        value = masked_settings({self.setting: self.value})[self.setting]
+        return {'setting': self.setting, 'value': value, 'notes': self.notes,
                 'changes': [c.to_dict() for c in self.changes]}
 
 

@@ -11,6 +11,7 @@ import uuid
 from typing import Any, Callable, Dict, List, Optional
 
 from ..errors import Busy, InvalidInput, NotFound, RGWBenchError
+from .secret_options import masked_settings
 from .journal import FINISHED, HEALTH_CHANGED, LEFT, Journal, Step
 from ..cluster.kvstore import MAX_VALUE_BYTES, SecretStore, check_size, set_kept
 from .targets import Target
@@ -99,13 +100,15 @@ class SettingsSession:
                 raise Busy('refusing to change the cluster: %s' % '; '.join(problems))
             journal_id = 'settings-%s-%s' % (time.strftime('%Y%m%d-%H%M%S'),
                                              uuid.uuid4().hex[:6])
-            state = {'journal_id': journal_id, 'state': APPLYING, 'settings': settings,
+            # Shown by `settings show`, `status` and the panel: no secret in clear.
+            state = {'journal_id': journal_id, 'state': APPLYING,
+                     'settings': masked_settings(settings),
                      'plan': [p.to_dict() for p in plans], 'started': self.clock(),
                      'finished': None, 'progress': 'starting', 'client': None,
                      'error': None}
             check_size(STATE_KEY, json.dumps(state))   # before anything changes
-            journal = open_journal(self.store, journal_id, {'what': 'settings',
-                                                            'settings': settings})
+            journal = open_journal(self.store, journal_id, {
+                'what': 'settings', 'settings': masked_settings(settings)})
             self._save(state)
             self._thread = threading.Thread(target=self._apply, args=(applier, journal, plans),
                                             name='rgwbench-settings', daemon=True)

@@ -86,3 +86,31 @@ def test_a_run_journal_the_loop_gave_up_on_is_finished_by_settings_revert() -> N
     s.revert(force=True)
     s.wait()
     assert Journal.unfinished(store) is None and s.gave_up() is None
+
+
+def test_settings_show_and_the_journal_never_hold_a_secret_option_in_clear() -> None:
+    from rgwbench.settings.base import SettingContext
+    from rgwbench.settings.applier import SettingsApplier
+    from rgwbench.settings.daemon_settings import ConfigOption, RGWRestart
+    from rgwbench.settings.session import SettingsSession
+    import logging
+    secret = 'c2VjcmV0LWtleS1vZi0zMi1ieXRlcy0xMjM0NTY3OA=='
+
+    class Knows(FakeCluster):
+        def command_json(self, **cmd: object) -> object:
+            return {'name': cmd['key'], 'can_update_at_runtime': True}
+
+    cluster, store = Knows(), MemoryStore()
+    ctx = SettingContext(cluster=cluster, rgw_service=lambda: 'rgw.default',
+                         option={'config_allow': 'client.rgw/rgw_crypt_default_*'}.get,
+                         secrets=MemoryStore(), release=16)
+    s = SettingsSession(store, lambda: SettingsApplier(ctx, [ConfigOption(), RGWRestart()]),
+                        logging.getLogger('test'))
+    s.apply({'config': {'client.rgw/rgw_crypt_default_encryption_key': secret}})
+    s.wait()
+    shown = s.show()
+    assert shown['settings'] == {
+        'config': {'client.rgw/rgw_crypt_default_encryption_key': '<secret>'}}
+    # only the journal's steps hold it, to put it back
+    holding = [k for k, v in store.data.items() if secret in str(v)]
+    assert holding and all('/step/' in k for k in holding), holding
