@@ -12,7 +12,9 @@ from typing import Any, Callable, Dict, List, Optional
 
 from ..errors import Busy, InvalidInput, NotFound, RGWBenchError
 from .secret_options import masked_settings
-from .journal import FINISHED, HEALTH_CHANGED, LEFT, Journal, Step
+from .journal import (FINISHED, HEALTH_CHANGED, LEFT, Finding, Journal, Step, acknowledge,
+                      findings)
+from .journal import health_checks as journal_health_checks
 from ..cluster.kvstore import MAX_VALUE_BYTES, SecretStore, check_size, set_kept
 from .targets import Target
 from .applier import SettingPlan, SettingsApplier, open_journal, restarts_osds
@@ -230,6 +232,20 @@ class SettingsSession:
     def gave_up(self) -> Optional[Dict[str, Any]]:
         stored = self.store.get_store(GAVE_UP_KEY)
         return json.loads(stored) if stored else None
+
+    def standing_health_checks(self) -> Dict[str, Dict[str, Any]]:
+        """What `ceph -s` shows until an operator acts, besides a run's own warning: an
+        undo the recovery loop gave up on, and targets someone else changed during a run
+        (left as they made them) until `settings acknowledge`."""
+        return dict(journal_health_checks(self.store), **self.health_checks())
+
+    def acknowledge(self) -> int:
+        """`ceph rgwbench settings acknowledge`: the findings are seen; how many."""
+        return acknowledge(self.store)
+
+    def findings(self) -> List[Finding]:
+        """`ceph rgwbench settings findings`."""
+        return findings(self.store)
 
     def health_checks(self) -> Dict[str, Dict[str, Any]]:
         """A health error while the recovery loop gave up (for set_health_checks)."""

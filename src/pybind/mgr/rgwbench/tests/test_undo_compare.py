@@ -111,3 +111,19 @@ def test_settings_show_says_what_was_left_and_is_not_failed() -> None:
     assert put_back_progress(steps).startswith('put back but 1 target(s) someone else changed')
     assert findings_to_text(findings(store)).startswith(
         'run run1: config client.rgw/rgw_thread_pool_size: ceph config client.rgw')
+
+
+def test_the_session_gives_every_standing_health_check_and_acknowledges() -> None:
+    from test_settings import session
+    from rgwbench.settings.session import HEALTH_GAVE_UP
+    cluster, store = FakeCluster(), MemoryStore()
+    a = applier(cluster)
+    journal = Journal.open(store, 'run1')
+    a.apply(journal, a.plan(THREADS))
+    cluster.config[('client.rgw', 'rgw_thread_pool_size')] = '300'
+    a.revert(journal)
+    s = session(cluster, store)
+    assert set(s.standing_health_checks()) == {HEALTH_CHANGED}
+    assert [f.target for f in s.findings()] == ['client.rgw/rgw_thread_pool_size']
+    assert s.acknowledge() == 1 and s.standing_health_checks() == {}
+    assert HEALTH_GAVE_UP not in s.standing_health_checks()
