@@ -318,7 +318,8 @@ def findings_to_dicts(found: List[Finding]) -> List[Dict[str, str]]:
     return [f._asdict() for f in found]
 
 
-def findings_to_text(found: List[Finding]) -> str:
+def findings_to_text(found: List[Dict[str, str]]) -> str:
+    """For `ceph rgwbench settings findings` (the dicts of findings_to_dicts)."""
     if not found:
         return 'no target was changed by someone else during a run'
-    return '\n'.join('run %s: %s %s: %s' % f for f in found)
+    return '\n'.join('run %(run_id)s: %(kind)s %(target)s: %(finding)s' % f for f in found)
