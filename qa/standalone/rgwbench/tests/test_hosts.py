@@ -441,12 +441,45 @@ def settings_state(c: HostsCluster, wanted: str, timeout: float = 300) -> Dict[s
         time.sleep(1)
 
 
-def test_an_ingress_without_options_has_a_vip_on_every_rgw_host(hosts3: HostsCluster) -> None:
-    """As in the published studies: one HAProxy per RGW host, each with a virtual IP of
-    its own in the hosts' network, brought up in that host's namespace and gone after."""
+def test_an_ingress_off_loopback_needs_the_operators_vips_then_has_one_per_rgw_host(
+        hosts3: HostsCluster) -> None:
+    """Off loopback no address is guessed: without ingress_virtual_ip the plan, an apply
+    and a run of the built-in tls profile are refused with the option to set, nothing
+    changed. Given one per RGW host: one HAProxy per RGW host, each VIP brought up in
+    that host's namespace and gone after."""
     info = hosts3.info()
     subnet = ipaddress.ip_network(info['network']['subnet'])
     hosts = sorted(info['hosts'], key=lambda h: str(h['name']))
+    specs = hosts3.ceph_json('orch', 'ls', '--export')
+    config = hosts3.ceph_json('config', 'dump')
+    for words in (['settings', 'plan', 'tls@ingress=https'],
+                  ['settings', 'apply', 'tls@ingress=http', '--yes-i-really-mean-it'],
+                  ['plan', '--profile', 'tls'],
+                  ['run', '--profile', 'tls', '--yes-i-really-mean-it']):
+        proc = hosts3.ceph('rgwbench', *words, check=False)
+        assert proc.returncode == 22, (words, proc.stderr)
+        error = one_line(proc.stderr)
+        assert 'rgwbench takes no address of a network it does not own' in error, error
+        assert '`ceph config set mgr mgr/rgwbench/ingress_virtual_ip <address>/%d,' \
+            % subnet.prefixlen in error, error
+    assert hosts3.ceph_json('orch', 'ls', '--export') == specs
+    assert hosts3.ceph_json('config', 'dump') == config
+    # The test network is this test's own: its top addresses are free.
+    taken = {h['addr'] for h in hosts}
+    given = [a for a in (str(subnet.broadcast_address - n) for n in range(1, 8))
+             if a not in taken][:3]
+    hosts3.ceph('config', 'set', 'mgr', 'mgr/rgwbench/ingress_virtual_ip',
+                ','.join('%s/%d' % (a, subnet.prefixlen) for a in given))
+    try:
+        check_ingress(hosts3, hosts, subnet, given)
+    finally:
+        # A Pacific mgr keeps a removed module option's last value until it restarts.
+        hosts3.ceph('config', 'set', 'mgr', 'mgr/rgwbench/ingress_virtual_ip', '')
+        hosts3.ceph('config', 'rm', 'mgr', 'mgr/rgwbench/ingress_virtual_ip')
+
+
+def check_ingress(hosts3: HostsCluster, hosts: List[Dict[str, Any]], subnet: Any,
+                  given: List[str]) -> None:
     hosts3.ceph('rgwbench', 'settings', 'apply', 'tls@ingress=http', '--yes-i-really-mean-it')
     try:
         shown = settings_state(hosts3, 'applied')
@@ -455,7 +488,7 @@ def test_an_ingress_without_options_has_a_vip_on_every_rgw_host(hosts3: HostsClu
         vips = [v.split('/')[0] for v in spec['spec']['virtual_ips_list']]
         port = spec['spec']['frontend_port']
         assert sorted(spec['placement']['hosts']) == [h['name'] for h in hosts]
-        assert len(set(vips)) == 3 and all(ipaddress.ip_address(v) in subnet for v in vips)
+        assert vips == given and all(ipaddress.ip_address(v) in subnet for v in vips)
         assert not set(vips) & {h['addr'] for h in hosts}
         urls = ['http://%s:%d' % (v, port) for v in vips]
         assert shown['client']['targets'] == urls

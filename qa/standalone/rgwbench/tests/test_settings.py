@@ -81,6 +81,11 @@ BAD_SETTINGS = [
     (['config=client.rgw/no_such_option:1'], 'Ceph does not know this option'),
     (['config=nobody/rgw_thread_pool_size:1'], "config: 'nobody/rgw_thread_pool_size'"),
     (['msgr2-secure'], 'write settings as name=value'),
+    # outside the study: authentication, where RGW fetches its keys
+    (['config=global/auth_cluster_required:none'],
+     'config: global/auth_cluster_required is outside what rgwbench changes'),
+    (['config=client.rgw/rgw_thread_pool_size:128,client.rgw/rgw_crypt_vault_addr:http://x:8200'],
+     'config: client.rgw/rgw_crypt_vault_addr is outside what rgwbench changes'),
 ]
 
 
@@ -149,6 +154,31 @@ def test_msgr2_secure_and_an_rgw_option_run_on_the_daemons_and_are_put_back(
     wait_settled(two_osds, before)
     assert snapshot(two_osds) == before
     wait_clean(two_osds)  # the OSDs restarted twice: their PGs peer again
+
+
+def test_an_operators_change_during_the_settings_is_kept_and_the_rest_put_back(
+        two_osds: Cluster) -> None:
+    before = snapshot(two_osds)
+    two_osds.ceph('rgwbench', 'settings', 'apply', 'config=client.rgw/rgw_thread_pool_size:128,'
+                  'client.rgw/rgw_max_concurrent_requests:512', '--yes-i-really-mean-it')
+    assert wait_state(two_osds, ['applied', 'failed'])['state'] == 'applied'
+    # the operator raises the thread pool while the settings are in place
+    two_osds.ceph('config', 'set', 'client.rgw', 'rgw_thread_pool_size', '300')
+    try:
+        two_osds.ceph('rgwbench', 'settings', 'revert')
+        reverted = wait_state(two_osds, ['reverted'])
+        states = {c['target']: c['state'] for c in reverted['changes']}
+        assert states['client.rgw/rgw_thread_pool_size'] == 'left', reverted
+        assert states['client.rgw/rgw_max_concurrent_requests'] == 'undone', reverted
+        assert 'someone else changed meanwhile' in reverted['progress']
+        assert two_osds.ceph('config', 'get', 'client.rgw',
+                             'rgw_thread_pool_size').stdout.strip() == '300'
+        assert two_osds.ceph_json('rgwbench', 'status')['settings_in_place'] is None
+    finally:
+        two_osds.ceph('config', 'rm', 'client.rgw', 'rgw_thread_pool_size')
+    wait_settled(two_osds, before)
+    after = snapshot(two_osds)
+    assert after['config'] == before['config'] and after['specs'] == before['specs']
 
 
 def test_rgw_daemons_per_host_are_changed_and_put_back(two_osds: Cluster) -> None:

@@ -65,11 +65,20 @@ def wild_number(data: Any) -> Optional[str]:
         elif isinstance(value, bool):
             continue
         elif isinstance(value, int) and abs(value) > MAX_NUMBER:
-            return '%s...' % str(value)[:20]
+            return '%s...' % leading_digits(value)
         elif isinstance(value, float) and (not math.isfinite(value) or
                                            abs(value) > MAX_NUMBER):
             return str(value)
     return None
+
+
+def leading_digits(value: int) -> str:
+    """Its first decimal digits; in hex when it has too many (a YAML hex or binary integer
+    has no digit limit, and its decimal text past 4300 digits raises ValueError)."""
+    try:
+        return str(value)[:20]
+    except ValueError:
+        return '%s (%d bits)' % (hex(value)[:20], value.bit_length())
 
 
 def expanded_size(data: Any, limit: int) -> int:

@@ -4,9 +4,8 @@ TLS settings and the panel.
 
 Made with the openssl command: on Pacific, mgr_util's helper loads the
 `cryptography` package, which cannot be loaded in a second sub-interpreter
-of the same mgr (PyO3). mgr_util is the fallback where openssl is missing
-(it cannot add subject alternative names). Reading and checking PEM uses
-Python's ssl module only, for the same reason.
+of the same mgr (PyO3), and it makes no leaf (no basicConstraints). Reading
+and checking PEM uses Python's ssl module only, for the same reason.
 """
 import datetime
 import hashlib
@@ -43,22 +42,37 @@ def san_entries(names: Sequence[str]) -> List[str]:
     return found
 
 
-def self_signed_certificate(common_name: str, sans: Sequence[str] = (),
-                            days: int = 3650) -> Tuple[str, str]:
-    """(certificate PEM, key PEM), valid for ten years, naming `sans` (hosts or addresses)."""
-    if shutil.which('openssl') is None:
-        if sans:
-            raise CertificateError('the openssl command is needed to make a certificate '
-                                   'with subject alternative names')
-        from mgr_util import create_self_signed_cert
-        return create_self_signed_cert('rgwbench', common_name)
-    # Both on openssl's standard output, never in a file: a mgr killed while openssl
-    # ran left its key in a temp folder.
-    argv = ['openssl', 'req', '-x509', '-newkey', 'rsa:2048', '-nodes',
-            '-days', str(days), '-subj', '/O=rgwbench/CN=%s' % common_name, '-keyout', '-']
+LEAF_DAYS = 365
+
+
+def leaf_config(common_name: str, sans: Sequence[str]) -> str:
+    """openssl req's whole configuration: a server leaf (CA:FALSE), nothing from the
+    system's openssl.cnf (whose v3_ca section makes `req -x509` certificates CAs)."""
+    lines = ['[req]', 'distinguished_name = dn', 'x509_extensions = leaf', 'prompt = no',
+             '[dn]', 'O = rgwbench', 'CN = %s' % common_name,
+             '[leaf]', 'basicConstraints = critical,CA:FALSE',
+             'keyUsage = critical,digitalSignature,keyEncipherment',
+             'extendedKeyUsage = serverAuth', 'subjectKeyIdentifier = hash']
     if sans:
-        argv += ['-addext', 'subjectAltName=%s' % ','.join(san_entries(sans))]
-    made = subprocess.run(argv, check=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        lines.append('subjectAltName = %s' % ','.join(san_entries(sans)))
+    return '\n'.join(lines) + '\n'
+
+
+def self_signed_certificate(common_name: str, sans: Sequence[str] = (),
+                            days: int = LEAF_DAYS) -> Tuple[str, str]:
+    """(certificate PEM, key PEM): a self-signed server leaf, never a CA (`CA:FALSE`: a
+    client told to trust it trusts this server, not whatever it would sign), valid for
+    `days`, naming `sans` (hosts or addresses)."""
+    if shutil.which('openssl') is None:
+        raise CertificateError('the openssl command is needed to make a certificate')
+    if not re.match(r'^[A-Za-z0-9._-]{1,64}$', common_name):
+        raise CertificateError('bad common name %r' % common_name)
+    # The configuration on standard input; certificate and key on standard output,
+    # never in a file: a mgr killed while openssl ran left its key in a temp folder.
+    argv = ['openssl', 'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', str(days),
+            '-config', '/dev/stdin', '-keyout', '-']
+    made = subprocess.run(argv, check=True, input=leaf_config(common_name, sans),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           universal_newlines=True, timeout=60)
     bundle = split_pem(made.stdout)
     return bundle.certificate, bundle.key

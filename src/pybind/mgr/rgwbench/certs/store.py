@@ -11,13 +11,17 @@ stored by the apply that puts it in place.
 import json
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
-from ..errors import InvalidInput, NotFound, RGWBenchError
+from ..errors import Busy, InvalidInput, NotFound, RGWBenchError
 from ..cluster.kvstore import SecretStore, get_secret, set_secret
-from .pem import (CertificateError, PemBundle, check_bundle, describe_certificate,
+from .pem import (LEAF_DAYS, CertificateError, PemBundle, check_bundle, describe_certificate,
                   self_signed_certificate, split_pem)
 from ..cluster.pending import pending
+from ..settings.journal import Journal
 
-RENEW_DAYS = 30                       # a generated certificate closer to its end is made anew
+# The certificate of the TLS settings under test is short-lived: a week, made anew
+# when fewer than two days are left, so that no run outlives it and a copy a client
+# kept is soon worth nothing.
+TLS_DAYS, TLS_RENEW_DAYS = 7, 2
 
 
 OPERATOR, GENERATED, NEW = 'operator', 'generated', 'new'
@@ -34,10 +38,13 @@ class CertificateKeys(NamedTuple):
     generated: str                    # JSON: the self-signed PEM and the names it has
     common_name: str                  # of the self-signed certificate
     command: str                      # the CLI prefix that sets and removes it
+    days: int = LEAF_DAYS             # how long a self-signed one is valid
+    renew_days: int = 30              # one closer to its end is made anew
 
 
 TLS_KEYS = CertificateKeys('tls/certificate', 'tls/generated', 'rgwbench-tls',
-                           'ceph rgwbench certificate')
+                           'ceph rgwbench certificate', days=TLS_DAYS,
+                           renew_days=TLS_RENEW_DAYS)
 
 
 class Certificates:
@@ -48,8 +55,19 @@ class Certificates:
         self.keys = keys
 
     # -- the operator's ---------------------------------------------------------------
+    def _refuse_while_in_use(self) -> None:
+        """The TLS settings' certificate does not change while changes are in place: a
+        run's variants, its checks and its put-back would see another one."""
+        if self.keys.operator != TLS_KEYS.operator:
+            return
+        journal = Journal.unfinished(self.store)
+        if journal is not None:
+            raise Busy('run or settings %s have changes in place; change the certificate '
+                       'once they are put back' % journal.journal_id)
+
     def set(self, text: str) -> Dict[str, Any]:
         """Check and store a PEM (certificate, optional chain, key); nothing is stored if bad."""
+        self._refuse_while_in_use()
         if not text or not text.strip():
             raise InvalidInput('give the certificate with -i <pem> (certificate, private key '
                                'and optional CA chain in one PEM file)')
@@ -62,6 +80,7 @@ class Certificates:
         return dict(describe_certificate(bundle.certificate), source=OPERATOR)
 
     def remove(self) -> bool:
+        self._refuse_while_in_use()
         had = get_secret(self.store, self.keys.operator) is not None
         set_secret(self.store, self.keys.operator, None)
         return had
@@ -99,14 +118,15 @@ class Certificates:
         if found is not None:
             bundle, has = found
             days_left = describe_certificate(bundle.certificate).get('days_left')
-            if set(names) <= set(has) and (days_left is None or days_left > RENEW_DAYS):
+            if set(names) <= set(has) and (days_left is None or days_left > self.keys.renew_days):
                 return TLSCertificate(bundle, GENERATED)
         return None
 
     def _make(self, names: List[str]) -> Tuple[PemBundle, List[str]]:
         wanted = sorted(set(names))
         try:
-            cert, key = self_signed_certificate(self.keys.common_name, wanted)
+            cert, key = self_signed_certificate(self.keys.common_name, wanted,
+                                                days=self.keys.days)
         except (CertificateError, OSError) as e:
             raise RGWBenchError('cannot make a self-signed certificate (%s); give one with '
                                 '`%s set -i <pem>`' % (e, self.keys.command))

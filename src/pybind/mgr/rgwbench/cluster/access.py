@@ -155,7 +155,13 @@ class ClusterAccess:
         if value is None:
             self.command(prefix='config-key rm', key=key)
         else:
-            self.command(prefix='config-key set', key=key, val=value)
+            # The value as the command's input: never an argument, which the mon
+            # logs and quotes (a private key, an S3 secret).
+            ret, _, err = self.mgr.mon_command({'prefix': 'config-key set', 'key': key},
+                                               inbuf=value)
+            if ret != 0:
+                raise RGWBenchError('`config-key set %s` failed: %s' % (
+                    key, masked(err.strip(), [value]) or ret), ret)
         self.log('config-key %s %s' % (key, 'removed' if value is None else 'set'))
 
     def running_config(self, daemon: str, option: str) -> Optional[str]:

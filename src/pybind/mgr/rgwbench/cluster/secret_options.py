@@ -5,7 +5,7 @@ A value is kept where it must be (the journal, to put it back; `ceph config`
 itself); wherever it is shown, it is masked.
 """
 import re
-from typing import Iterable, List, Optional
+from typing import Any, Dict, Iterable, List, Optional
 
 HIDDEN = '<secret>'
 
@@ -60,3 +60,21 @@ def masked(text: str, secrets: Iterable[str] = ()) -> str:
     for secret in secrets:
         text = text.replace(secret, HIDDEN)
     return text
+
+
+def masked_settings(settings: Dict[str, Any]) -> Dict[str, Any]:
+    """Settings as they may be shown: the `config` setting's secret options' values hidden
+    (the mapping, or its `who/option:value,...` text)."""
+    config = settings.get('config')
+    if config is None:
+        return dict(settings)
+    if isinstance(config, dict):
+        shown_config: Any = {key: shown(str(key), None if value is None else str(value))
+                             for key, value in config.items()}
+    else:
+        parts = []
+        for item in str(config).split(','):
+            key, eq, value = item.partition(':')
+            parts.append('%s:%s' % (key, shown(key, value.strip())) if eq else item)
+        shown_config = ','.join(parts)
+    return dict(settings, config=shown_config)

@@ -3,12 +3,14 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tu
 
 from ..errors import Busy, InvalidInput, RGWBenchError
 from ..cluster.fencing import Fenced
-from .journal import UNDONE, Journal, JournalError, Step
+from .journal import FINISHED, Journal, JournalError, Step
 from .targets import Target
 from .base import ClientSide, PlanView, Setting, SettingContext
-from .changes import RESTART, SERVICE, UNDO_LAST, Change, current_state, put_state
+from .changes import (RESTART, SERVICE, UNDO_LAST, Change, changed_meanwhile, current_state,
+                      put_state)
 from ..cluster.access import GaveUp
 from .daemon_settings import OSD_RESTART_TARGET, RGWRestart
+from .secret_options import masked_settings
 from .tls import client_targets
 
 Log = Callable[[str], None]
@@ -22,7 +24,9 @@ class SettingPlan(NamedTuple):
     notes: List[str]
 
     def to_dict(self) -> Dict[str, Any]:
-        return {'setting': self.setting, 'value': self.value, 'notes': self.notes,
+        # Plans are shown and stored: a secret option's value never in clear.
+        value = masked_settings({self.setting: self.value})[self.setting]
+        return {'setting': self.setting, 'value': value, 'notes': self.notes,
                 'changes': [c.to_dict() for c in self.changes]}
 
 
@@ -49,15 +53,17 @@ class SettingsApplier:
         return {name: self.settings[name].parse(settings[name])
                 for name in self.order if name in settings}
 
-    def plan(self, settings: Dict[str, Any], restart_rgw: bool = False) -> List[SettingPlan]:
+    def plan(self, settings: Dict[str, Any], restart_rgw: bool = False,
+             force: bool = False) -> List[SettingPlan]:
         """Every change the settings would make, in the order they would be made.
 
         With `restart_rgw`, the RGW service restarts at the end if nothing else
-        restarts it (see `alike_restarts`).
+        restarts it (see `alike_restarts`). `force`: what a setting refuses
+        without it (SettingContext.force) is planned.
         """
-        plans = self._plan(settings)
+        plans = self._plan(settings, force)
         if restart_rgw and RGW_RESTART not in settings and not self._restarts_rgw(plans):
-            plans = self._plan(dict(settings, **{RGW_RESTART: 'on'}))
+            plans = self._plan(dict(settings, **{RGW_RESTART: 'on'}), force)
         return plans
 
     def alike_restarts(self, variants: Sequence[Dict[str, Any]]) -> bool:
@@ -86,13 +92,14 @@ class SettingsApplier:
         service = self.ctx.rgw_service()
         return any(c.kind == RESTART and c.target == service for p in plans for c in p.changes)
 
-    def _plan(self, settings: Dict[str, Any]) -> List[SettingPlan]:
+    def _plan(self, settings: Dict[str, Any], force: bool = False) -> List[SettingPlan]:
         parsed = self.parse(settings)
         view = PlanView(self.ctx.cluster)
+        ctx = self.ctx._replace(force=force) if force else self.ctx
         plans = []
         for name, value in parsed.items():
             setting = self.settings[name]
-            changes = setting.plan(self.ctx, view, value)
+            changes = setting.plan(ctx, view, value)
             view.add(changes)
             plans.append(SettingPlan(name, value, changes, setting.notes(self.ctx, value)))
         return without_early_restarts(plans)
@@ -166,12 +173,23 @@ class SettingsApplier:
         return client_targets(self.ctx, target, client)
 
     def revert(self, journal: Journal, keep: Sequence[str] = (),
-               close: bool = True) -> List[Step]:
+               close: bool = True, force: bool = False) -> List[Step]:
         """Put back everything the journal recorded but the targets of the kinds in
         `keep`; closes the journal when all is undone (unless `close` is False: a
-        run's journal stays open for its next variant)."""
+        run's journal stays open for its next variant). Daemons are restarted only
+        while every PG is active+clean, unless `force`: restarting daemons of a
+        degraded cluster can take data offline; the restart stays to be done."""
         def undo(step: Step) -> None:
             self.log('putting back %s %s' % (step.kind, step.target))
+            if step.kind == RESTART:
+                unclean = None if force else self.ctx.cluster.pgs_not_clean()
+                if unclean:
+                    raise HealthRefusal(
+                        'not restarting %s: not every PG is active+clean (%s); `ceph rgwbench '
+                        'settings revert --force` restarts it anyway' % (step.target, unclean))
+                # Once: a restart is an action, not a state to insist on.
+                put_state(self.ctx.cluster, step.kind, step.target, step.before)
+                return
             try:
                 put_state(self.ctx.cluster, step.kind, step.target, step.before)
             except Fenced:
@@ -182,10 +200,14 @@ class SettingsApplier:
                 self.log('putting back %s %s failed (%s): trying once more'
                          % (step.kind, step.target, e))
                 put_state(self.ctx.cluster, step.kind, step.target, step.before)
+
+        def changed(step: Step, left_in: List[Any]) -> Optional[str]:
+            return changed_meanwhile(self.ctx.cluster, step.kind, step.target, step.before,
+                                     left_in)
         kinds = {step.kind for step in journal.steps()}
         steps = journal.undo({kind: undo for kind in kinds}, log=self.log, last=UNDO_LAST,
-                             keep=keep)
-        if close and all(s.state == UNDONE for s in steps):
+                             keep=keep, changed_meanwhile=changed)
+        if close and all(s.state in FINISHED for s in steps):
             journal.close()
         return steps
 

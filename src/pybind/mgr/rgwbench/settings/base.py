@@ -63,6 +63,9 @@ class SettingContext(NamedTuple):
     option: Callable[[str], Any]            # a module option's value
     secrets: Secrets
     release: int                            # Ceph's major version
+    # --force of the command: change what a setting would otherwise refuse to (a KMS
+    # backend other users rely on)
+    force: bool = False
 
 
 class Setting(abc.ABC):

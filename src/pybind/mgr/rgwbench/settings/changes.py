@@ -4,7 +4,8 @@ A change is journaled with the state it replaces (`before`) and the state it
 makes (`after`); making it and undoing it are the same operation, "put this
 state in place", so undo is as well tested as apply and is idempotent.
 """
-from typing import Any, Dict, NamedTuple, Optional, Protocol
+import json
+from typing import Any, Dict, List, NamedTuple, Optional, Protocol, Set
 
 from ..cluster.secret_options import shown
 
@@ -102,3 +103,63 @@ def put_state(target: ChangeTarget, kind: str, name: str, state: Any) -> None:
         target.remove_user(name)
     else:
         raise ValueError('unknown kind of change %r' % kind)
+
+
+# -- did someone else change a target? ----------------------------------------------------
+COMPARED = (CONFIG, CONFIG_KEY, SERVICE)
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, str):
+        return value.strip()
+    return json.dumps(value, sort_keys=True)
+
+
+def _fields(spec: Any) -> Dict[str, Any]:
+    return dict((spec or {}).get('spec') or {}) if isinstance(spec, dict) else {}
+
+
+def _placement(spec: Any) -> Any:
+    return (spec or {}).get('placement') if isinstance(spec, dict) else None
+
+
+def same_state(kind: str, now: Any, known: Any, fields: Set[str]) -> bool:
+    """Whether a target's state `now` is the `known` one.
+
+    A spec is compared by its placement and by the `fields` the run's states name:
+    the orchestrator adds defaults to a spec it stores, so a whole comparison
+    would take its own normalisation for someone else's change."""
+    if now is None or known is None:
+        return now is None and known is None
+    if kind != SERVICE:
+        return _plain(now) == _plain(known)
+    if _placement(known) is not None and \
+            _plain(_placement(now) or {}) != _plain(_placement(known)):
+        return False
+    have, want = _fields(now), _fields(known)
+    return all(_plain(have.get(f)) == _plain(want.get(f)) or
+               (not have.get(f) and not want.get(f)) for f in fields)
+
+
+def changed_meanwhile(target: ChangeTarget, kind: str, name: str, before: Any,
+                      left_in: List[Any]) -> Optional[str]:
+    """Why a target holds neither a state the run left it in nor its `before`: someone
+    else changed it during the run (None: it may be put back)."""
+    if kind not in COMPARED:
+        return None
+    now = current_state(target, Change(kind, name, None, ''))
+    fields: Set[str] = set()
+    for state in [before] + left_in:
+        fields |= set(_fields(state))
+    if any(same_state(kind, now, known, fields) for known in [before] + left_in):
+        return None
+    if kind == CONFIG:
+        who, option = name.split('/', 1)
+        return ('ceph config %s %s: now %s, not the run\'s %s; someone changed it during '
+                'the run, so it is left as it is'
+                % (who, option, shown(option, now), shown(option, left_in[0])))
+    if kind == SERVICE:
+        return ('service %s: its spec was %s during the run by someone else, so it is left '
+                'as it is' % (name, 'removed' if now is None else 'changed'))
+    return ('config-key %s: changed during the run by someone else, so it is left as it is'
+            % name)

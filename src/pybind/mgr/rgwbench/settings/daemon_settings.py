@@ -1,15 +1,18 @@
-"""Settings of the daemons themselves: any config option, RGWs per host, msgr2 secure mode."""
+"""Settings of the daemons themselves: config options of the study (config_scope), RGWs per
+host, msgr2 secure mode."""
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..errors import InvalidInput, RGWBenchError
+from . import config_scope
 from .base import PlanView, Setting, SettingContext, SettingNotInEffect, on_off, poll
 from .changes import Change, config_change, restart_change, service_change
 from ..cluster.secret_options import shown
 
 # Daemon types whose options a variant may set, and what restarts them.
-WHO = re.compile(r'^(global|mon|mgr|osd|client|client\.rgw(\.[A-Za-z0-9_.-]+)?|osd\.\d+)$')
-OPTION = re.compile(r'^[a-z][a-z0-9_]*$')
+# \Z, not $: `$` also matches before a trailing newline.
+WHO = re.compile(r'^(global|mon|mgr|osd|client|client\.rgw(\.[A-Za-z0-9_.-]+)?|osd\.\d+)\Z')
+OPTION = re.compile(r'^[a-z][a-z0-9_]*\Z')
 INT64 = float(2 ** 63 - 1)
 
 MSGR2_SECURE: List[Tuple[str, str]] = [
@@ -85,11 +88,13 @@ class ConfigOption(Setting):
         return bool(described.get('can_update_at_runtime', False))
 
     def plan(self, ctx: SettingContext, view: PlanView, value: Dict[str, str]) -> List[Change]:
+        extra = config_scope.widened(allow_option(ctx))
         changes: List[Change] = []
         restarts: Dict[str, Change] = {}
         for key, wanted in sorted(value.items()):
             who, option = key.split('/', 1)
             runtime = self._runtime(ctx, option, wanted)  # also refuses unknown options
+            config_scope.check([key], extra)
             if view.config_value(who, option) == wanted:
                 continue
             changes.append(config_change(who, option, wanted))
@@ -106,6 +111,14 @@ class ConfigOption(Setting):
             who, option = key.split('/', 1)
             poll(ctx, '%s to be in effect' % key,
                  lambda: config_problem(ctx, who, option, wanted))
+
+
+def allow_option(ctx: SettingContext) -> str:
+    """mgr/rgwbench/config_allow; empty (nothing widened) where the module lacks it."""
+    try:
+        return str(ctx.option(config_scope.ALLOW_OPTION) or '')
+    except (RuntimeError, KeyError):
+        return ''
 
 
 def _bound(raw: Any) -> Optional[float]:

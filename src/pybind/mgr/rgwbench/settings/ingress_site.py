@@ -8,11 +8,17 @@ IngressSpec has no `virtual_ips_list` gets one VIP on the first RGW host.
 The mgr cannot bind a port on a remote host, so what is free is derived
 from what the orchestrator knows (the ports of the daemons on each host,
 the addresses of hosts, daemons and other virtual IPs), plus a short TCP
-probe from the mgr: an address or port that answers is taken. A port is
-the first free one from a well-known default up; a VIP the first unused
-address of the RGW host's network from its top down (a loopback host: a
-127.x address derived from the cluster's fsid, so that two test clusters
-on one machine never pick the same). The module options override each.
+probe from the mgr: a port that answers is taken. A port is the first
+free one from a well-known default up.
+
+A virtual IP is never guessed on a network the module does not own: keepalived
+claims its address with gratuitous ARP, so an address that merely did not
+answer the mgr (a gateway dropping the probe, a machine switched off) would be
+taken from its owner for the whole segment. Outside loopback the VIPs are the
+operator's (`ingress_virtual_ip`) or an existing ingress's; without them the
+plan is refused with the option to set. Only a loopback host (a test cluster)
+gets one chosen here: a 127.x address derived from the cluster's fsid, so that
+two test clusters on one machine never pick the same.
 """
 import errno
 import hashlib
@@ -57,11 +63,9 @@ class Site:
 class Probe(Protocol):
     """Short TCP probes from the mgr."""
 
-    def answers(self, addr: str, port: int) -> bool:
-        """Whether something at addr:port accepts, or refuses (a host is there)."""
-
-    def accepts(self, addr: str, port: int) -> bool:
-        """Whether something accepts TCP connections on addr:port."""
+    def taken(self, addr: str, port: int) -> bool:
+        """Whether addr:port accepts TCP connections, or may: a probe that times out
+        proves nothing (a firewall drops it) and counts as taken."""
 
 
 class TCPProbe:
@@ -78,11 +82,8 @@ class TCPProbe:
         except OSError as e:
             return e.errno or errno.EIO
 
-    def answers(self, addr: str, port: int) -> bool:
-        return self._connect(addr, port) in (0, errno.ECONNREFUSED, errno.ECONNRESET)
-
-    def accepts(self, addr: str, port: int) -> bool:
-        return self._connect(addr, port) == 0
+    def taken(self, addr: str, port: int) -> bool:
+        return self._connect(addr, port) in (0, errno.ETIMEDOUT)
 
 
 @dataclass(frozen=True)
@@ -150,34 +151,47 @@ def _loopback_candidates(cluster_id: str) -> List[Any]:
     return [ipaddress.ip_address(first + i) for i in range(ADDRESS_TRIES)]
 
 
-def _network_candidates(net: Any) -> List[Any]:
-    """From the top of the network down, without its broadcast address."""
-    top = int(net.broadcast_address) - (1 if net.version == 4 else 0)
-    bottom = int(net.network_address)
-    return [ipaddress.ip_address(a) for a in range(top, max(bottom, top - ADDRESS_TRIES), -1)]
+def vip_needed(site: Site, count: int) -> InvalidInput:
+    """The refusal of a non-loopback ingress without VIPs: exactly what to set."""
+    hosts = site.hosts[:count]
+    nets = []
+    for host in hosts:
+        net, assumed = network_of(host.addr, site.networks)
+        text = '%s%s' % (net, ' (assumed)' if assumed else '')
+        if text not in nets:
+            nets.append(text)
+    example = ','.join('<address>/%d' % network_of(h.addr, site.networks)[0].prefixlen
+                       for h in hosts)
+    return InvalidInput(
+        'tls@ingress: no virtual IP given for %s (%s, not loopback), and rgwbench takes no '
+        'address of a network it does not own; set `ceph config set mgr '
+        'mgr/rgwbench/ingress_virtual_ip %s` with %s unused address%s of %s that nobody '
+        'else owns' % (', '.join(h.name for h in hosts), ', '.join(h.addr for h in hosts),
+                       example, 'an' if count == 1 else '%d' % count,
+                       '' if count == 1 else 'es', ', '.join(nets)))
 
 
-def choose_vips(site: Site, probe: Probe, count: int, probe_port: int) -> List[str]:
-    """One unused address (with /prefix) in the network of each of the first `count` hosts."""
+def choose_vips(site: Site, count: int) -> List[str]:
+    """A 127.x address (/8) for each of the first `count` hosts, all on loopback.
+
+    Any other host refuses the choice (`vip_needed`): see the module's docstring."""
+    if any(ipaddress.ip_address(h.addr) not in LOOPBACK for h in site.hosts[:count]):
+        raise vip_needed(site, count)
     taken = {bare(a) for a in site.addresses_in_use} | {h.addr for h in site.hosts}
     chosen: List[str] = []
     for host in site.hosts[:count]:
-        net, _ = network_of(host.addr, site.networks)
-        loopback = net == LOOPBACK
-        candidates = _loopback_candidates(site.cluster_id) if loopback \
-            else _network_candidates(net)
-        for candidate in candidates:
+        for candidate in _loopback_candidates(site.cluster_id):
             text = str(candidate)
-            if text in taken or (not loopback and probe.answers(text, probe_port)):
+            if text in taken:
                 continue
-            chosen.append('%s/%d' % (text, net.prefixlen))
+            chosen.append('%s/%d' % (text, LOOPBACK.prefixlen))
             taken.add(text)
             break
         else:
             raise InvalidInput(
-                'tls@ingress: no unused address found in %s (the network of %s); set '
+                'tls@ingress: no unused address found in %s for %s; set '
                 '`ceph config set mgr mgr/rgwbench/ingress_virtual_ip <address/prefix>`'
-                % (net, host.name))
+                % (LOOPBACK, host.name))
     return chosen
 
 
@@ -194,7 +208,7 @@ def choose_port(site: Site, probe: Probe, start: int, hosts: Sequence[str],
         if any(port in site.ports_taken.get(h, set()) for h in hosts):
             continue
         targets = [addrs[h] for h in hosts if h in addrs] + live_vips
-        if any(probe.accepts(a, port) for a in targets):
+        if any(probe.taken(a, port) for a in targets):
             continue
         return port
     raise InvalidInput('tls@ingress: no free port found from %d on %s; set `ceph config set '
@@ -243,7 +257,7 @@ def choose(site: Site, probe: Probe, *, ssl: bool, vip_option: str = '',
     else:
         defaults.append('ingress_virtual_ip')
         count = len(names) if site.virtual_ips_list else 1
-        vips = choose_vips(site, probe, count, first_port)
+        vips = choose_vips(site, count)
     hosts = names if len(vips) > 1 else names[:1]
     frontend = frontend_option
     if not frontend:

@@ -24,6 +24,9 @@ HISTORY = PREFIX + 'history/'
 KEEP_HISTORY = 20
 # A recorded change is made (or not); its undo has run, or failed.
 RECORDED, MADE, UNDONE, UNDO_FAILED = 'recorded', 'made', 'undone', 'undo-failed'
+# Someone else changed the target during the run: left as they made it, a finding.
+LEFT = 'left'
+FINISHED = (UNDONE, LEFT)
 # An undo's error is cut to this, so that a step that fit when it was recorded
 # still fits with its error: an undo is never refused for its size.
 MAX_ERROR = 2000
@@ -45,6 +48,10 @@ class Step(NamedTuple):
 
 # An undoer sets a target back to a recorded state; it must be idempotent.
 Undoer = Callable[[Step], None]
+# Given the step to undo (the target's oldest not undone) and the states the run
+# left the target in, why the target holds neither those nor its `before` (someone
+# else changed it meanwhile: it is left as it is), or None to put it back.
+ChangedMeanwhile = Callable[[Step, List[Any]], Optional[str]]
 
 
 class JournalError(Exception):
@@ -162,35 +169,48 @@ class Journal:
 
     def undo(self, undoers: Dict[str, Undoer],
              log: Optional[Callable[[str], None]] = None,
-             last: Sequence[str] = (), keep: Sequence[str] = ()) -> List[Step]:
-        """Set every changed target back to its oldest recorded state; returns the steps.
+             last: Sequence[str] = (), keep: Sequence[str] = (),
+             changed_meanwhile: Optional[ChangedMeanwhile] = None) -> List[Step]:
+        """Set every changed target back to its state before the run's changes that are
+        not undone yet; returns the steps.
 
         Each target (kind and name) is put back once, to the `before` of its
-        first step, whichever of its steps were undone by an earlier try: two
+        oldest step not undone, whichever of those an earlier try undid: two
         changes of one spec (S0 to S1, S1 to S2) end at S0 even when a try put
-        S1 back and failed its check. Targets go newest change first; those of
-        the kinds in `last` after all the others (daemon restarts, which must
-        see the settings already put back). A target whose undo fails keeps
-        its steps failed and the others still run; the journal stays open (and
-        is tried again at the next start) while any step is not undone.
-        Targets of the kinds in `keep` stay as they are (a run's own S3 user
-        outlives each variant's settings; the run's last undo puts it back too).
+        S1 back and failed its check; a change after an earlier revert (the next
+        variant of a run) ends at what was there when it was made, not at the
+        first variant's `before` (an operator's change in between is kept).
+        With `changed_meanwhile`, a target that holds neither what the run made
+        nor its `before` was changed by someone else: it is left as it is, its
+        steps marked LEFT with the finding (see `findings`). Targets go newest
+        change first; those of the kinds in `last` after all the others (daemon
+        restarts, which must see the settings already put back). A target whose
+        undo fails keeps its steps failed and the others still run; the journal
+        stays open (and is tried again at the next start) while any step is not
+        finished. Targets of the kinds in `keep` stay as they are (a run's own S3
+        user outlives each variant's settings; the run's last undo puts it back).
         """
         steps = self.steps()
         groups: Dict[Tuple[str, str], List[Step]] = {}
         for step in reversed(steps):
-            if step.kind not in keep:
+            if step.kind not in keep and step.state not in FINISHED:
                 groups.setdefault((step.kind, step.target), []).append(step)
         ordered = ([g for key, g in groups.items() if key[0] not in last] +
                    [g for key, g in groups.items() if key[0] in last])
         for group in ordered:
-            if all(s.state == UNDONE for s in group):
-                continue
-            first = group[-1]
+            first, newest = group[-1], group[0]
             self.check_owner('undo %s %s' % (first.kind, first.target))
+            # A step recorded but not marked made may or may not have been made.
+            left_in = [newest.after] + ([newest.before] if newest.state == RECORDED else [])
             try:
-                undoers[first.kind](first)
-                state, error = UNDONE, None
+                finding = changed_meanwhile(first, left_in) if changed_meanwhile else None
+                if finding is None:
+                    undoers[first.kind](first)
+                    state, error = UNDONE, None
+                else:
+                    state, error = LEFT, finding[:MAX_ERROR]
+                    if log:
+                        log('not putting back %s %s: %s' % (first.kind, first.target, finding))
             except Fenced:
                 raise
             except Exception as e:
@@ -213,19 +233,23 @@ class Journal:
     def close(self, clock: Callable[[], float] = time.time) -> Dict[str, Any]:
         """End the journal once every step is undone; keeps a summary in the history."""
         steps = self.steps()
-        pending = [s for s in steps if s.state != UNDONE]
+        pending = [s for s in steps if s.state not in FINISHED]
         if pending:
             raise JournalError('%d change(s) of run %s are not undone: %s' % (
                 len(pending), self.journal_id,
                 ', '.join('%s %s' % (s.kind, s.target) for s in pending)))
         self.check_owner('close journal %s' % self.journal_id)
         listed = [{'kind': s.kind, 'target': s.target, 'state': s.state} for s in steps]
+        left = {(s.kind, s.target): s.error or '' for s in steps if s.state == LEFT}
         summary: Dict[str, Any] = {'run_id': self.journal_id, 'closed': clock(),
-                                   'steps': listed}
+                                   'steps': listed,
+                                   'findings': [{'kind': k, 'target': t, 'finding': f}
+                                                for (k, t), f in sorted(left.items())]}
         # A step's kind and target are short; a summary of many still has to fit.
         text = json.dumps(summary)
         if len(text.encode('utf-8')) > MAX_STEP_BYTES:
-            summary.update(steps=listed[:50], steps_left_out=len(listed) - 50)
+            summary.update(steps=listed[:50], steps_left_out=len(listed) - 50,
+                           findings=summary['findings'][:20])
             text = json.dumps(summary)
         set_kept(self.store, HISTORY + self.journal_id, text)
         for key in self.store.get_store_prefix('%s%s/' % (PREFIX, self.journal_id)):
@@ -235,3 +259,67 @@ class Journal:
         for key in history[:-KEEP_HISTORY]:
             set_kept(self.store, key, None)
         return summary
+
+
+# -- targets someone else changed during a run ------------------------------------------
+HEALTH_CHANGED = 'RGWBENCH_CHANGED_DURING_RUN'
+
+
+class Finding(NamedTuple):
+    run_id: str
+    kind: str
+    target: str
+    finding: str
+
+
+def findings(store: SecretStore) -> List[Finding]:
+    """Targets left as someone else made them, by closed runs, not yet acknowledged."""
+    found = []
+    for key, raw in sorted(store.get_store_prefix(HISTORY).items()):
+        try:
+            summary = json.loads(raw)
+        except ValueError:
+            continue
+        if summary.get('acknowledged'):
+            continue
+        for item in summary.get('findings') or []:
+            found.append(Finding(str(summary.get('run_id')), str(item.get('kind')),
+                                 str(item.get('target')), str(item.get('finding'))))
+    return found
+
+
+def acknowledge(store: SecretStore) -> int:
+    """Mark every finding seen (the health warning ends); how many there were."""
+    count = 0
+    for key, raw in sorted(store.get_store_prefix(HISTORY).items()):
+        summary = json.loads(raw)
+        if summary.get('findings') and not summary.get('acknowledged'):
+            count += len(summary['findings'])
+            set_kept(store, key, json.dumps(dict(summary, acknowledged=True)))
+    return count
+
+
+def health_checks(store: SecretStore) -> Dict[str, Dict[str, Any]]:
+    """The health warning while findings are not acknowledged (for set_health_checks)."""
+    found = findings(store)
+    if not found:
+        return {}
+    return {HEALTH_CHANGED: {
+        'severity': 'warning',
+        'summary': '%d target(s) changed by someone else during an rgwbench run were left as '
+                   'they were made; see `ceph rgwbench settings findings`, then '
+                   '`ceph rgwbench settings acknowledge`' % len(found),
+        'count': len(found),
+        'detail': ['run %s: %s %s: %s' % f for f in found]}}
+
+
+def findings_to_dicts(found: List[Finding]) -> List[Dict[str, str]]:
+    """For `ceph rgwbench settings findings -f json`."""
+    return [f._asdict() for f in found]
+
+
+def findings_to_text(found: List[Dict[str, str]]) -> str:
+    """For `ceph rgwbench settings findings` (the dicts of findings_to_dicts)."""
+    if not found:
+        return 'no target was changed by someone else during a run'
+    return '\n'.join('run %(run_id)s: %(kind)s %(target)s: %(finding)s' % f for f in found)

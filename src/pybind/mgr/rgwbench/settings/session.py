@@ -11,12 +11,22 @@ import uuid
 from typing import Any, Callable, Dict, List, Optional
 
 from ..errors import Busy, InvalidInput, NotFound, RGWBenchError
-from .journal import Journal, Step
-from ..cluster.kvstore import MAX_VALUE_BYTES, SecretStore, check_size
+from .secret_options import masked_settings
+from .journal import (FINISHED, HEALTH_CHANGED, LEFT, Finding, Journal, Step, acknowledge,
+                      findings)
+from .journal import health_checks as journal_health_checks
+from ..cluster.kvstore import MAX_VALUE_BYTES, SecretStore, check_size, set_kept
 from .targets import Target
 from .applier import SettingPlan, SettingsApplier, open_journal, restarts_osds
 
 STATE_KEY = 'settings/state'
+# The recovery loop's tries at an unfinished journal: backing off from RETRY_S to
+# MAX_WAIT_S, then it stops, and says so with a health error, until an operator
+# finishes it with `ceph rgwbench settings revert` (a restart undo on a degraded
+# cluster, an orchestrator that refuses a spec: retrying forever would only repeat them).
+GAVE_UP_KEY = 'settings/undo-gave-up'
+RETRY_S, MAX_WAIT_S, MAX_TRIES = 15.0, 600.0, 8
+HEALTH_GAVE_UP = 'RGWBENCH_UNDO_UNFINISHED'
 APPLYING, APPLIED, APPLY_FAILED, REVERTING, REVERTED = (
     'applying', 'applied', 'failed', 'reverting', 'reverted')
 # Texts cut to this in the state, so that updates while putting back always fit.
@@ -83,7 +93,7 @@ class SettingsSession:
                 raise Busy('settings are being applied or put back; see '
                            '`ceph rgwbench settings show`')
             applier = self.make_applier()
-            plans = applier.plan(settings)
+            plans = applier.plan(settings, force=force)
             if not any(p.changes for p in plans):
                 raise InvalidInput('nothing to change: the cluster already runs with %s'
                                    % ', '.join('%s=%s' % (p.setting, p.value) for p in plans))
@@ -92,13 +102,15 @@ class SettingsSession:
                 raise Busy('refusing to change the cluster: %s' % '; '.join(problems))
             journal_id = 'settings-%s-%s' % (time.strftime('%Y%m%d-%H%M%S'),
                                              uuid.uuid4().hex[:6])
-            state = {'journal_id': journal_id, 'state': APPLYING, 'settings': settings,
+            # Shown by `settings show`, `status` and the panel: no secret in clear.
+            state = {'journal_id': journal_id, 'state': APPLYING,
+                     'settings': masked_settings(settings),
                      'plan': [p.to_dict() for p in plans], 'started': self.clock(),
                      'finished': None, 'progress': 'starting', 'client': None,
                      'error': None}
             check_size(STATE_KEY, json.dumps(state))   # before anything changes
-            journal = open_journal(self.store, journal_id, {'what': 'settings',
-                                                            'settings': settings})
+            journal = open_journal(self.store, journal_id, {
+                'what': 'settings', 'settings': masked_settings(settings)})
             self._save(state)
             self._thread = threading.Thread(target=self._apply, args=(applier, journal, plans),
                                             name='rgwbench-settings', daemon=True)
@@ -122,7 +134,9 @@ class SettingsSession:
                          progress='putting back what was changed')
             self._revert(applier, journal, APPLY_FAILED)
 
-    def revert(self) -> str:
+    def revert(self, force: bool = False) -> str:
+        """Put the settings in place back; also finishes any journal the recovery loop
+        gave up on (a run's too). `force`: restart daemons of a degraded cluster."""
         with self._lock:
             if self._thread is not None and self._thread.is_alive():
                 raise Busy('settings are being applied or put back; wait, or see '
@@ -132,39 +146,50 @@ class SettingsSession:
                            '`ceph rgwbench settings show`')
             journal = Journal.unfinished(self.store)
             state = self.state()
-            if journal is None or journal.info().get('about', {}).get('what') != 'settings':
+            gave_up = self.gave_up()
+            continued = journal is not None and gave_up is not None and \
+                gave_up.get('journal_id') == journal.journal_id
+            if journal is None or (journal.info().get('about', {}).get('what') != 'settings'
+                                   and not continued):
                 raise NotFound('no settings are in place')
+            if continued and (state or {}).get('journal_id') != journal.journal_id:
+                self._save({'journal_id': journal.journal_id, 'state': REVERTING,
+                            'settings': {}, 'progress': 'putting back', 'changes': []})
             self._update(state=REVERTING, progress='putting back')
             self._thread = threading.Thread(target=self._revert,
-                                            args=(self.make_applier(), journal, REVERTED, True),
+                                            args=(self.make_applier(), journal, REVERTED, True,
+                                                  force),
                                             name='rgwbench-settings', daemon=True)
             self._thread.start()
             return str((state or {}).get('journal_id', journal.journal_id))
 
     def _revert(self, applier: SettingsApplier, journal: Journal, ended: str,
-                claim: bool = False) -> None:
+                claim: bool = False, force: bool = False) -> None:
         """Put a journal back; `claim`: take it over first (it may be another mgr's)."""
         with self._putting_back:
-            self._revert_locked(applier, journal, ended, claim)
+            self._revert_locked(applier, journal, ended, claim, force)
 
     def _revert_locked(self, applier: SettingsApplier, journal: Journal, ended: str,
-                       claim: bool) -> None:
+                       claim: bool, force: bool = False) -> None:
         try:
             still = Journal.unfinished(self.store)
             if still is None or still.journal_id != journal.journal_id:
                 return  # the recovery loop put it back meanwhile
             if claim:
                 journal.claim()
-            steps = applier.revert(journal)
+            steps = applier.revert(journal, force=force)
             self._update(changes=steps_to_dicts(steps))
-            failed = ['%s %s: %s' % (s.kind, s.target, s.error) for s in steps if s.error]
+            if Journal.unfinished(self.store) is None:
+                set_kept(self.store, GAVE_UP_KEY, None)
+            failed = ['%s %s: %s' % (s.kind, s.target, s.error) for s in steps
+                      if s.state not in FINISHED]
             if failed:
                 self._update(progress='not everything could be put back; it is tried again '
                              'when the module starts', error='; '.join(failed))
             else:
                 state = self.state() or {}
                 self._update(state=ended if state.get('state') != APPLY_FAILED else APPLY_FAILED,
-                             progress='put back', finished=self.clock())
+                             progress=put_back_progress(steps), finished=self.clock())
         except Exception as e:
             self.log.exception('putting settings back failed')
             self._update(error='putting back failed: %s: %s' % (type(e).__name__, e))
@@ -174,17 +199,67 @@ class SettingsSession:
         if thread is not None:
             thread.join(timeout)
 
-    def recover(self, stopping: threading.Event, retry_s: float = 15.0) -> None:
+    def recover(self, stopping: threading.Event, retry_s: float = RETRY_S,
+                tries: int = MAX_TRIES, max_wait_s: float = MAX_WAIT_S) -> None:
         """At module start: put back what an unfinished journal holds.
 
         A journal is unfinished after a mgr failover, restart or crash: its
-        changes are put back without anyone asking, retried until they all are.
+        changes are put back without anyone asking, tried `tries` times with
+        waits doubling from `retry_s` up to `max_wait_s`; then the loop stops
+        and `health_checks` reports what is left, and how to finish it.
         """
-        while not stopping.is_set():
+        wait = retry_s
+        for attempt in range(1, tries + 1):
+            if stopping.is_set():
+                return
             with self._putting_back:
                 if self._recover_once():
+                    set_kept(self.store, GAVE_UP_KEY, None)
                     return
-            stopping.wait(retry_s)
+            if attempt == tries or stopping.wait(wait):
+                break
+            wait = min(wait * 2, max_wait_s)
+        journal = Journal.unfinished(self.store)
+        if journal is None or stopping.is_set():
+            return
+        left = ['%s %s%s' % (s.kind, s.target, ' (%s)' % s.error if s.error else '')
+                for s in journal.steps() if s.state not in FINISHED]
+        self.log.error('gave up putting back journal %s after %d tries: %s',
+                       journal.journal_id, tries, '; '.join(left))
+        set_kept(self.store, GAVE_UP_KEY, json.dumps(
+            {'journal_id': journal.journal_id, 'tries': tries, 'left': left[:20]}))
+
+    def gave_up(self) -> Optional[Dict[str, Any]]:
+        stored = self.store.get_store(GAVE_UP_KEY)
+        return json.loads(stored) if stored else None
+
+    def standing_health_checks(self) -> Dict[str, Dict[str, Any]]:
+        """What `ceph -s` shows until an operator acts, besides a run's own warning: an
+        undo the recovery loop gave up on, and targets someone else changed during a run
+        (left as they made them) until `settings acknowledge`."""
+        return dict(journal_health_checks(self.store), **self.health_checks())
+
+    def acknowledge(self) -> int:
+        """`ceph rgwbench settings acknowledge`: the findings are seen; how many."""
+        return acknowledge(self.store)
+
+    def findings(self) -> List[Finding]:
+        """`ceph rgwbench settings findings`."""
+        return findings(self.store)
+
+    def health_checks(self) -> Dict[str, Dict[str, Any]]:
+        """A health error while the recovery loop gave up (for set_health_checks)."""
+        gave_up = self.gave_up()
+        if gave_up is None:
+            return {}
+        return {HEALTH_GAVE_UP: {
+            'severity': 'error',
+            'summary': 'rgwbench could not put back %d change(s) of %s after %d tries; '
+                       'finish with `ceph rgwbench settings revert` (--force to restart '
+                       'daemons of a degraded cluster)' % (
+                           len(gave_up['left']), gave_up['journal_id'], gave_up['tries']),
+            'count': len(gave_up['left']),
+            'detail': list(gave_up['left'])}}
 
     def _recover_once(self) -> bool:
         """One try at putting back the unfinished journal; True when none is left."""
@@ -209,11 +284,21 @@ class SettingsSession:
             steps = []
         if mine and steps:
             self._update(changes=steps_to_dicts(steps))
-        if steps and all(not s.error for s in steps) and mine:
+        if steps and all(s.state in FINISHED for s in steps) and mine:
             ended = self.state() or {}
             self._update(state=APPLY_FAILED if ended.get('state') == APPLY_FAILED else REVERTED,
-                         progress='put back after a mgr restart', finished=self.clock())
+                         progress=put_back_progress(steps) + ' after a mgr restart',
+                         finished=self.clock())
         return Journal.unfinished(self.store) is None
+
+
+def put_back_progress(steps: List[Step]) -> str:
+    left = [s for s in steps if s.state == LEFT]
+    if not left:
+        return 'put back'
+    return ('put back but %d target(s) someone else changed meanwhile, left as they are '
+            '(health warning %s until `ceph rgwbench settings acknowledge`)'
+            % (len(left), HEALTH_CHANGED))
 
 
 def fit_state(state: Dict[str, Any]) -> str:

@@ -34,6 +34,7 @@ import uuid
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..cluster.credentials import CredentialStore
+from ..errors import InvalidInput
 from ..cluster.kvstore import get_secret, set_secret
 from ..loadgen.errors import LoadgenError, ProtocolError
 from ..loadgen.s3 import Endpoint, S3Client, describe_error, make_ssl_context
@@ -104,6 +105,24 @@ def keeps_require_ssl(ctx: SettingContext, view: PlanView) -> bool:
                   for change in view.planned)
     trusted = view.config_value(RGW, 'rgw_trust_forwarded_https')
     return ingress and trusted is not None and same_value(trusted, 'true')
+
+
+def backend_in_use(ctx: SettingContext, view: PlanView, option: str,
+                   wanted: str) -> Optional[str]:
+    """Where a KMS backend other than `wanted` is configured (None: none is).
+
+    Unset, SSE-KMS's backend is Barbican: in use once its URL is set."""
+    sections = ['global', RGW, 'client.rgw.%s' % ctx.rgw_service().split('.', 1)[-1]]
+    for who in sections:
+        value = view.config_value(who, option)
+        if value and not same_value(value, wanted):
+            return '%s/%s is %s' % (who, option, value)
+    if option == 'rgw_crypt_s3_kms_backend' and not any(
+            view.config_value(who, option) for who in sections):
+        for who in sections:
+            if view.config_value(who, 'rgw_barbican_url'):
+                return '%s/rgw_barbican_url is set, with the default backend barbican' % who
+    return None
 
 
 def _ssl(spec: Dict[str, Any]) -> bool:
@@ -192,6 +211,13 @@ class ServerSideEncryption(Setting):
             option, backend = BACKEND[value]
             if value == 'sse-s3':
                 self._refuse_old_sse_s3(ctx)
+            in_use = backend_in_use(ctx, view, option, backend)
+            if in_use and not ctx.force:
+                raise InvalidInput(
+                    'sse=%s: RGW\'s %s is in use (%s): switching it to %s would make the '
+                    'cluster\'s users\' encrypted reads and writes fail while the variant '
+                    'runs; refused (--force switches it anyway)' % (value, option, in_use,
+                                                                    backend))
             wanted[option] = backend
         if value == 'kms-testing':
             keys = self._keys(ctx)

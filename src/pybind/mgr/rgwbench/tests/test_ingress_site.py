@@ -1,5 +1,7 @@
 """tls@ingress's defaults: virtual IPs and ports chosen from what the cluster reports."""
+import errno
 import ipaddress
+import socket
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 import pytest
@@ -13,28 +15,22 @@ from rgwbench.runs.plan_text import run_plan_to_text
 from rgwbench.settings.applier import SettingsApplier
 from rgwbench.settings.base import PlanView, SettingContext
 from rgwbench.cluster.access import Daemon
-from rgwbench.settings.ingress_site import (CEPH_PORTS, Site, SiteHost, choose, fixed, network_of,
-                                            read_site, takes_vip_list)
+from rgwbench.settings.ingress_site import (CEPH_PORTS, Site, SiteHost, TCPProbe, choose,
+                                            fixed, network_of, read_site, takes_vip_list)
 from rgwbench.settings.tls import IngressTls, RGWTls
 
 FSID = '6b1c1f0e-4b0a-4d4e-9a57-0d1c0f6f1a2b'
 
 
 class FakeProbe:
-    """Addresses that answer (a host is there) and addr:port pairs that accept."""
+    """addr:port pairs that are taken (accept, or time out)."""
 
-    def __init__(self, hosts: Optional[Set[str]] = None,
-                 listening: Optional[Set[Tuple[str, int]]] = None) -> None:
-        self.hosts = hosts or set()
+    def __init__(self, listening: Optional[Set[Tuple[str, int]]] = None) -> None:
         self.listening = listening or set()
-        self.asked: List[Tuple[str, str, int]] = []
+        self.asked: List[Tuple[str, int]] = []
 
-    def answers(self, addr: str, port: int) -> bool:
-        self.asked.append(('answers', addr, port))
-        return addr in self.hosts or (addr, port) in self.listening
-
-    def accepts(self, addr: str, port: int) -> bool:
-        self.asked.append(('accepts', addr, port))
+    def taken(self, addr: str, port: int) -> bool:
+        self.asked.append((addr, port))
         return (addr, port) in self.listening
 
 
@@ -45,6 +41,9 @@ def loopback_site(**fields: Any) -> Site:
 def three_hosts(**fields: Any) -> Site:
     hosts = [SiteHost('host%d' % i, '10.9.0.%d' % i) for i in (1, 2, 3)]
     return Site(hosts=hosts, networks=['10.9.0.0/24'], cluster_id=FSID, **fields)
+
+
+THREE_VIPS = '10.9.0.254/24,10.9.0.253/24,10.9.0.252/24'
 
 
 # -- the choice ------------------------------------------------------------------------------
@@ -84,7 +83,7 @@ def test_ports_of_daemons_on_the_host_and_ports_that_answer_are_skipped() -> Non
 
 def test_a_port_taken_on_one_ingress_host_is_skipped_on_all() -> None:
     site = three_hosts(ports_taken={'host2': {443}, 'host3': {1967, 1968}})
-    chosen = choose(site, FakeProbe(), ssl=True)
+    chosen = choose(site, FakeProbe(), ssl=True, vip_option=THREE_VIPS)
     assert (chosen.frontend_port, chosen.monitor_port) == (444, 1969)
 
 
@@ -99,25 +98,46 @@ def test_the_ports_of_ceph_daemons_are_never_chosen() -> None:
         choose(taken, FakeProbe(), ssl=True)
 
 
-def test_one_vip_per_rgw_host_from_the_top_of_their_network_skipping_used_ones() -> None:
-    site = three_hosts(addresses_in_use={'10.9.0.254', '10.9.0.20'})
-    probe = FakeProbe(hosts={'10.9.0.252'})  # a machine the orchestrator does not know
-    chosen = choose(site, probe, ssl=True)
-    assert chosen.vips == ['10.9.0.253/24', '10.9.0.251/24', '10.9.0.250/24']
+def test_a_non_loopback_host_without_vips_is_refused_with_the_option_to_set() -> None:
+    # The probe would have timed out on the gateway at .254 (it drops TCP from the mgr):
+    # no probe is made at all, and no address is guessed on a network rgwbench does not own.
+    probe = FakeProbe()
+    with pytest.raises(InvalidInput) as refused:
+        choose(three_hosts(), probe, ssl=True)
+    message = str(refused.value)
+    assert '\n' not in message and probe.asked == []
+    assert 'no virtual IP given for host1, host2, host3 (10.9.0.1, 10.9.0.2, 10.9.0.3, ' \
+        'not loopback)' in message
+    assert '`ceph config set mgr mgr/rgwbench/ingress_virtual_ip <address>/24,<address>/24,' \
+        '<address>/24` with 3 unused addresses of 10.9.0.0/24' in message
+    # A release with one VIP asks for one; a host outside public_network says the /24 is
+    # assumed.
+    with pytest.raises(InvalidInput, match=r'ingress_virtual_ip <address>/24` with an unused '
+                                           r'address of 192.168.7.0/24 \(assumed\)'):
+        choose(Site(hosts=[SiteHost('h', '192.168.7.20')], virtual_ips_list=False),
+               FakeProbe(), ssl=True)
+
+
+def test_a_probe_that_times_out_counts_as_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    def times_out(address: Tuple[str, int], timeout: float) -> None:
+        raise socket.timeout('timed out')
+
+    def refused(address: Tuple[str, int], timeout: float) -> None:
+        raise ConnectionRefusedError(errno.ECONNREFUSED, 'refused')
+
+    monkeypatch.setattr(socket, 'create_connection', times_out)
+    assert TCPProbe().taken('10.1.0.254', 443)
+    monkeypatch.setattr(socket, 'create_connection', refused)
+    assert not TCPProbe().taken('10.1.0.254', 443)
+
+
+def test_operator_vips_on_a_non_loopback_network_are_taken_as_given() -> None:
+    chosen = choose(three_hosts(), FakeProbe(), ssl=True,
+                    vip_option='10.9.0.71/24,10.9.0.72/24,10.9.0.73/24')
+    assert chosen.vips == ['10.9.0.71/24', '10.9.0.72/24', '10.9.0.73/24']
     assert chosen.hosts == ['host1', 'host2', 'host3']
     assert chosen.spec_fields()['virtual_ips_list'] == chosen.vips
     assert 'virtual_ip' not in chosen.spec_fields()
-    # No address in use is ever chosen: hosts, daemons, other VIPs.
-    assert not {v.split('/')[0] for v in chosen.vips} & (
-        site.addresses_in_use | {h.addr for h in site.hosts} | probe.hosts)
-    # A VIP that does not exist yet is not probed for ports (it would only time out).
-    assert not [a for a in probe.asked if a[0] == 'accepts' and a[1].endswith('.253')]
-
-
-def test_a_release_without_virtual_ips_list_gets_one_vip_on_the_first_rgw_host() -> None:
-    chosen = choose(three_hosts(virtual_ips_list=False), FakeProbe(), ssl=True)
-    assert chosen.vips == ['10.9.0.254/24'] and chosen.hosts == ['host1']
-    assert chosen.spec_fields()['virtual_ip'] == '10.9.0.254/24'
 
 
 def test_without_a_configured_network_a_24_around_the_host_is_assumed() -> None:
@@ -126,14 +146,6 @@ def test_without_a_configured_network_a_24_around_the_host_is_assumed() -> None:
     net, assumed = network_of('192.168.7.20', ['10.0.0.0/8', '192.168.0.0/16'])
     assert str(net) == '192.168.0.0/16' and not assumed
     assert str(network_of('127.0.0.1', ['10.0.0.0/8'])[0]) == '127.0.0.0/8'
-
-
-def test_a_full_network_is_refused_with_the_option_to_set() -> None:
-    site = Site(hosts=[SiteHost('host1', '10.9.0.1')], networks=['10.9.0.0/29'])
-    probe = FakeProbe(hosts={'10.9.0.%d' % i for i in range(8)})
-    with pytest.raises(InvalidInput, match='no unused address found in 10.9.0.0/29 .*'
-                                           'mgr/rgwbench/ingress_virtual_ip'):
-        choose(site, probe, ssl=True)
 
 
 def test_the_options_override_and_are_not_probed() -> None:
@@ -145,9 +157,10 @@ def test_the_options_override_and_are_not_probed() -> None:
     assert probe.asked == []
     assert 'chosen from the cluster' not in chosen.describe()
     # one option set, the others chosen
-    chosen = choose(three_hosts(), FakeProbe(), ssl=True, frontend_option=8443)
+    chosen = choose(three_hosts(), FakeProbe(), ssl=True, frontend_option=8443,
+                    vip_option=THREE_VIPS)
     assert chosen.frontend_port == 8443 and chosen.monitor_port == 1967
-    assert chosen.defaults == ['ingress_virtual_ip', 'ingress_monitor_port']
+    assert chosen.defaults == ['ingress_monitor_port']
     # several addresses: one HAProxy per RGW host
     chosen = choose(three_hosts(), FakeProbe(), ssl=True,
                     vip_option='10.9.0.71/24, 10.9.0.72/24, 10.9.0.73/24')
@@ -164,16 +177,17 @@ def test_bad_vip_options_are_refused(site: Site, option: str, message: str) -> N
     with pytest.raises(InvalidInput, match=message):
         choose(site, FakeProbe(), ssl=True, vip_option=option)
     with pytest.raises(InvalidInput, match='both 5'):
-        choose(three_hosts(), FakeProbe(), ssl=True, frontend_option=5, monitor_option=5)
+        choose(three_hosts(), FakeProbe(), ssl=True, frontend_option=5, monitor_option=5,
+               vip_option=THREE_VIPS)
 
 
 def test_describe_shows_every_vip_its_host_and_the_ports() -> None:
-    text = choose(three_hosts(), FakeProbe(), ssl=True).describe()
+    text = choose(three_hosts(), FakeProbe(), ssl=True,
+                  vip_option=THREE_VIPS).describe()
     assert text.startswith('HAProxy at 10.9.0.254/24 on host1, 10.9.0.253/24 on host2, '
                            '10.9.0.252/24 on host3, port 443 (monitor 1967)')
-    assert 'chosen from the cluster: virtual_ip, frontend_port, monitor_port; set ' \
-        'mgr/rgwbench/ingress_virtual_ip, ingress_frontend_port, ingress_monitor_port ' \
-        'to override' in text
+    assert 'chosen from the cluster: frontend_port, monitor_port; set ' \
+        'mgr/rgwbench/ingress_frontend_port, ingress_monitor_port to override' in text
 
 
 # -- the site as the cluster reports it ------------------------------------------------------
@@ -217,9 +231,9 @@ def test_read_site_takes_rgw_hosts_their_addresses_and_whatever_is_in_use() -> N
                                      '10.9.0.126'}
     assert site.networks == ['10.9.0.0/25', '192.168.0.0/24'] and site.cluster_id == FSID
     assert site.virtual_ips_list  # this release's IngressSpec has it
-    chosen = choose(site, FakeProbe(), ssl=True)
-    # the top of 10.9.0.0/25 is the other ingress's VIP
-    assert chosen.vips == ['10.9.0.125/25', '10.9.0.124/25'] and chosen.hosts == ['a', 'b']
+    with pytest.raises(InvalidInput, match='<address>/25,<address>/25` with 2 unused '
+                                           'addresses of 10.9.0.0/25'):
+        choose(site, FakeProbe(), ssl=True)
 
 
 # -- the plan ------------------------------------------------------------------------------
@@ -265,7 +279,7 @@ def test_the_options_still_win_in_the_plan() -> None:
     (change,) = IngressTls(probe=probe).plan(ctx, PlanView(ctx.cluster), 'http')
     assert change.after['spec']['virtual_ip'] == '127.0.0.1/32'
     assert change.after['spec']['frontend_port'] == 8080
-    assert ('accepts', '127.0.0.1', 8080) in probe.asked
+    assert ('127.0.0.1', 8080) in probe.asked
 
 
 def test_a_release_whose_ingress_spec_lacks_virtual_ips_list_is_told_apart() -> None:
@@ -288,3 +302,16 @@ def test_an_existing_ingress_is_described_where_it_is_and_only_checked() -> None
         '(monitor 81)'
     with pytest.raises(InvalidInput, match='not an IP address'):
         fixed('ingress.example', 80, 81, [])
+
+
+def test_a_release_without_virtual_ips_list_gets_one_loopback_vip_on_the_first_host() -> None:
+    hosts = [SiteHost('host1', '127.0.0.1'), SiteHost('host2', '127.0.0.2')]
+    chosen = choose(Site(hosts=hosts, cluster_id=FSID, virtual_ips_list=False), FakeProbe(),
+                    ssl=True)
+    assert chosen.hosts == ['host1'] and len(chosen.vips) == 1
+    both = choose(Site(hosts=hosts, cluster_id=FSID), FakeProbe(), ssl=True)
+    assert both.hosts == ['host1', 'host2'] and len(set(both.vips)) == 2
+    # one host outside loopback: nothing is chosen for any
+    with pytest.raises(InvalidInput, match='no virtual IP given for host1, host2'):
+        choose(Site(hosts=[hosts[0], SiteHost('host2', '10.9.0.2')], cluster_id=FSID),
+               FakeProbe(), ssl=True)

@@ -359,3 +359,32 @@ def test_check_write_when_nothing_listens() -> None:
         check_write('http://127.0.0.1:9', {'access_key': 'AK', 'secret_key': 'SK'},
                     SSE('sse-c', customer_key=b'k' * 32), {}, 'SSE-C', 'sse-c')
     assert 'ConnectionRefusedError' in str(e.value)
+
+
+@pytest.mark.parametrize('value, configured, where', [
+    ('kms-testing', {'client.rgw/rgw_crypt_s3_kms_backend': 'vault'},
+     'client.rgw/rgw_crypt_s3_kms_backend is vault'),
+    ('kms-vault', {'global/rgw_crypt_s3_kms_backend': 'kmip'},
+     'global/rgw_crypt_s3_kms_backend is kmip'),
+    ('kms-testing', {'client.rgw.default/rgw_crypt_s3_kms_backend': 'barbican'},
+     'client.rgw.default/rgw_crypt_s3_kms_backend is barbican'),
+    ('kms-testing', {'client.rgw/rgw_barbican_url': 'https://barbican:9311'},
+     'client.rgw/rgw_barbican_url is set, with the default backend barbican'),
+])
+def test_a_kms_backend_in_production_use_is_not_switched_without_force(
+        value: str, configured: Dict[str, str], where: str) -> None:
+    ctx = context(dict(VAULT))
+    ctx.cluster.config.update(configured)  # type: ignore[attr-defined]
+    with pytest.raises(InvalidInput) as refused:
+        plan(ctx, value)
+    message = str(refused.value)
+    assert where in message and '--force switches it anyway' in message
+    assert '\n' not in message
+    forced = configs(plan(ctx._replace(force=True), value))
+    assert forced['client.rgw/rgw_crypt_s3_kms_backend'] == value.split('-')[1]
+
+
+def test_the_same_backend_already_in_use_is_no_switch() -> None:
+    ctx = context(dict(VAULT))
+    ctx.cluster.config['client.rgw/rgw_crypt_s3_kms_backend'] = 'vault'  # type: ignore
+    assert 'client.rgw/rgw_crypt_s3_kms_backend' not in configs(plan(ctx, 'kms-vault'))
