@@ -6,18 +6,21 @@ errno. Other modules reach it through `mgr.remote('rgwbench', 'api_<method>', ..
 which answers plain data and turns the errors into `OSError(errno, message)`:
 plain and picklable across interpreters.
 """
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from .runs.activity import Activity
-from .errors import Busy, InvalidInput
+from .errors import Busy, InvalidInput, RGWBenchError
 from .profiles.placement import placement_hosts
 from .runs.loads import load_request
+from .certs.store import Certificates
+from .settings.journal import Journal
 from .settings.registry import parse_assignments
 from .results.calibration import CalibrationStore
 from .checks.finding import Finding
 from .results.compare import between
 from .results.model import Comparison, Run, RunSummary
 from .results.seeds import shown_json
+from .serial import dump
 from .status import build_status
 from .cluster.orchestration import orchestrator_state
 from .wiring import Services
@@ -48,6 +51,13 @@ class BenchAPI:
         chosen = self.services.profiles.get(profile) if profile else None
         return self.services.checks.now(chosen)
 
+    def certificates(self) -> Certificates:
+        """The certificate TLS settings serve: not changed while changes are in place."""
+        def in_place() -> Optional[str]:
+            journal = Journal.unfinished(self.services.mgr)
+            return None if journal is None else journal.journal_id
+        return Certificates(self.services.mgr, changes_in_place=in_place)
+
     # -- settings kept in place ---------------------------------------------------------
     def apply_settings(self, assignments: List[str], *, confirmed: bool,
                        force: bool = False) -> str:
@@ -61,9 +71,9 @@ class BenchAPI:
         return s.activity.start(Activity.SETTINGS_APPLY,
                                 lambda: s.settings.apply(wanted, force=force))
 
-    def revert_settings(self) -> str:
+    def revert_settings(self, force: bool = False) -> str:
         s = self.services
-        return s.activity.start(Activity.SETTINGS_REVERT, s.settings.revert)
+        return s.activity.start(Activity.SETTINGS_REVERT, lambda: s.settings.revert(force=force))
 
     # -- loads ----------------------------------------------------------------------
     def start_load(self, words: Mapping[str, Any], *, force: bool = False) -> str:
@@ -113,3 +123,60 @@ class BenchAPI:
         if active is not None and active['run_id'] == run_id:
             raise Busy('run %s is in progress' % run_id)
         self.services.results.rm(run_id)
+
+
+class RemoteAPI:
+    """The methods other mgr modules call, `mgr.remote('rgwbench', 'api_status')` and the
+    like (the module's own, by inheritance): plain data in and out."""
+    api: BenchAPI
+
+    def api_status(self) -> Dict[str, Any]:
+        return _remote(self.api.status)
+
+    def api_profiles(self) -> List[Dict[str, Any]]:
+        return _remote(self.api.profiles)
+
+    def api_profile(self, profile: str) -> Dict[str, Any]:
+        return _remote(lambda: self.api.profile(profile))
+
+    def api_plan(self, profile: str, overrides: Dict[str, str]) -> Dict[str, Any]:
+        plan, text = _remote(lambda: self.api.plan(profile, overrides))
+        return {'plan': plan, 'text': text}
+
+    def api_run(self, profile: str, overrides: Dict[str, str], confirm: bool,
+                force: bool = False) -> Dict[str, str]:
+        return {'run_id': _remote(lambda: self.api.start_run(
+            profile, overrides, confirmed=confirm, force=force))}
+
+    def api_abort(self) -> Dict[str, str]:
+        return {'run_id': _remote(self.api.abort_run)}
+
+    def api_runs(self) -> List[Dict[str, Any]]:
+        return _remote(self.api.runs)
+
+    def api_run_show(self, run_id: str) -> Dict[str, Any]:
+        return _remote(lambda: self.api.run_shown(run_id))
+
+    def api_compare(self, run_a: str, run_b: str) -> List[Dict[str, Any]]:
+        return _remote(lambda: self.api.compare(run_a, run_b))
+
+    def api_export(self, run_id: str) -> Dict[str, Any]:
+        return _remote(lambda: self.api.run(run_id))
+
+    def api_run_rm(self, run_id: str) -> Dict[str, Any]:
+        _remote(lambda: self.api.remove_run(run_id))
+        return {'run_id': run_id}
+
+    def api_live(self) -> Optional[Dict[str, Any]]:
+        return _remote(self.api.active_run)
+
+    def api_findings(self, profile: Optional[str] = None) -> List[Dict[str, Any]]:
+        return _remote(lambda: self.api.findings(profile))
+
+
+def _remote(call: Callable[[], Any]) -> Any:
+    """An answer to another module: plain data, a refusal an OSError with its errno."""
+    try:
+        return dump(call())
+    except RGWBenchError as e:
+        raise OSError(abs(e.errno), str(e))

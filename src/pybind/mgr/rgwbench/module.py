@@ -6,12 +6,12 @@ from typing import Any, Callable, Dict, List, Optional
 import orchestrator
 from mgr_module import HandleCommandResult, MgrModule, Option
 
-from .api import BenchAPI
-from .certs.store import Certificates, certificate_to_text
+from .api import BenchAPI, RemoteAPI
+from .certs.store import certificate_to_text
 from .checks import Finding, findings_to_text
 from .cli import RGWBenchCLICommand, read_command, with_words, write_command
 from .cluster.credentials import credentials_to_text
-from .errors import InvalidInput, RGWBenchError
+from .errors import InvalidInput
 from .formatting import parse_format
 from .options import OPTIONS
 from .panel.service import panel_to_text
@@ -24,12 +24,14 @@ from .runs.plan_text import run_plan_to_text
 from .serial import dump
 from .settings.registry import (all_settings, describe, parse_assignments, settings_list_to_text,
                                 settings_plan_to_text)
+from .settings.journal import findings_to_dicts
+from .settings.journal import findings_to_text as journal_findings_text
 from .settings.session import settings_to_text
 from .status import status_to_text
 from .wiring import Services
 
 
-class Module(orchestrator.OrchestratorClientMixin, MgrModule):
+class Module(RemoteAPI, orchestrator.OrchestratorClientMixin, MgrModule):
     CLICommand = RGWBenchCLICommand
     COMMANDS: List[Any] = []
     NOTIFY_TYPES: List[Any] = []
@@ -64,50 +66,6 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
     @staticmethod
     def _in_background(work: Callable[[], None], name: str) -> None:
         threading.Thread(target=work, name=name, daemon=True).start()
-
-    # -- for other modules: mgr.remote('rgwbench', 'api_...') -------------------------
-    def api_status(self) -> Dict[str, Any]:
-        return _remote(self.api.status)
-
-    def api_profiles(self) -> List[Dict[str, Any]]:
-        return _remote(self.api.profiles)
-
-    def api_profile(self, profile: str) -> Dict[str, Any]:
-        return _remote(lambda: self.api.profile(profile))
-
-    def api_plan(self, profile: str, overrides: Dict[str, str]) -> Dict[str, Any]:
-        plan, text = _remote(lambda: self.api.plan(profile, overrides))
-        return {'plan': plan, 'text': text}
-
-    def api_run(self, profile: str, overrides: Dict[str, str], confirm: bool,
-                force: bool = False) -> Dict[str, str]:
-        return {'run_id': _remote(lambda: self.api.start_run(
-            profile, overrides, confirmed=confirm, force=force))}
-
-    def api_abort(self) -> Dict[str, str]:
-        return {'run_id': _remote(self.api.abort_run)}
-
-    def api_runs(self) -> List[Dict[str, Any]]:
-        return _remote(self.api.runs)
-
-    def api_run_show(self, run_id: str) -> Dict[str, Any]:
-        return _remote(lambda: self.api.run_shown(run_id))
-
-    def api_compare(self, run_a: str, run_b: str) -> List[Dict[str, Any]]:
-        return _remote(lambda: self.api.compare(run_a, run_b))
-
-    def api_export(self, run_id: str) -> Dict[str, Any]:
-        return _remote(lambda: self.api.run(run_id))
-
-    def api_run_rm(self, run_id: str) -> Dict[str, Any]:
-        _remote(lambda: self.api.remove_run(run_id))
-        return {'run_id': run_id}
-
-    def api_live(self) -> Optional[Dict[str, Any]]:
-        return _remote(self.api.active_run)
-
-    def api_findings(self, profile: Optional[str] = None) -> List[Dict[str, Any]]:
-        return _remote(lambda: self.api.findings(profile))
 
     @read_command('rgwbench status', text=status_to_text)
     def _cmd_status(self) -> Dict[str, Any]:
@@ -159,19 +117,19 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
     @write_command('rgwbench certificate set')
     def _cmd_certificate_set(self, inbuf: Optional[str] = None) -> HandleCommandResult:
         """Store the certificate TLS settings serve (-i PEM: certificate, key, CA chain)"""
-        info = Certificates(self).set(inbuf or '')
+        info = self.api.certificates().set(inbuf or '')
         return HandleCommandResult(stdout='certificate %s stored (sha256 %s)' % (
             info['subject'], info['fingerprint_sha256']))
 
     @read_command('rgwbench certificate show', text=certificate_to_text)
     def _cmd_certificate_show(self) -> Dict[str, Any]:
         """Show the certificate TLS settings serve and its CA bundle (never the key)"""
-        return Certificates(self).show()
+        return self.api.certificates().show()
 
     @write_command('rgwbench certificate rm')
     def _cmd_certificate_rm(self) -> HandleCommandResult:
         """Remove the operator's certificate; TLS settings then use a self-signed one"""
-        removed = Certificates(self).remove()
+        removed = self.api.certificates().remove()
         return HandleCommandResult(stdout='certificate removed' if removed
                                    else 'no certificate was set')
 
@@ -245,10 +203,22 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
                                    'revert`')
 
     @write_command('rgwbench settings revert')
-    def _cmd_settings_revert(self) -> HandleCommandResult:
-        """Put back everything `settings apply` changed"""
-        return HandleCommandResult(stdout=self.api.revert_settings(),
+    def _cmd_settings_revert(self, force: bool = False) -> HandleCommandResult:
+        """Put back everything `settings apply` changed (--force: restarts on a degraded
+        cluster too)"""
+        return HandleCommandResult(stdout=self.api.revert_settings(force=force),
                                    stderr='putting back; see `ceph rgwbench settings show`')
+
+    @read_command('rgwbench settings findings', text=journal_findings_text)
+    def _cmd_settings_findings(self) -> List[Dict[str, str]]:
+        """Show the targets someone else changed during a run, left as they made them"""
+        return findings_to_dicts(self.services.settings.findings())
+
+    @write_command('rgwbench settings acknowledge')
+    def _cmd_settings_acknowledge(self) -> HandleCommandResult:
+        """Mark those findings seen: their health warning ends"""
+        return HandleCommandResult(stdout='%d finding(s) acknowledged'
+                                   % self.services.settings.acknowledge())
 
     @read_command('rgwbench settings show', text=settings_to_text)
     def _cmd_settings_show(self) -> Dict[str, Any]:
@@ -339,11 +309,3 @@ class Module(orchestrator.OrchestratorClientMixin, MgrModule):
         """Remove a run's result"""
         self.api.remove_run(run_id)
         return HandleCommandResult(stdout='result %s removed' % run_id)
-
-
-def _remote(call: Callable[[], Any]) -> Any:
-    """An answer to another module: plain data, a refusal an OSError with its errno."""
-    try:
-        return dump(call())
-    except RGWBenchError as e:
-        raise OSError(abs(e.errno), str(e))

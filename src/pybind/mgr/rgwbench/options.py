@@ -50,7 +50,11 @@ OPTIONS: List[Option] = [
     Option('ingress_virtual_ip', type='str', default='',
            desc='virtual IP(s) (with /prefix, comma separated: one per RGW host) of the '
                 'ingress tls@ingress puts in front of RGW (default: an existing '
-                'ingress\'s, else unused addresses of the RGW hosts\' networks)'),
+                'ingress\'s; outside loopback nothing is chosen: a plan without it is '
+                'refused)'),
+    Option('config_allow', type='str', default='',
+           desc='<who>/<option> entries (comma separated, * patterns) the config setting may '
+                'change besides the options of the study'),
     Option('ingress_frontend_port', type='int', default=0, min=0, max=65535,
            desc='port the ingress of tls@ingress serves S3 on (0: an existing '
                 'ingress\'s, else the first free from 443, or 8080 for HTTP)'),

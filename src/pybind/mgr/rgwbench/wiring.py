@@ -80,7 +80,10 @@ class Services:
                                  endpoints=self.rgw_endpoints, agents=agents,
                                  make_launcher=self.placing.launcher, log=self.log,
                                  checks=self.checks)
-        self.settings = SettingsSession(mgr, self.settings_applier, self.log)
+        self.settings = SettingsSession(mgr, self.settings_applier, self.log,
+                                        changed=lambda: self.events.publish())
+        self.events = ClusterRunEvents(mgr, self.log,
+                                       standing=self.settings.standing_health_checks)
         self.profiles = ProfileStore(mgr, all_settings())
         self.results = ResultStore(mgr, lambda: int(mgr.get_module_option('keep_results')
                                                     or 50))
@@ -92,7 +95,7 @@ class Services:
                                rgw_daemons=lambda: len(self.placing.rgw_hosts()),
                                agent_hosts=self.placing.hosts),
             agents=agents, make_launcher=self.placing.launcher,
-            events=ClusterRunEvents(mgr, self.log), log=self.log)
+            events=self.events, log=self.log)
         self.activity = ActivityGuard(probes={
             Going.RUN: lambda: _field(self.runs.active(), 'run_id'),
             Going.LOAD: lambda: _field(self.loads.active(), 'load_id'),

@@ -9,14 +9,13 @@ stores nothing: the certificate it makes is held in memory (pending.py) and
 stored by the apply that puts it in place.
 """
 import json
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from ..errors import Busy, InvalidInput, NotFound, RGWBenchError
 from ..cluster.kvstore import SecretStore, get_secret, set_secret
 from .pem import (LEAF_DAYS, CertificateError, PemBundle, check_bundle, describe_certificate,
                   self_signed_certificate, split_pem)
 from ..cluster.pending import pending
-from ..settings.journal import Journal
 
 # The certificate of the TLS settings under test is short-lived: a week, made anew
 # when fewer than two days are left, so that no run outlives it and a copy a client
@@ -50,9 +49,12 @@ TLS_KEYS = CertificateKeys('tls/certificate', 'tls/generated', 'rgwbench-tls',
 class Certificates:
     """A certificate to serve, in the module's store; the key is never shown."""
 
-    def __init__(self, store: SecretStore, keys: CertificateKeys = TLS_KEYS) -> None:
+    def __init__(self, store: SecretStore, keys: CertificateKeys = TLS_KEYS, *,
+                 changes_in_place: Callable[[], Optional[str]] = lambda: None) -> None:
         self.store = store
         self.keys = keys
+        # The id of the run or settings whose changes are in place (None: none).
+        self.changes_in_place = changes_in_place
 
     # -- the operator's ---------------------------------------------------------------
     def _refuse_while_in_use(self) -> None:
@@ -60,10 +62,10 @@ class Certificates:
         run's variants, its checks and its put-back would see another one."""
         if self.keys.operator != TLS_KEYS.operator:
             return
-        journal = Journal.unfinished(self.store)
-        if journal is not None:
+        in_place = self.changes_in_place()
+        if in_place is not None:
             raise Busy('run or settings %s have changes in place; change the certificate '
-                       'once they are put back' % journal.journal_id)
+                       'once they are put back' % in_place)
 
     def set(self, text: str) -> Dict[str, Any]:
         """Check and store a PEM (certificate, optional chain, key); nothing is stored if bad."""

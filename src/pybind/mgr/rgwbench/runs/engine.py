@@ -20,11 +20,11 @@ from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple
 
 from ..agents.coordinator import AgentRun, agents_failed
 from ..agents.launchers import AgentLauncher, loading_agents
-from ..checks.finding import Finding
+from ..checks.finding import Finding, Level
 from ..checks.gate import Refused, RunChecks
 from ..cluster.credentials import CredentialStore
 from ..errors import Busy, InvalidInput, NotFound
-from ..settings.journal import UNDONE, Journal, Step
+from ..settings.journal import FINISHED, LEFT, Journal, Step
 from ..cluster.kvstore import SecretStore
 from ..profiles import MAX_CONCURRENCY, Profile, Workload, estimate_seconds
 from ..results.calibration import CALIBRATE, CalibrationStore, calibrate
@@ -313,7 +313,7 @@ class RunEngine:
             record.current = Position(variant=variant.name)
             self._progress(record, 'variant %s: applying its settings' % variant.name,
                            done_s, total_s, changed)
-            plans = applier.plan(variant.settings, restart_rgw)
+            plans = applier.plan(variant.settings, restart_rgw, force=force)
             changed = [c.summary for p in plans for c in p.changes]
             client = applier.targets(profile.target, applier.apply(
                 journal, plans, progress=lambda line: None,
@@ -415,7 +415,16 @@ class RunEngine:
             steps = self.make_applier().revert(journal)
             record.changes = changes_of([s for s in steps if s.kind == USER])
             left = ['%s %s: %s' % (s.kind, s.target, s.error) for s in steps
-                    if s.state != UNDONE]
+                    if s.state not in FINISHED]
+            kept = ['%s %s: %s' % (s.kind, s.target, s.error) for s in steps
+                    if s.state == LEFT]
+            if kept and record.findings is not None:
+                record.findings.append(Finding(
+                    id='changed-during-run', level=Level.info,
+                    summary='someone else changed a target of the run while it ran: it was '
+                            'left as they made it, not put back',
+                    evidence=tuple(kept),
+                    fix='ceph rgwbench settings findings; ceph rgwbench settings acknowledge'))
         except Exception as e:
             self.log.exception('run %s: putting its changes back failed', record.run_id)
             left = ['%s: %s' % (type(e).__name__, e)]

@@ -10,7 +10,7 @@ from .changes import (RESTART, SERVICE, UNDO_LAST, Change, changed_meanwhile, cu
                       put_state)
 from ..cluster.access import GaveUp
 from .daemon_settings import OSD_RESTART_TARGET, RGWRestart
-from .secret_options import masked_settings
+from ..cluster.secret_options import masked_settings
 from .tls import client_targets
 
 Log = Callable[[str], None]

@@ -11,9 +11,8 @@ import uuid
 from typing import Any, Callable, Dict, List, Optional
 
 from ..errors import Busy, InvalidInput, NotFound, RGWBenchError
-from .secret_options import masked_settings
-from .journal import (FINISHED, HEALTH_CHANGED, LEFT, Finding, Journal, Step, acknowledge,
-                      findings)
+from ..cluster.secret_options import masked_settings
+from .journal import (FINISHED, HEALTH_CHANGED, LEFT, Finding, Journal, Step, acknowledge, findings)
 from .journal import health_checks as journal_health_checks
 from ..cluster.kvstore import MAX_VALUE_BYTES, SecretStore, check_size, set_kept
 from .targets import Target
@@ -35,11 +34,14 @@ MAX_TEXT = 2000
 
 class SettingsSession:
     def __init__(self, store: SecretStore, make_applier: Callable[[], SettingsApplier],
-                 log: Any, clock: Callable[[], float] = time.time) -> None:
+                 log: Any, clock: Callable[[], float] = time.time, *,
+                 changed: Callable[[], None] = lambda: None) -> None:
         self.store = store
         self.make_applier = make_applier
         self.log = log
         self.clock = clock
+        # Called once what standing_health_checks says may have changed.
+        self.changed = changed
         self._lock = threading.Lock()
         self._thread: Optional[threading.Thread] = None
         # Held by whoever puts a journal back: `settings revert` or the recovery loop.
@@ -167,7 +169,10 @@ class SettingsSession:
                 claim: bool = False, force: bool = False) -> None:
         """Put a journal back; `claim`: take it over first (it may be another mgr's)."""
         with self._putting_back:
-            self._revert_locked(applier, journal, ended, claim, force)
+            try:
+                self._revert_locked(applier, journal, ended, claim, force)
+            finally:
+                self.changed()
 
     def _revert_locked(self, applier: SettingsApplier, journal: Journal, ended: str,
                        claim: bool, force: bool = False) -> None:
@@ -208,6 +213,13 @@ class SettingsSession:
         waits doubling from `retry_s` up to `max_wait_s`; then the loop stops
         and `health_checks` reports what is left, and how to finish it.
         """
+        try:
+            self._recover(stopping, retry_s, tries, max_wait_s)
+        finally:
+            self.changed()
+
+    def _recover(self, stopping: threading.Event, retry_s: float, tries: int,
+                 max_wait_s: float) -> None:
         wait = retry_s
         for attempt in range(1, tries + 1):
             if stopping.is_set():
@@ -241,7 +253,10 @@ class SettingsSession:
 
     def acknowledge(self) -> int:
         """`ceph rgwbench settings acknowledge`: the findings are seen; how many."""
-        return acknowledge(self.store)
+        try:
+            return acknowledge(self.store)
+        finally:
+            self.changed()
 
     def findings(self) -> List[Finding]:
         """`ceph rgwbench settings findings`."""

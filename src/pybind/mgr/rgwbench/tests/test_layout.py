@@ -62,6 +62,18 @@ def test_no_stage_imports_a_later_one() -> None:
     assert climbing == []
 
 
+def test_every_import_within_the_package_finds_its_module() -> None:
+    # mypy reads the distribution's modules with missing imports ignored, so a module
+    # moved under an import is seen only when that import runs.
+    known = set(modules()) | {'__init__'}
+    packages = {dotted.rsplit('.', 1)[0] for dotted in known if '.' in dotted}
+    missing = ['%s:%d imports %s' % (dotted, line, target)
+               for dotted, path in sorted(modules().items())
+               for line, target in imported(dotted, path)
+               if target not in known and target not in packages]
+    assert missing == []
+
+
 def test_the_root_keeps_at_most_twelve_files() -> None:
     root = [n for n in os.listdir(PACKAGE) if n.endswith('.py')]
     assert len(root) <= 12, sorted(root)
