@@ -19,6 +19,7 @@ authorized_keys, loop devices, sshd, bridge); only the folder stays, for its
 logs, until `destroy`. A stopped cephadm cluster is not started again: `start`
 makes a new one.
 """
+import contextlib
 import json
 import os
 import secrets
@@ -431,7 +432,9 @@ class CephadmCluster:
                     removed.append('sshd')
                 except (OSError, ValueError):
                     pass
-            os.unlink(pid_file)
+            # sshd removes its own pid file as it ends
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(pid_file)
         if self.state.pop('made_run_sshd', False) and os.path.isdir('/run/sshd'):
             os.rmdir('/run/sshd')
         self._restore_root_keys()

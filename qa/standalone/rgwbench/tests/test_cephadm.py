@@ -111,10 +111,13 @@ def snapshot(c: Cluster, run_ids: List[str]) -> Dict[str, Any]:
     return {
         'config': c.ceph_json('config', 'dump'),
         'specs': c.ceph('orch', 'ls', '--export').stdout,
-        # Keys of cephadm's own state come and go with its refreshes; the
-        # results a run stores are kept by design.
+        # The keys a run may leave are its results (kept by design); other modules keep
+        # their own state as they go (cephadm's refreshes, telemetry's first report), and
+        # the mons log each config change under config-history/ (the config itself is
+        # compared above).
         'keys': sorted(k for k in keys if not any(r in k for r in run_ids)
-                       and not k.startswith('mgr/cephadm/')),
+                       and not k.startswith('config-history/')
+                       and (k.startswith('mgr/rgwbench/') or not k.startswith('mgr/'))),
         'auth': sorted((e['entity'], json.dumps(e['caps'], sort_keys=True))
                        for e in c.ceph_json('auth', 'ls')['auth_dump']),
         'users': sorted(admin('user', 'list')),
