@@ -11,7 +11,6 @@ Tentacle only: the tab is Tentacle's frontend (Angular 18); Pacific's differs.
 import http.client
 import json
 import secrets
-import time
 import urllib.parse
 from typing import Any, Dict, Iterator, Optional, Tuple
 
@@ -23,7 +22,7 @@ from test_runs import runs, snapshot, wait_run  # noqa: F401 (runs: a fixture)
 from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
-from selenium.webdriver.support.ui import Select, WebDriverWait
+from selenium.webdriver.support.ui import WebDriverWait
 
 EXPERIMENTAL = 'application/vnd.ceph.api.v0.1+json'
 READER_ROLE = 'rgw-reader'
@@ -138,76 +137,6 @@ def test_a_reader_sees_the_runs_but_cannot_start_one(
     assert menu, 'no Benchmarks entry under Object Gateway'
     assert browser.find_elements(By.CSS_SELECTOR, '[data-testid="start-run"]') == []
     shot(browser, release, 'dashboard-01-reader', full=True)
-
-
-def test_a_manager_plans_starts_follows_and_reads_a_quick_run(
-        dashboard: Dashboard, browser: WebDriver) -> None:  # noqa: F811
-    release = dashboard.cluster.release
-    before = snapshot(dashboard.cluster)
-    login(browser, dashboard, 'bench-manager')
-    open_tab(browser, dashboard)
-    shot(browser, release, 'dashboard-02-runs')
-    WebDriverWait(browser, 60).until(lambda d: d.find_elements(
-        By.CSS_SELECTOR, '[data-testid="start-run"]'))
-    by_testid(browser, 'start-run').click()
-    WebDriverWait(browser, 60).until(lambda d: d.find_elements(
-        By.CSS_SELECTOR, '[data-testid="profile"] option[value="quick"]'))
-    Select(by_testid(browser, 'profile')).select_by_value('quick')
-    overrides = {'duration': 8, 'warmup': 1, 'rate': SMALL_LOAD['rate'],
-                 'objects': SMALL_LOAD['objects']}
-    for field, value in overrides.items():
-        browser.find_element(By.ID, field).send_keys(str(value))
-    start = by_testid(browser, 'start')
-    assert not start.is_enabled(), 'a run can start before its plan is shown'
-    by_testid(browser, 'show-plan').click()
-    WebDriverWait(browser, 120).until(lambda d: d.find_elements(
-        By.CSS_SELECTOR, '[data-testid="plan"]') or d.find_elements(
-        By.CSS_SELECTOR, '[data-testid="form-error"]'))
-    assert browser.find_elements(By.CSS_SELECTOR, '[data-testid="form-error"]') == []
-    plan = by_testid(browser, 'plan').text
-    assert 'quick' in plan and 'variant' in plan, plan
-    assert not start.is_enabled(), 'a run can start before it is confirmed'
-    by_testid(browser, 'confirm').click()
-    shot(browser, release, 'dashboard-03-plan', full=True)
-    assert start.is_enabled()
-    start.click()
-    WebDriverWait(browser, 120).until(lambda d: '/rgwbench/run/' in d.current_url
-                                      or d.find_elements(By.CSS_SELECTOR,
-                                                         '[data-testid="form-error"]'))
-    assert '/rgwbench/run/' in browser.current_url, by_testid(browser, 'form-error').text
-    run_id = browser.current_url.rsplit('/', 1)[1]
-    active = dashboard.cluster.ceph_json('rgwbench', 'status')['active_run']
-    assert active is not None and active['run_id'] == run_id, active
-    # The live view follows the run until it ends; then the page shows its tables.
-    seen = set()
-    deadline = time.monotonic() + 900
-    shot_taken = False
-    while True:
-        state = browser.find_elements(By.CSS_SELECTOR, '[data-testid="run-state"]')
-        if state and state[0].text != 'running':
-            break
-        figures = browser.find_elements(By.CSS_SELECTOR, '[data-testid="live-figures"]')
-        if figures and ' ops/s' in figures[0].text and not shot_taken:
-            shot(browser, release, 'dashboard-04-live')
-            shot_taken = True
-        message = browser.find_elements(By.CSS_SELECTOR, '[data-testid="live-message"]')
-        if message:
-            seen.add(message[0].text)
-        assert time.monotonic() < deadline, seen
-        time.sleep(0.5)
-    assert shot_taken, 'the live view never showed throughput: %s' % sorted(seen)
-    assert any('workload' in m for m in seen), seen
-    record = wait_run(dashboard.cluster, run_id)
-    assert record['state'] == 'complete', record
-    WebDriverWait(browser, 60).until(lambda d: d.find_elements(
-        By.CSS_SELECTOR, '[data-testid="comparison"] tbody tr'))
-    assert by_testid(browser, 'run-state').text == 'complete'
-    rows = browser.find_elements(By.CSS_SELECTOR, '[data-testid="comparison"] tbody tr')
-    assert len(rows) == len(record['comparison']) > 0, [r.text for r in rows]
-    assert browser.find_elements(By.CSS_SELECTOR, 'cd-area-chart'), 'no throughput chart'
-    shot(browser, release, 'dashboard-05-run', full=True)
-    dashboard.cluster.wait_rgw_registered()
-    assert snapshot(dashboard.cluster) == before
 
 
 def test_a_manager_aborts_a_run_from_the_tab(
