@@ -130,12 +130,12 @@ def snapshot(c: Cluster, run_ids: List[str]) -> Dict[str, Any]:
 
 def test_a_quick_run_with_agents_in_containers_puts_everything_back(
         cephadm: Cluster) -> None:
+    before = snapshot(cephadm, [])
     s3 = cephadm.s3()
     proc = cephadm.ceph_input(json.dumps({'access_key': s3['access_key'],
                                           'secret_key': s3['secret_key']}),
                               'rgwbench', 'credentials', 'set')
     assert proc.returncode == 0, proc.stderr
-    before = snapshot(cephadm, [])
     fsid = cephadm.ceph('fsid').stdout.strip()
     # cephadm names a custom container's: ceph-<fsid>-container-<service id>-<host>...
     agents: Dict[str, str] = {}
