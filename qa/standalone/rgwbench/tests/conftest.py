@@ -5,6 +5,7 @@ each gets one cluster for the whole session, stopped and removed at the end
 (RGWBENCH_KEEP_CLUSTERS=1 keeps them for a look afterwards).
 """
 import errno
+import ipaddress
 import json
 import os
 import shutil
@@ -552,3 +553,14 @@ def answers(url: str, cafile: Optional[str] = None,
             return resp.status == 200 and b'ListAllMyBucketsResult' in resp.read()
     except (urllib.error.URLError, OSError):
         return False
+
+
+def own_addresses(info: Dict[str, Any], count: int) -> Tuple[List[str], int]:
+    """`count` addresses of the test network the cluster tool made for its hosts (`cluster
+    info`): its top ones no host has, as an operator gives VIPs of a network they own;
+    and the network's prefix length."""
+    subnet = ipaddress.ip_network(info['network']['subnet'])
+    taken = {h['addr'] for h in info['hosts']}
+    free = [a for a in (str(subnet.broadcast_address - n) for n in range(1, count + 5))
+            if a not in taken]
+    return free[:count], subnet.prefixlen

@@ -15,7 +15,7 @@ from typing import Any, Dict, Iterator, List, Set
 
 import pytest
 
-from conftest import RELEASES, Cluster, new_cluster_dir, one_line, processes_of
+from conftest import RELEASES, Cluster, new_cluster_dir, one_line, own_addresses, processes_of
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(HERE))))
@@ -465,9 +465,7 @@ def test_an_ingress_off_loopback_needs_the_operators_vips_then_has_one_per_rgw_h
     assert hosts3.ceph_json('orch', 'ls', '--export') == specs
     assert hosts3.ceph_json('config', 'dump') == config
     # The test network is this test's own: its top addresses are free.
-    taken = {h['addr'] for h in hosts}
-    given = [a for a in (str(subnet.broadcast_address - n) for n in range(1, 8))
-             if a not in taken][:3]
+    given, _ = own_addresses(info, 3)
     hosts3.ceph('config', 'set', 'mgr', 'mgr/rgwbench/ingress_virtual_ip',
                 ','.join('%s/%d' % (a, subnet.prefixlen) for a in given))
     try:

@@ -6,13 +6,14 @@ IP of its own (tls-ingress, with no ingress option set), from an agent on
 each RGW host; every daemon is measured on its own; the cluster, its buckets
 and its S3 users are as before at the end.
 """
+import json
 import os
 import time
 from typing import Any, Dict, Iterator, List, Set
 
 import pytest
 
-from conftest import RELEASES, Cluster, new_cluster_dir
+from conftest import RELEASES, Cluster, new_cluster_dir, own_addresses
 from test_run_own_user import users
 from test_runs import buckets, snapshot, wait_run
 
@@ -38,6 +39,11 @@ def nine_rgws(request: Any) -> Iterator[Cluster]:
     c = Cluster(request.param, directory)
     try:
         c.start('--hosts', str(HOSTS), '--rgws', str(RGWS_PER_HOST), '--objectstore', 'memstore')
+        # Off loopback rgwbench takes no address it was not given: the VIPs of the tls
+        # profile's ingress are the operator's, here addresses of the test's own network.
+        given, prefix = own_addresses(json.loads(c.tool('info').stdout), HOSTS)
+        c.ceph('config', 'set', 'mgr', 'mgr/rgwbench/ingress_virtual_ip',
+               ','.join('%s/%d' % (a, prefix) for a in given))
         yield c
     finally:
         if os.environ.get('RGWBENCH_KEEP_CLUSTERS') != '1':
