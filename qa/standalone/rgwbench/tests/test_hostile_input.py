@@ -34,7 +34,8 @@ from test_panel import HTTPS, Panel, free_port
 # read whole would be hundreds).
 GROWTH_MIB = 48
 # Where a result or a load goes: these may change, nothing else of the module's.
-RESULT_KEYS = ('mgr/rgwbench/result/', 'mgr/rgwbench/result_index/', 'mgr/rgwbench/load/')
+RESULT_KEYS = ('mgr/rgwbench/result/', 'mgr/rgwbench/result_index/', 'mgr/rgwbench/load/',
+               'mgr/rgwbench/load_chunk/')
 TRACEBACK = re.compile(r'Traceback|File "[^"]+", line \d+')
 
 

@@ -290,7 +290,7 @@ class Module(RemoteAPI, orchestrator.OrchestratorClientMixin, MgrModule):
     def _cmd_results_show(self, run_id: str, table: str = 'plain', layout: str = 'wide',
                           format: str = 'plain') -> HandleCommandResult:
         """Show a run against its baseline (--table plain|markdown|csv, --layout wide|seeds)"""
-        return HandleCommandResult(stdout=show(self.api.run(run_id), layout, table,
+        return HandleCommandResult(stdout=show(lambda: self.api.run(run_id), layout, table,
                                                parse_format(format)))
 
     @read_command('rgwbench results compare', text=comparison_to_text)

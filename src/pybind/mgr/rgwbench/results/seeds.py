@@ -168,7 +168,11 @@ def shown_json(run: Run, layout: str = 'wide') -> Dict[str, Any]:
     return shown
 
 
-def show(run: Run, layout: str, form: str, fmt: OutputFormat) -> str:
-    """`results show`: the run in `layout` as `form`, or as JSON/YAML."""
+def show(run: Callable[[], Run], layout: str, form: str, fmt: OutputFormat) -> str:
+    """`results show`: the run (read once the words are checked) in `layout` as `form`,
+    or as JSON/YAML."""
     text = show_text(layout, form)
-    return text(run) if fmt is OutputFormat.plain else render(shown_json(run, layout), fmt, str)
+    found = run()
+    if fmt is OutputFormat.plain:
+        return text(found)
+    return render(shown_json(found, layout), fmt, str)

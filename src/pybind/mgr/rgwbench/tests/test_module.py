@@ -368,3 +368,12 @@ def test_other_modules_get_plain_data_and_errors_with_their_errno() -> None:
         mod.api_profile('nope')
     assert e.value.errno == errno.ENOENT
     assert mod.services.runs.active() is None
+
+
+def test_results_show_checks_its_words_before_it_looks_for_the_run() -> None:
+    mod = ModuleUnderTest({('orchestrator', '_select_orchestrator'): None})
+    for words, message in (({'table': 'html'}, '--table must be one of'),
+                           ({'layout': '../../'}, '--layout must be one of')):
+        res = call(mod, 'rgwbench results show', run_id='x', **words)
+        assert res.retval == -errno.EINVAL and res.stderr.startswith(message), res
+    assert call(mod, 'rgwbench results show', run_id='x').retval == -errno.ENOENT
