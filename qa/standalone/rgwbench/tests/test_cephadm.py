@@ -142,9 +142,10 @@ def test_a_quick_run_with_agents_in_containers_puts_everything_back(
 
     def spot_agents() -> None:
         for line in _podman(['ps', '--format', '{{.Names}} {{.ImageID}}']).splitlines():
-            name, image = line.split()
-            if name.startswith('ceph-%s-container-' % fsid):
-                agents[name] = image
+            # a container being made or removed may show no image yet
+            found = line.split()
+            if len(found) == 2 and found[0].startswith('ceph-%s-container-' % fsid):
+                agents[found[0]] = found[1]
     run_id = cephadm.ceph('rgwbench', 'run', '--profile', 'quick', *FAST, *SMALL_LOAD_ARGS,
                           '--yes-i-really-mean-it').stdout.strip()
     record = wait_run(cephadm, run_id, meanwhile=spot_agents, every_s=1)
