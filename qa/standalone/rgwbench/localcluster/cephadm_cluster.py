@@ -33,11 +33,14 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from . import cephadm_host, hostpackages, images, releases
 from .cluster import REPO_ROOT, SESSION_SCRIPT, TEST_USER, ClusterError, rgw_not_registered
+from .netns import PREFIX
 from .processes import free_port
 
 ORCHESTRATOR = 'cephadm'
-# A TEST-NET range and a bridge name that netns.py (10.77.0.0/16, rgwb*) never uses.
-BRIDGE = 'rgwcadm0'
+# A TEST-NET range netns.py (10.77.0.0/16) never uses, and a bridge name that starts as
+# every link of a local cluster does (a check of what a cluster leaves behind passes over
+# the others' links) but is never one of netns.py's (PREFIX and six hex digits).
+BRIDGE = PREFIX + '-cadm'
 HOST_ADDR = '198.51.100.1'
 NETWORK = '198.51.100.0/24'
 # The one cephadm cluster of the machine: its folder.

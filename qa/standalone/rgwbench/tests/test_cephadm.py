@@ -11,6 +11,7 @@ from typing import Any, Dict, Iterator, List, Optional
 
 import pytest
 from conftest import SMALL_LOAD_ARGS, Cluster, new_cluster_dir
+from localcluster.cephadm_cluster import BRIDGE
 from test_runs import FAST, wait_run
 
 RELEASE = 'tentacle'
@@ -57,7 +58,7 @@ def cephadm() -> Iterator[Cluster]:
     finally:
         c.close_session()
         stopped = c.tool('stop', check=False)
-        bridge = subprocess.run(['ip', 'link', 'show', 'rgwcadm0'], stdout=subprocess.DEVNULL,
+        bridge = subprocess.run(['ip', 'link', 'show', BRIDGE], stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL).returncode
         loops = subprocess.run(['losetup', '-a'], stdout=subprocess.PIPE,
                                universal_newlines=True).stdout
