@@ -15,8 +15,8 @@ from rgwbench.cluster.rgw_admin import S3Keys
 from rgwbench.cluster.rgw_daemons import RGWDaemon
 from rgwbench.settings.applier import SettingsApplier
 from rgwbench.settings.base import SettingContext
-from rgwbench.cluster.access import (ClusterAccess, Daemon, GaveUp, NotReady, pg_states,
-                                     pgs_not_reported_since)
+from rgwbench.cluster.access import (ClusterAccess, Daemon, GaveUp, NotReady, is_clean,
+                                     pg_states, pgs_not_reported_since)
 from rgwbench.settings.daemon_settings import ConfigOption, Msgr2Secure, RGWPerHost, RGWRestart
 from rgwbench.settings.registry import parse_assignments
 from rgwbench.settings.session import SettingsSession
@@ -495,6 +495,34 @@ def test_pg_states_sum_over_pools() -> None:
     assert pg_states({'by_pool': {'1': {'active+clean': 8},
                                   '2': {'active+clean': 7, 'peering': 1}}}) == {
         'active+clean': 15, 'peering': 1}
+
+
+def test_pgs_being_scrubbed_or_trimmed_are_clean_and_any_missing_copy_is_not() -> None:
+    assert is_clean('active+clean') and is_clean('active+clean+scrubbing')
+    assert is_clean('active+clean+scrubbing+deep') and is_clean('active+clean+snaptrim_wait')
+    for state in ('active+undersized+degraded', 'active+clean+remapped', 'peering',
+                  'active+recovering', 'active+clean+inconsistent', 'clean', 'stale+active+clean'):
+        assert not is_clean(state), state
+
+
+class PGSummaryMgr:
+    def __init__(self, by_pool: Dict[str, Dict[str, int]]) -> None:
+        self.by_pool = by_pool
+
+    def get(self, data_name: str) -> Any:
+        assert data_name == 'pg_summary'
+        return {'by_pool': self.by_pool}
+
+
+def test_a_restart_waits_for_no_scrub_but_for_every_pg_not_clean() -> None:
+    def access(by_pool: Dict[str, Dict[str, int]]) -> ClusterAccess:
+        return ClusterAccess(PGSummaryMgr(by_pool), lambda found: found,  # type: ignore
+                             lambda spec: spec)
+    assert access({'1': {'active+clean': 31, 'active+clean+scrubbing': 1}}
+                  ).pgs_not_clean() is None
+    assert access({'1': {'active+clean+scrubbing+deep': 2, 'active+undersized': 3},
+                   '2': {'active+undersized': 1, 'active+clean': 0}}
+                  ).pgs_not_clean() == 'PGs 4 active+undersized'
 
 
 def pg_stat(pgid: str, osds: List[int], epoch: int, state: str = 'active+clean') -> Dict[str, Any]:
