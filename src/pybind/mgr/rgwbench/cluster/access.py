@@ -207,8 +207,15 @@ class ClusterAccess:
             self.wait_for('the daemons of %s to go' % service_name,
                           lambda: self._gone(service_name))
             return
+        before = self.service_spec(service_name)
         self.orch(self.mgr.apply([self.spec_from_json(spec)]))
         self.log('applied service %s' % service_name)
+        if spec.get('service_type') == 'rgw' and before is not None and before != spec:
+            # cephadm writes an RGW daemon's frontend (port, TLS, certificate) when it
+            # deploys the daemon, not when its spec changes: the operator's next step,
+            # `ceph orch redeploy`, is the setting's too.
+            self.orch(self.mgr.service_action('redeploy', service_name))
+            self.log('redeploying the daemons of %s' % service_name)
         self.wait_service(service_name)
 
     def _gone(self, service_name: str) -> Optional[str]:

@@ -743,3 +743,51 @@ def test_a_numeric_option_out_of_its_type_or_range_is_refused_by_the_plan(
         else:
             with pytest.raises(InvalidInput, match='is out of range'):
                 applier(cluster).plan({'config': {'osd/osd_op_num_shards': shards}})
+
+
+class SpecMgr:
+    """An orchestrator that keeps the specs it is given and the actions it is asked."""
+
+    def __init__(self, specs: List[Dict[str, Any]]) -> None:
+        self.specs = {self.name(s): s for s in specs}
+        self.calls: List[Tuple[str, str]] = []
+
+    @staticmethod
+    def name(spec: Dict[str, Any]) -> str:
+        return '%s.%s' % (spec['service_type'], spec['service_id'])
+
+    def describe_service(self, service_type: Optional[str] = None,
+                         service_name: Optional[str] = None, refresh: bool = False) -> Any:
+        return [type('Described', (), {'spec': type('Spec', (), {
+            'to_json': lambda self, s=s: copy.deepcopy(s)})()})() for s in self.specs.values()]
+
+    def apply(self, specs: List[Dict[str, Any]]) -> None:
+        for spec in specs:
+            self.specs[self.name(spec)] = spec
+            self.calls.append(('apply', self.name(spec)))
+
+    def service_action(self, action: str, service_name: str) -> None:
+        self.calls.append((action, service_name))
+
+
+def test_a_changed_rgw_spec_is_followed_by_a_redeploy_as_cephadm_needs() -> None:
+    rgw = {'service_type': 'rgw', 'service_id': 'default', 'spec': {'ssl': False}}
+    ingress = {'service_type': 'ingress', 'service_id': 'rgw.default', 'spec': {}}
+    mgr = SpecMgr([rgw, ingress])
+    cluster = ClusterAccess(mgr, lambda found: found, SpecJSON)  # type: ignore[arg-type]
+    cluster.wait_service = lambda name: None  # type: ignore[method-assign]
+    cluster.put_service('rgw.default', dict(rgw, spec={'ssl': True}))
+    assert mgr.calls == [('apply', 'rgw.default'), ('redeploy', 'rgw.default')]
+    del mgr.calls[:]
+    cluster.put_service('rgw.default', dict(rgw, spec={'ssl': True}))   # the same again
+    cluster.put_service('ingress.rgw.default', dict(ingress, spec={'frontend_port': 443}))
+    cluster.put_service('rgw.other', dict(rgw, service_id='other'))     # a new service
+    assert mgr.calls == [('apply', 'rgw.default'), ('apply', 'ingress.rgw.default'),
+                         ('apply', 'rgw.other')]
+
+
+class SpecJSON(dict):
+    """A spec as the orchestrator reads it from JSON, naming its service."""
+
+    def service_name(self) -> str:
+        return SpecMgr.name(self)
