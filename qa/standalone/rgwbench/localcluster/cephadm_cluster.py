@@ -15,7 +15,8 @@ mgr containers through the mgr service spec, then `ceph mgr module enable`.
 The mgr listens on fixed ports (8765, 9283): one cephadm cluster per machine.
 `stop` removes the cluster and cephadm's marks on the machine (its units,
 /var/lib/ceph/<fsid>, /var/log/ceph/<fsid>, the key it added to root's
-authorized_keys, loop devices, sshd, bridge); only the folder stays, for its
+authorized_keys, loop devices, sshd, bridge, and the kernel settings cephadm
+sets for ingress daemons put back); only the folder stays, for its
 logs, until `destroy`. A stopped cephadm cluster is not started again: `start`
 makes a new one.
 """
@@ -46,6 +47,9 @@ NETWORK = '198.51.100.0/24'
 # The one cephadm cluster of the machine: its folder.
 OWNER_FILE = '/run/rgwbench-cephadm-cluster'
 MGR_PORTS = (8765, 9283)
+# Kernel settings cephadm sets on a host it deploys HAProxy or keepalived to (its
+# sysctl.d file goes with the cluster; the values stay until put back).
+INGRESS_SYSCTLS = ('net/ipv4/ip_forward', 'net/ipv4/ip_nonlocal_bind')
 MODULE_DIR = os.path.join(REPO_ROOT, 'src', 'pybind', 'mgr', 'rgwbench')
 # Where the mgr image keeps its modules.
 MGR_MODULE_PATH = '/usr/share/ceph/mgr'
@@ -162,6 +166,7 @@ class CephadmCluster:
             raise ClusterError('the cephadm cluster in %s does not answer: run `cluster stop '
                                '--dir %s`, then start a new one' % (self.dir, self.dir))
         self._claim_machine()
+        self.state['sysctls_before'] = {name: _read_sysctl(name) for name in INGRESS_SYSCTLS}
         release = releases.get(release_name)
         hostpackages.ensure(hostpackages.CEPHADM, self.log)
         release.ensure_installed(self.log)
@@ -280,6 +285,9 @@ class CephadmCluster:
     def _settings(self) -> None:
         # The image is local; with digests the mgr would ask a registry for it.
         self.ceph(['config', 'set', 'mgr', 'mgr/cephadm/use_repo_digest', 'false'])
+        for daemon in images.INGRESS_DAEMONS:
+            self.ceph(['config', 'set', 'mgr', 'mgr/cephadm/container_image_' + daemon,
+                       self.state['image']])
         self.ceph(['config', 'set', 'osd', 'osd_memory_target', '939524096'])
         self.ceph(['config', 'set', 'global', 'mon_max_pg_per_osd', '500'])
 
@@ -441,6 +449,11 @@ class CephadmCluster:
         if self.state.pop('made_run_sshd', False) and os.path.isdir('/run/sshd'):
             os.rmdir('/run/sshd')
         self._restore_root_keys()
+        for name, value in self.state.pop('sysctls_before', {}).items():
+            if _read_sysctl(name) != value:
+                with open('/proc/sys/' + name, 'w') as f:
+                    f.write(value)
+                removed.append('%s=%s' % (name.replace('/', '.'), value))
         if self.state.pop('bridge', None):
             subprocess.run(['ip', 'link', 'del', BRIDGE], stderr=subprocess.DEVNULL)
             removed.append(BRIDGE)
@@ -485,3 +498,8 @@ def _fsid_paths(fsid: str) -> List[str]:
             candidates += [os.path.join(directory, n) for n in os.listdir(directory)
                            if fsid in n]
     return [p for p in candidates if os.path.lexists(p)]
+
+
+def _read_sysctl(name: str) -> str:
+    with open('/proc/sys/' + name) as f:
+        return f.read().strip()

@@ -245,8 +245,11 @@ class LocalCluster:
         for mgr in self.state['mgrs']:
             self._start_mgr(mgr)
         self._wait('a mgr to be available', self._mgr_available, MGR_START_S)
-        for name, value in (('ssl', 'false'), ('server_addr', self.public_addr)):
-            self.ceph(['config', 'set', 'mgr', 'mgr/dashboard/' + name, value])
+        # The mons check a module's option against those the mgrs reported, which an
+        # available mgr may not have done yet ("unrecognized config option").
+        self._wait('the mgrs to report the dashboard\'s options', lambda: self._answer(
+            ['config', 'set', 'mgr', 'mgr/dashboard/ssl', 'false']) is not None, MGR_START_S)
+        self.ceph(['config', 'set', 'mgr', 'mgr/dashboard/server_addr', self.public_addr])
         # The mgrs share the host's address: each its own port (a standby binds one too).
         for index, mgr in enumerate(self.state['mgrs']):
             self.ceph(['config', 'set', 'mgr', 'mgr/dashboard/%s/server_port' % mgr,

@@ -1,7 +1,10 @@
 """The container image a cephadm cluster runs, built from a release's chroot.
 
 There is no registry: the image is the release's cached chroot (chroot.py) with
-cephadm and its mgr module added by apt, imported into podman. The chroot is
+cephadm and its mgr module added by apt, imported into podman. The same image
+serves cephadm's ingress daemons (their images are settings of cephadm's): it
+holds the distribution's HAProxy and keepalived, and an entrypoint that starts
+them as the images cephadm is made for do (Ceph's daemons name their own). The chroot is
 copied, never changed. The image and the release's own `cephadm` program are
 cached under the cache folder, keyed by the release, the chroot's Ceph version
 and this file's build steps, so a fresh machine builds once (about a minute).
@@ -15,9 +18,28 @@ from dataclasses import dataclass
 from . import chroot
 from .containers import RUNTIME
 
-# Added to the chroot's packages: cephadm itself, its mgr module, and what
-# ceph-volume calls to list block devices.
-PACKAGES = ['cephadm', 'ceph-mgr-cephadm', 'udev', 'gdisk']
+# Added to the chroot's packages: cephadm itself, its mgr module, what
+# ceph-volume calls to list block devices, and the ingress daemons.
+PACKAGES = ['cephadm', 'ceph-mgr-cephadm', 'udev', 'gdisk', 'haproxy', 'keepalived']
+# cephadm starts HAProxy as `haproxy -f <its config>`, a config that says `daemon`:
+# in the foreground under a master process, as the HAProxy image's own entrypoint
+# does, else the container ends as HAProxy forks. keepalived it starts with no
+# command, the one in $KEEPALIVED_CMD, as the keepalived image it is made for does.
+ENTRYPOINT = '/usr/local/bin/rgwbench-entrypoint'
+ENTRYPOINT_SCRIPT = '''#!/bin/sh
+if [ "$1" = haproxy ]; then
+    shift
+    exec haproxy -W -db "$@"
+fi
+if [ $# -eq 0 ] && [ -n "$KEEPALIVED_CMD" ]; then
+    exec $KEEPALIVED_CMD
+fi
+[ $# -eq 0 ] && exec /bin/bash
+exec "$@"
+'''
+IMAGE_CHANGES = ['ENTRYPOINT ["%s"]' % ENTRYPOINT, 'CMD []']
+# cephadm's settings `mgr/cephadm/container_image_<daemon>` this image is given for.
+INGRESS_DAEMONS = ('haproxy', 'keepalived')
 
 # Inside ceph-mgr, an embedded Python, `sys.executable` is ceph-mgr itself, so
 # multiprocessing (cephadm's module starts a ThreadPool, whose resource tracker
@@ -113,10 +135,14 @@ def ensure_image(release: str, log: chroot.Logger) -> CephImage:
             raise ImageError('installing %s into a copy of the %s chroot failed:\n%s'
                              % (' '.join(PACKAGES), release, proc.stdout[-3000:]))
         _add_sitecustomize(staging)
+        script = os.path.join(staging, ENTRYPOINT.lstrip('/'))
+        with open(script, 'w') as f:
+            f.write(ENTRYPOINT_SCRIPT)
+        os.chmod(script, 0o755)
         tar = subprocess.Popen(['tar', '-C', staging, '--numeric-owner', '-cf', '-', '.'],
                                stdout=subprocess.PIPE)
-        imported = subprocess.run(RUNTIME + ['import', '--change', 'CMD ["/bin/bash"]', '-',
-                                             image.name],
+        changes = [word for change in IMAGE_CHANGES for word in ('--change', change)]
+        imported = subprocess.run(RUNTIME + ['import'] + changes + ['-', image.name],
                                   stdin=tar.stdout, stdout=subprocess.PIPE,
                                   stderr=subprocess.STDOUT, universal_newlines=True)
         if tar.stdout is not None:

@@ -4,14 +4,16 @@ module, every daemon in podman, the module installed as the docs tell an operato
 One cephadm cluster may run on a machine at a time (its mgr's fixed ports): these
 tests share one, and `cluster stop` must leave none of cephadm's marks behind.
 """
+import ipaddress
 import json
 import os
 import subprocess
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Set
 
 import pytest
-from conftest import SMALL_LOAD_ARGS, Cluster, new_cluster_dir
-from localcluster.cephadm_cluster import BRIDGE
+from conftest import SMALL_LOAD_ARGS, Cluster, new_cluster_dir, wait_pgs_clean
+from localcluster.cephadm_cluster import BRIDGE, INGRESS_SYSCTLS, NETWORK
+from test_loadgen_real import new_prefix, run_json
 from test_runs import FAST, wait_run
 
 RELEASE = 'tentacle'
@@ -49,11 +51,19 @@ def cephadm() -> Iterator[Cluster]:
     directory = new_cluster_dir('cephadm')
     os.rmdir(directory)
     keys_before = _read(ROOT_KEYS)
+    sysctls_before = {n: _read('/proc/sys/' + n) for n in INGRESS_SYSCTLS}
     c = Cluster(RELEASE, directory)
     fsid = ''
     try:
         c.start('--orchestrator', 'cephadm', '--osds', '2')
         fsid = c.ceph('fsid').stdout.strip()
+        # As on a cluster that has served S3: RGW makes its data and log pools at the
+        # first upload, which the runs' snapshots before them must already hold.
+        s3 = c.s3()
+        run_json(s3['url'], s3, '--op', 'put', '--ops', '1', '--concurrency', '1',
+                 '--bucket-prefix', new_prefix('first'), '--cleanup', '--no-proc-stats')
+        unclean = wait_pgs_clean(c, timeout=300)
+        assert unclean is None, unclean
         yield c
     finally:
         c.close_session()
@@ -64,6 +74,7 @@ def cephadm() -> Iterator[Cluster]:
                                universal_newlines=True).stdout
         left = _marks_of(fsid) if fsid else []
         keys_after = _read(ROOT_KEYS)
+        sysctls_after = {n: _read('/proc/sys/' + n) for n in INGRESS_SYSCTLS}
         if os.environ.get('RGWBENCH_KEEP_CLUSTERS') != '1':
             c.tool('destroy', check=False)
         assert stopped.returncode == 0, stopped.stderr
@@ -71,6 +82,7 @@ def cephadm() -> Iterator[Cluster]:
         assert bridge != 0, 'the bridge is still there'
         assert directory not in loops, loops
         assert keys_after == keys_before
+        assert sysctls_after == sysctls_before
 
 
 def test_every_daemon_is_a_cephadm_daemon_in_a_container(cephadm: Cluster) -> None:
@@ -119,6 +131,9 @@ def snapshot(c: Cluster, run_ids: List[str]) -> Dict[str, Any]:
         'keys': sorted(k for k in keys if not any(r in k for r in run_ids)
                        and not k.startswith('config-history/')
                        and (k.startswith('mgr/rgwbench/') or not k.startswith('mgr/'))),
+        # cephadm's own certificate store (Tentacle), where the specs' certificates go.
+        'certificates': {k: c.ceph('config-key', 'get', k).stdout for k in keys
+                         if k.startswith('mgr/cephadm/cert_store')},
         'auth': sorted((e['entity'], json.dumps(e['caps'], sort_keys=True))
                        for e in c.ceph_json('auth', 'ls')['auth_dump']),
         'users': sorted(admin('user', 'list')),
@@ -165,3 +180,57 @@ def test_a_quick_run_with_agents_in_containers_puts_everything_back(
     after = snapshot(cephadm, [run_id])
     for part in before:
         assert after[part] == before[part], part
+
+
+def test_sse_with_tls_msgr2_and_a_keepalived_ingress_puts_everything_back(
+        cephadm: Cluster) -> None:
+    """The `sse` profile on cephadm: TLS at RGW by its spec, msgr2 secure mode with the
+    OSDs restarted through cephadm, SSE, and TLS at an HAProxy ingress whose VIP
+    keepalived holds (off loopback rgwbench takes only the VIPs it is given)."""
+    vip = str(ipaddress.ip_network(NETWORK).broadcast_address - 1)
+    cephadm.ceph('config', 'set', 'mgr', 'mgr/rgwbench/ingress_virtual_ip',
+                 '%s/%d' % (vip, ipaddress.ip_network(NETWORK).prefixlen))
+    before = snapshot(cephadm, [])
+    osds_up_from = {o['osd']: o['up_from'] for o in cephadm.ceph_json('osd', 'dump')['osds']}
+    s3 = cephadm.s3()
+    cephadm.ceph_input(json.dumps({'access_key': s3['access_key'],
+                                   'secret_key': s3['secret_key']}),
+                       'rgwbench', 'credentials', 'set')
+    fsid = cephadm.ceph('fsid').stdout.strip()
+    kinds: Set[str] = set()
+    vip_held = []
+
+    def look() -> None:
+        for name in _podman(['ps', '--format', '{{.Names}}']).split():
+            if name.startswith('ceph-%s-' % fsid):
+                kinds.add(name[len('ceph-%s-' % fsid):].split('-')[0])
+        addresses = subprocess.run(['ip', '-o', 'addr', 'show', 'dev', BRIDGE],
+                                   stdout=subprocess.PIPE, universal_newlines=True).stdout
+        if ' %s/' % vip in addresses:
+            vip_held.append(vip)
+    # As test_runs' sse run: 4 writers, 10 requests a second, 20 objects to read.
+    run_id = cephadm.ceph('rgwbench', 'run', '--profile', 'sse', *FAST, '--concurrency', '4',
+                          '--rate', '10', '--objects', '20',
+                          '--yes-i-really-mean-it').stdout.strip()
+    record = wait_run(cephadm, run_id, timeout=1800, meanwhile=look, every_s=3)
+    assert record['state'] == 'complete', record.get('error')
+    assert [v['name'] for v in record['variants']] == ['tls-msgr2', 'sse-rgw', 'sse-ingress']
+    for variant in record['variants']:
+        assert variant['error'] is None, variant
+        assert all(c['state'] == 'undone' for c in variant['changes']), variant['changes']
+        for workload in variant['workloads']:
+            assert workload['ops'] > 0 and workload['errors'] == 0, workload
+    assert {'haproxy', 'keepalived'} <= kinds, kinds
+    assert vip_held, 'keepalived never held %s on %s' % (vip, BRIDGE)
+    # msgr2's variant restarted every OSD through cephadm (and its undo again).
+    after_up = {o['osd']: o['up_from'] for o in cephadm.ceph_json('osd', 'dump')['osds']}
+    assert all(after_up[o] > up for o, up in osds_up_from.items()), (osds_up_from, after_up)
+    cephadm.ceph('rgwbench', 'credentials', 'rm')
+    cephadm.wait_rgw_registered()
+    after = snapshot(cephadm, [run_id])
+    cephadm.ceph('config', 'rm', 'mgr', 'mgr/rgwbench/ingress_virtual_ip')
+    for part in before:
+        assert after[part] == before[part], part
+    assert ' %s/' % vip not in subprocess.run(
+        ['ip', '-o', 'addr', 'show', 'dev', BRIDGE], stdout=subprocess.PIPE,
+        universal_newlines=True).stdout

@@ -27,6 +27,11 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 
 EXPERIMENTAL = 'application/vnd.ceph.api.v0.1+json'
 READER_ROLE = 'rgw-reader'
+# rgw's every permission and nothing else: logged in with the built-in rgw-manager
+# role (rgw, grafana and prometheus), the dashboard showed no navigation at all on
+# these clusters, which have no Prometheus (see the manager's login screenshot).
+MANAGER_ROLE = 'rgw-bench-manager'
+BENCHMARKS_MENU = '.tc_submenuitem_rgw_benchmarks'
 # A cold build of the frontend on a busy 2-core machine.
 BUILD_TIMEOUT_S = 3600
 
@@ -83,11 +88,15 @@ def dashboard(runs: Cluster) -> Iterator[Dashboard]:  # noqa: F811 (the fixture 
     runs.ceph('dashboard', 'ac-role-create', READER_ROLE)
     runs.ceph('dashboard', 'ac-role-add-scope-perms', READER_ROLE, 'rgw', 'read')
     found.add_user('bench-reader', READER_ROLE)
-    found.add_user('bench-manager', 'rgw-manager')
+    runs.ceph('dashboard', 'ac-role-create', MANAGER_ROLE)
+    runs.ceph('dashboard', 'ac-role-add-scope-perms', MANAGER_ROLE, 'rgw',
+              'read', 'create', 'update', 'delete')
+    found.add_user('bench-manager', MANAGER_ROLE)
     yield found
     for user in ('bench-reader', 'bench-manager'):
         runs.ceph('dashboard', 'ac-user-delete', user, check=False)
-    runs.ceph('dashboard', 'ac-role-delete', READER_ROLE, check=False)
+    for role in (READER_ROLE, MANAGER_ROLE):
+        runs.ceph('dashboard', 'ac-role-delete', role, check=False)
 
 
 def login(driver: WebDriver, dashboard: Dashboard, user: str) -> None:
@@ -105,8 +114,17 @@ def login(driver: WebDriver, dashboard: Dashboard, user: str) -> None:
     # Logged in once the navigation holds the entries of the user's permissions (each
     # user here reads rgw), not as soon as the address leaves the login page: a tab
     # opened then was replaced by the landing page (seen in the manager's screenshot).
-    WebDriverWait(driver, 120).until(lambda d: '/login' not in d.current_url and d.find_elements(
-        By.CSS_SELECTOR, '.tc_submenuitem_rgw_benchmarks'))
+    try:
+        WebDriverWait(driver, 120).until(lambda d: '/login' not in d.current_url
+                                         and d.find_elements(By.CSS_SELECTOR, BENCHMARKS_MENU))
+    except TimeoutException:
+        shot(driver, dashboard.cluster.release, 'dashboard-login-' + user, full=True)
+        console = [e.get('message', '') for e in driver.get_log('browser')
+                   if e.get('level') in ('SEVERE', 'WARNING')
+                   and '/api/prometheus/' not in e.get('message', '')]
+        raise AssertionError('%s logged in, no Benchmarks entry: %s shows %r; console: %s' % (
+            user, driver.current_url, driver.find_element(By.TAG_NAME, 'body').text[:1000],
+            console[-15:]))
 
 
 def open_tab(driver: WebDriver, dashboard: Dashboard) -> None:
@@ -145,7 +163,7 @@ def test_a_reader_sees_the_runs_but_cannot_start_one(
 
     login(browser, dashboard, 'bench-reader')
     open_tab(browser, dashboard)
-    menu = browser.find_elements(By.CSS_SELECTOR, '.tc_submenuitem_rgw_benchmarks')
+    menu = browser.find_elements(By.CSS_SELECTOR, BENCHMARKS_MENU)
     assert menu, 'no Benchmarks entry under Object Gateway'
     assert browser.find_elements(By.CSS_SELECTOR, '[data-testid="start-run"]') == []
     shot(browser, release, 'dashboard-01-reader', full=True)

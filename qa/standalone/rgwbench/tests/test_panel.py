@@ -165,6 +165,8 @@ def browser(runs: Cluster) -> Iterator[WebDriver]:  # noqa: F811
     options.binary_location = CHROMIUM
     for flag in CHROMIUM_FLAGS:
         options.add_argument(flag)
+    # The page's console, for what a failed check says (driver.get_log('browser')).
+    options.set_capability('goog:loggingPrefs', {'browser': 'ALL'})
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     try:
         yield driver
