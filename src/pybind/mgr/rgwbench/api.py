@@ -110,9 +110,11 @@ class BenchAPI:
         """A run's whole record, histograms included (`results export`)."""
         return self.services.results.load(run_id)
 
-    def run_shown(self, run_id: str, layout: str = 'wide') -> Dict[str, Any]:
-        """A run as `results show -f json` gives it."""
-        return shown_json(self.run(run_id), layout)
+    def run_shown(self, run_id: str, layout: str = 'wide',
+                  series: bool = False) -> Dict[str, Any]:
+        """A run as `results show -f json` gives it (`series`: with the per-second series
+        of its workloads, which charts draw)."""
+        return shown_json(self.run(run_id), layout, series=series)
 
     def compare(self, run_a: str, run_b: str) -> List[Comparison]:
         return between(self.run(run_a), self.run(run_b),
@@ -154,8 +156,8 @@ class RemoteAPI:
     def api_runs(self) -> List[Dict[str, Any]]:
         return _remote(self.api.runs)
 
-    def api_run_show(self, run_id: str) -> Dict[str, Any]:
-        return _remote(lambda: self.api.run_shown(run_id))
+    def api_run_show(self, run_id: str, series: bool = False) -> Dict[str, Any]:
+        return _remote(lambda: self.api.run_shown(run_id, series=series))
 
     def api_compare(self, run_a: str, run_b: str) -> List[Dict[str, Any]]:
         return _remote(lambda: self.api.compare(run_a, run_b))

@@ -65,10 +65,10 @@ def refusal(e: Exception) -> Optional[OSError]:
     return None
 
 
-def call_rgwbench(method: str, *args: Any) -> Any:
+def call_rgwbench(method: str, *args: Any, **kwargs: Any) -> Any:
     """`mgr.remote('rgwbench', method, ...)`, its refusals as HTTP errors."""
     try:
-        return mgr.remote(MODULE, method, *args)
+        return mgr.remote(MODULE, method, *args, **kwargs)
     except ImportError:
         raise DashboardException(msg=NOT_ENABLED, code='rgwbench_not_enabled',
                                  http_status_code=404, component=COMPONENT)
@@ -102,7 +102,7 @@ def checked_overrides(overrides: Optional[Dict[str, Any]]) -> Dict[str, str]:
 
 
 def _call(method: str) -> Callable[..., Any]:
-    return lambda *args: call_rgwbench(method, *args)
+    return lambda *args, **kwargs: call_rgwbench(method, *args, **kwargs)
 
 
 @APIRouter('/rgwbench', Scope.RGW)
@@ -178,7 +178,7 @@ class RgwBenchmarkRun(RESTController):
     @EndpointDoc('Get a run with its comparison tables and per-daemon figures',
                  parameters={'run_id': (str, 'Run identifier')})
     def get(self, run_id: str) -> Any:
-        return _call('api_run_show')(run_id)
+        return _call('api_run_show')(run_id, series=True)
 
     @RESTController.MethodMap(version=APIVersion.EXPERIMENTAL)
     @EndpointDoc('Start a run of a profile. It changes the cluster (journaled, restored '

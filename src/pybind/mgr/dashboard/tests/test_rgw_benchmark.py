@@ -48,7 +48,7 @@ class RgwBenchmarkTest(ControllerTestCase):
         self._get_exp('/api/rgwbench/run/r-1')
         self.assertStatus(200)
         self.assertJsonBody(RUNS[0])
-        mgr.remote.assert_called_once_with('rgwbench', 'api_run_show', 'r-1')
+        mgr.remote.assert_called_once_with('rgwbench', 'api_run_show', 'r-1', series=True)
 
     def test_unknown_run_is_404(self):
         mgr.remote = remote_raising(OSError(errno.ENOENT, 'no run r-9'))

@@ -159,12 +159,12 @@ def show_text(layout: str, form: str) -> Callable[[Run], str]:
     return renderers[layout][form]
 
 
-def shown_json(run: Run, layout: str = 'wide') -> Dict[str, Any]:
-    """A run as `results show -f json` gives it: without histograms and series, or its
-    tables in the studies' layout."""
+def shown_json(run: Run, layout: str = 'wide', series: bool = False) -> Dict[str, Any]:
+    """A run as `results show -f json` gives it: without histograms and series (`series`:
+    with the per-second series), or its tables in the studies' layout."""
     if layout == 'seeds':
         return seeds_to_json(run)
-    shown: Dict[str, Any] = strip_histograms(dump(run), also=('per_second',))
+    shown: Dict[str, Any] = strip_histograms(dump(run), also=() if series else ('per_second',))
     return shown
 
 

@@ -16,6 +16,7 @@ from rgwbench.results.model import (CHARTED, COLUMNS, COMPARED, FIGURES, Change,
                                     Finding, Position, Run, RunSummary, TargetFigures,
                                     VariantResult, WorkloadResult, strip_histograms)
 from rgwbench.results.report import result_to_csv, results_to_text
+from rgwbench.results.seeds import shown_json
 from rgwbench.results.store import ResultStore, encode
 
 from rgwbench.tests.fixtures import MemoryStore
@@ -274,3 +275,14 @@ def test_a_repeat_in_whose_window_no_request_ended_enters_no_mean() -> None:
                                    concurrency=2, duration_s=4.0,
                                    merged=merge_repeats([empty]), error='agent a: gone')
     assert both.error == 'agent a: gone; no request ended in its measured window'
+
+
+def test_a_shown_run_has_its_series_only_when_asked_for_them() -> None:
+    run = load(Run, copy.deepcopy(STORED['once']))
+    stored = [w['per_second'] for v in STORED['once']['variants'] for w in v['workloads']
+              if w.get('per_second')]
+    with_series = shown_json(run, series=True)
+    assert [w['per_second'] for v in with_series['variants'] for w in v['workloads']
+            if w.get('per_second')] == stored
+    assert 'per_second' not in json.dumps(shown_json(run))
+    assert 'histogram' not in json.dumps(with_series)
