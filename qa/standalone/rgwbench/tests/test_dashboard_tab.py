@@ -18,7 +18,8 @@ from typing import Any, Dict, Iterator, Optional, Tuple
 import pytest
 from conftest import SMALL_LOAD, Cluster
 from test_panel import browser, free_port, shot  # noqa: F401 (browser: a fixture)
-from test_runs import runs, snapshot, wait_run  # noqa: F401 (runs: a fixture)
+from test_runs import runs, wait_run  # noqa: F401 (runs: a fixture)
+from test_runs import snapshot as cluster_snapshot
 
 from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.common.by import By
@@ -97,6 +98,15 @@ def dashboard(runs: Cluster) -> Iterator[Dashboard]:  # noqa: F811 (the fixture 
         runs.ceph('dashboard', 'ac-user-delete', user, check=False)
     for role in (READER_ROLE, MANAGER_ROLE):
         runs.ceph('dashboard', 'ac-role-delete', role, check=False)
+
+
+def snapshot(c: Cluster) -> Dict[str, Any]:
+    """What a run puts back (test_runs.snapshot), but the dashboard's own settings,
+    which it rewrites itself as users log in (its MULTICLUSTER_CONFIG)."""
+    found = cluster_snapshot(c)
+    found['config'] = [e for e in found['config']
+                       if not str(e.get('name', '')).startswith('mgr/dashboard/')]
+    return found
 
 
 def login(driver: WebDriver, dashboard: Dashboard, user: str) -> None:
