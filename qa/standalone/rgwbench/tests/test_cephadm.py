@@ -4,15 +4,14 @@ module, every daemon in podman, the module installed as the docs tell an operato
 One cephadm cluster may run on a machine at a time (its mgr's fixed ports): these
 tests share one, and `cluster stop` must leave none of cephadm's marks behind.
 """
-import ipaddress
 import json
 import os
 import subprocess
-from typing import Any, Dict, Iterator, List, Optional, Set
+from typing import Any, Dict, Iterator, List, Optional
 
 import pytest
 from conftest import SMALL_LOAD_ARGS, Cluster, new_cluster_dir, wait_pgs_clean
-from localcluster.cephadm_cluster import BRIDGE, INGRESS_SYSCTLS, NETWORK
+from localcluster.cephadm_cluster import BRIDGE, INGRESS_SYSCTLS
 from test_loadgen_real import new_prefix, run_json
 from test_runs import FAST, wait_run
 
@@ -180,57 +179,3 @@ def test_a_quick_run_with_agents_in_containers_puts_everything_back(
     after = snapshot(cephadm, [run_id])
     for part in before:
         assert after[part] == before[part], part
-
-
-def test_sse_with_tls_msgr2_and_a_keepalived_ingress_puts_everything_back(
-        cephadm: Cluster) -> None:
-    """The `sse` profile on cephadm: TLS at RGW by its spec, msgr2 secure mode with the
-    OSDs restarted through cephadm, SSE, and TLS at an HAProxy ingress whose VIP
-    keepalived holds (off loopback rgwbench takes only the VIPs it is given)."""
-    vip = str(ipaddress.ip_network(NETWORK).broadcast_address - 1)
-    cephadm.ceph('config', 'set', 'mgr', 'mgr/rgwbench/ingress_virtual_ip',
-                 '%s/%d' % (vip, ipaddress.ip_network(NETWORK).prefixlen))
-    before = snapshot(cephadm, [])
-    osds_up_from = {o['osd']: o['up_from'] for o in cephadm.ceph_json('osd', 'dump')['osds']}
-    s3 = cephadm.s3()
-    cephadm.ceph_input(json.dumps({'access_key': s3['access_key'],
-                                   'secret_key': s3['secret_key']}),
-                       'rgwbench', 'credentials', 'set')
-    fsid = cephadm.ceph('fsid').stdout.strip()
-    kinds: Set[str] = set()
-    vip_held = []
-
-    def look() -> None:
-        for name in _podman(['ps', '--format', '{{.Names}}']).split():
-            if name.startswith('ceph-%s-' % fsid):
-                kinds.add(name[len('ceph-%s-' % fsid):].split('-')[0])
-        addresses = subprocess.run(['ip', '-o', 'addr', 'show', 'dev', BRIDGE],
-                                   stdout=subprocess.PIPE, universal_newlines=True).stdout
-        if ' %s/' % vip in addresses:
-            vip_held.append(vip)
-    # As test_runs' sse run: 4 writers, 10 requests a second, 20 objects to read.
-    run_id = cephadm.ceph('rgwbench', 'run', '--profile', 'sse', *FAST, '--concurrency', '4',
-                          '--rate', '10', '--objects', '20',
-                          '--yes-i-really-mean-it').stdout.strip()
-    record = wait_run(cephadm, run_id, timeout=1800, meanwhile=look, every_s=3)
-    assert record['state'] == 'complete', record.get('error')
-    assert [v['name'] for v in record['variants']] == ['tls-msgr2', 'sse-rgw', 'sse-ingress']
-    for variant in record['variants']:
-        assert variant['error'] is None, variant
-        assert all(c['state'] == 'undone' for c in variant['changes']), variant['changes']
-        for workload in variant['workloads']:
-            assert workload['ops'] > 0 and workload['errors'] == 0, workload
-    assert {'haproxy', 'keepalived'} <= kinds, kinds
-    assert vip_held, 'keepalived never held %s on %s' % (vip, BRIDGE)
-    # msgr2's variant restarted every OSD through cephadm (and its undo again).
-    after_up = {o['osd']: o['up_from'] for o in cephadm.ceph_json('osd', 'dump')['osds']}
-    assert all(after_up[o] > up for o, up in osds_up_from.items()), (osds_up_from, after_up)
-    cephadm.ceph('rgwbench', 'credentials', 'rm')
-    cephadm.wait_rgw_registered()
-    after = snapshot(cephadm, [run_id])
-    cephadm.ceph('config', 'rm', 'mgr', 'mgr/rgwbench/ingress_virtual_ip')
-    for part in before:
-        assert after[part] == before[part], part
-    assert ' %s/' % vip not in subprocess.run(
-        ['ip', '-o', 'addr', 'show', 'dev', BRIDGE], stdout=subprocess.PIPE,
-        universal_newlines=True).stdout
