@@ -13,7 +13,7 @@ import json
 import secrets
 import time
 import urllib.parse
-from typing import Any, Dict, Iterator, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 from conftest import SMALL_LOAD, Cluster
@@ -100,6 +100,12 @@ def dashboard(runs: Cluster) -> Iterator[Dashboard]:  # noqa: F811 (the fixture 
         runs.ceph('dashboard', 'ac-role-delete', role, check=False)
 
 
+def chrome_log(driver: WebDriver) -> List[Dict[str, Any]]:
+    """The page's console (Chrome's driver keeps it, see the browser fixture)."""
+    entries: List[Dict[str, Any]] = getattr(driver, 'get_log')('browser')
+    return entries
+
+
 def snapshot(c: Cluster) -> Dict[str, Any]:
     """What a run puts back (test_runs.snapshot), but the dashboard's own settings,
     which it rewrites itself as users log in (its MULTICLUSTER_CONFIG)."""
@@ -129,7 +135,7 @@ def login(driver: WebDriver, dashboard: Dashboard, user: str) -> None:
                                          and d.find_elements(By.CSS_SELECTOR, BENCHMARKS_MENU))
     except TimeoutException:
         shot(driver, dashboard.cluster.release, 'dashboard-login-' + user, full=True)
-        console = [e.get('message', '') for e in driver.get_log('browser')
+        console = [e.get('message', '') for e in chrome_log(driver)
                    if e.get('level') in ('SEVERE', 'WARNING')
                    and '/api/prometheus/' not in e.get('message', '')]
         raise AssertionError('%s logged in, no Benchmarks entry: %s shows %r; console: %s' % (

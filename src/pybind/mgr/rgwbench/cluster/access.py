@@ -12,6 +12,7 @@ import time
 from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Protocol, Tuple
 
 from ..errors import RGWBenchError
+from .orchestration import orchestrator_state
 from .rgw_admin import S3Keys, UserAdmin
 from .rgw_daemons import RGWDaemon, rgw_daemons
 from .secret_options import masked, secret_parts, shown
@@ -48,6 +49,8 @@ class Mgr(Protocol):
     def service_action(self, action: str, service_name: str) -> Any: ...
 
     def daemon_action(self, action: str, daemon_name: str, image: Optional[str] = None) -> Any: ...
+
+    def remote(self, module: str, method: str, *args: Any, **kwargs: Any) -> Any: ...
 
 
 class Daemon(NamedTuple):
@@ -322,12 +325,28 @@ class ClusterAccess:
                           lambda: self._pgs_not_clean_since(osd, back_from))
 
     def osd_restart_blocker(self) -> Optional[str]:
-        """Why stopping some OSD would take PGs offline now (None: none would)."""
+        """Why the OSDs cannot be restarted now (None: they can): cephadm's refusal to act
+        on an unmanaged service, or stopping some OSD would take PGs offline."""
+        unmanaged = self._unmanaged_osd_services()
+        if unmanaged:
+            return ('cephadm restarts no daemon of an unmanaged service (%s); make it managed '
+                    '(ceph orch set-managed, where its spec adds no OSD you do not want) or '
+                    'leave out the settings that restart OSDs' % ', '.join(unmanaged))
         for osd in self.osd_ids():
             why = self._not_ok_to_stop(osd)
             if why:
-                return 'osd.%d: %s' % (osd, why)
+                return ('stopping osd.%d would take PGs offline (%s); run them where every pool '
+                        'keeps its PGs active with one OSD down' % (osd, why))
         return None
+
+    def _unmanaged_osd_services(self) -> List[str]:
+        # cephadm carries out a daemon action in its serve loop, which passes over every
+        # daemon of an unmanaged service: `ceph orch daemon restart osd.N` is accepted
+        # and never done (seen on Tentacle; OSDs added by `orch daemon add osd` are so).
+        if orchestrator_state(self.mgr).backend != 'cephadm':
+            return []
+        return sorted(self.spec_from_json(s).service_name() for s in self.services('osd')
+                      if s.get('unmanaged'))
 
     def _not_ok_to_stop(self, osd: int) -> Optional[str]:
         ret, out, err = self.mgr.mon_command({'prefix': 'osd ok-to-stop', 'ids': [str(osd)],

@@ -117,9 +117,7 @@ class SettingsApplier:
             blocker = self.ctx.cluster.osd_restart_blocker()
             if blocker:
                 problems.append(
-                    'these settings restart every OSD, and stopping one would take PGs '
-                    'offline now (%s); run them where every pool keeps its PGs active with '
-                    'one OSD down' % blocker)
+                    'these settings restart every OSD, which cannot be done now: %s' % blocker)
         status, checks = self.ctx.cluster.health()
         if status == 'HEALTH_ERR' and not force:
             problems.append('the cluster is HEALTH_ERR (%s); --force to go on anyway'

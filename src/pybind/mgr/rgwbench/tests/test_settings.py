@@ -775,7 +775,7 @@ def test_a_changed_rgw_spec_is_followed_by_a_redeploy_as_cephadm_needs() -> None
     ingress = {'service_type': 'ingress', 'service_id': 'rgw.default', 'spec': {}}
     mgr = SpecMgr([rgw, ingress])
     cluster = ClusterAccess(mgr, lambda found: found, SpecJSON)  # type: ignore[arg-type]
-    cluster.wait_service = lambda name: None  # type: ignore[method-assign]
+    cluster.wait_service = lambda service_name: None  # type: ignore[method-assign]
     cluster.put_service('rgw.default', dict(rgw, spec={'ssl': True}))
     assert mgr.calls == [('apply', 'rgw.default'), ('redeploy', 'rgw.default')]
     del mgr.calls[:]
@@ -791,3 +791,41 @@ class SpecJSON(dict):
 
     def service_name(self) -> str:
         return SpecMgr.name(self)
+
+
+class OsdServicesMgr(SpecMgr):
+    """cephadm or another backend, with OSD services as given, every OSD ok to stop."""
+
+    def __init__(self, backend: str, specs: List[Dict[str, Any]]) -> None:
+        super().__init__(specs)
+        self.backend = backend
+
+    def remote(self, module: str, method: str, *args: Any) -> Any:
+        assert (module, method) == ('orchestrator', '_select_orchestrator')
+        return self.backend
+
+    def describe_service(self, service_type: Optional[str] = None,
+                         service_name: Optional[str] = None, refresh: bool = False) -> Any:
+        return [d for d, s in zip(super().describe_service(), self.specs.values())
+                if service_type in (None, s['service_type'])]
+
+    def mon_command(self, cmd: Dict[str, Any], inbuf: str = '') -> Tuple[int, str, str]:
+        if cmd['prefix'] == 'osd dump':
+            return 0, json.dumps({'osds': [{'osd': 0}, {'osd': 1}]}), ''
+        assert cmd['prefix'] == 'osd ok-to-stop'
+        return 0, '', ''
+
+
+def test_osds_of_an_unmanaged_service_are_not_restarted_through_cephadm() -> None:
+    osd = {'service_type': 'osd', 'service_id': 'default', 'unmanaged': True}
+
+    def blocker(backend: str, *specs: Dict[str, Any]) -> Optional[str]:
+        mgr = OsdServicesMgr(backend, list(specs))
+        return ClusterAccess(mgr, lambda found: found,  # type: ignore[arg-type]
+                             SpecJSON).osd_restart_blocker()
+    assert blocker('cephadm', osd, dict(osd, service_id='fast', unmanaged=False)) == (
+        'cephadm restarts no daemon of an unmanaged service (osd.default); make it managed '
+        '(ceph orch set-managed, where its spec adds no OSD you do not want) or leave out '
+        'the settings that restart OSDs')
+    assert blocker('cephadm', dict(osd, unmanaged=False)) is None
+    assert blocker('test_orchestrator', osd) is None   # it restarts them all the same
