@@ -3,6 +3,7 @@ import re
 from typing import Any, Dict, Optional
 
 from .formatting import table
+from .serial import dump
 from .cluster.orchestration import OrchestratorState
 from .cluster.rgw_daemons import rgw_daemons
 from .version import MODULE_VERSION
@@ -21,7 +22,7 @@ def build_status(ceph_version: str, release: str, orch: OrchestratorState,
         'module_version': MODULE_VERSION,
         'ceph_version': ceph_version,
         'ceph_release': release,
-        'orchestrator': orch.to_dict(),
+        'orchestrator': dump(orch),
         'rgw_daemons': [d.to_dict() for d in rgw_daemons(service_map)],
         'run_in_progress': active_run is not None,
         'active_run': active_run,

@@ -7,7 +7,8 @@ wrote with the one stored (see journal.py), so a resumed old mgr fails with
 `Fenced` and changes nothing.
 """
 import errno
-from typing import Any, Dict, NamedTuple, Optional, Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import Any, Dict, Optional, Protocol, runtime_checkable
 
 from ..errors import RGWBenchError
 
@@ -28,12 +29,10 @@ class MgrIdentity(Protocol):
     def get(self, data_name: str) -> Any: ...
 
 
-class Owner(NamedTuple):
+@dataclass(frozen=True)
+class Owner:
     name: str        # the mgr's name
     epoch: int       # the mgr map's epoch when it took the journal
-
-    def to_dict(self) -> Dict[str, Any]:
-        return {'name': self.name, 'epoch': self.epoch}
 
 
 def owner_from(found: Any) -> Optional[Owner]:

@@ -1,21 +1,19 @@
 """What the module can learn of the cluster's orchestrator backend."""
 import threading
 import time
-from typing import Any, Dict, List, NamedTuple, Optional, Protocol
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Protocol
 
 import orchestrator
 
 from ..errors import InvalidInput, NotFound
 
 
-class OrchestratorState(NamedTuple):
+@dataclass(frozen=True)
+class OrchestratorState:
     backend: Optional[str]
     available: bool
     message: str
-
-    def to_dict(self) -> Dict[str, Any]:
-        return {'backend': self.backend, 'available': self.available,
-                'message': self.message}
 
 
 class Remote(Protocol):

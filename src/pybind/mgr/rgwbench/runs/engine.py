@@ -143,7 +143,7 @@ class RunEngine:
                 'workloads': [dict(w.to_dict(), prefill_time_s=self.checks.prefill_time())
                               if self.checks is not None and w.objects is not None and
                               w not in profile.workloads else w.to_dict() for w in workloads],
-                'variants': variants, 's3_user': user_plan(stored).to_dict(),
+                'variants': variants, 's3_user': dump(user_plan(stored)),
                 'problems': applier.precheck(restart_osds=restart_osds) +
                 self._user_problems(stored) + (
                     [agents['error']] if agents.get('error') else []),

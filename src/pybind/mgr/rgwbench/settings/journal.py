@@ -14,6 +14,7 @@ import time
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..errors import RGWBenchError
+from ..serial import dump
 from ..cluster.fencing import Fenced, Owner, check_active, identity, owner_from
 from ..cluster.kvstore import SecretStore, check_size, set_kept
 
@@ -93,7 +94,7 @@ class Journal:
         owner = identity(store)
         # 'run_id' is the journal's id; the stored name stays for journals already stored.
         value = json.dumps({'run_id': journal_id, 'opened': clock(), 'about': about or {},
-                            'owner': owner.to_dict() if owner else None})
+                            'owner': dump(owner) if owner else None})
         set_kept(store, ACTIVE, value)   # refused (ValueTooLarge) when over the store's limit
         return cls(store, journal_id, owner)
 
@@ -123,7 +124,7 @@ class Journal:
         if stored is not None and stored.epoch > me.epoch:
             raise Fenced('mgr %s knows mgr map %d only; journal %s was taken in %d'
                          % (me.name, me.epoch, self.journal_id, stored.epoch))
-        active['owner'] = me.to_dict()
+        active['owner'] = dump(me)
         set_kept(self.store, ACTIVE, json.dumps(active))
         self.owner = me
 

@@ -25,9 +25,6 @@ class UserPlan:
     temporary: bool
     uid: Optional[str]
 
-    def to_dict(self) -> Dict[str, Any]:
-        return {'temporary': self.temporary, 'uid': self.uid}
-
 
 def user_plan(stored: Optional[Dict[str, str]]) -> UserPlan:
     if stored is not None:

@@ -295,3 +295,19 @@ def test_an_undo_the_mon_will_not_mark_still_puts_every_target_back() -> None:
     assert [s.state for s in journal.undo({'config': config.undo})] == [UNDONE, UNDONE]
     journal.close()
     assert Journal.unfinished(store) is None and config.values == {'global/ms_mode': 'crc'}
+
+
+def test_the_owner_is_stored_as_older_versions_stored_it() -> None:
+    data: Dict[str, str] = {}
+    Journal.open(MgrStore(data, 'a', active='a', epoch=5), 'run-9', clock=lambda: 100.0)
+    assert data['journal/active'] == (
+        '{"run_id": "run-9", "opened": 100.0, "about": {}, "owner": {"name": "a", "epoch": 5}}')
+    # a journal an older version left is taken over, and its record written back the same way
+    data['journal/active'] = (
+        '{"run_id": "run-8", "opened": 90.0, "about": {}, "owner": {"name": "a", "epoch": 4}}')
+    taken = Journal.unfinished(MgrStore(data, 'b', active='b', epoch=6))
+    assert taken is not None and taken.owner is not None
+    assert (taken.owner.name, taken.owner.epoch) == ('a', 4)
+    taken.claim()
+    assert data['journal/active'] == (
+        '{"run_id": "run-8", "opened": 90.0, "about": {}, "owner": {"name": "b", "epoch": 6}}')

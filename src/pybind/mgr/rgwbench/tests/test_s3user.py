@@ -130,6 +130,8 @@ def test_stored_credentials_win(certificate: Tuple[str, str]) -> None:
         assert dump(s.results.load(run_id))['state'] == 'complete'
         assert not [c for c in s.cluster.calls if c.startswith('user')]
         assert s.engine.plan(s.profile())['s3_user'] == {'temporary': False, 'uid': None}
+        assert json.dumps(s.engine.plan(s.profile())['s3_user']) == (
+            '{"temporary": false, "uid": null}')
     finally:
         stub.stop()
 
@@ -188,6 +190,7 @@ def test_plan_says_a_temporary_user_is_made_and_makes_nothing(
     before = dict(s.store.data)
     plan = s.engine.plan(s.profile())
     assert plan['s3_user']['temporary'] and plan['problems'] == []
+    assert json.dumps(plan['s3_user']) == '{"temporary": true, "uid": "rgwbench-<run id>"}'
     assert 'temporary' in run_plan_to_text(plan)
     assert s.store.data == before and s.cluster.calls == [] and s.cluster.users == {}
 

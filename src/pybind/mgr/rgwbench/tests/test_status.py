@@ -1,3 +1,5 @@
+import json
+
 from rgwbench.cluster.orchestration import OrchestratorState
 from rgwbench.status import build_status, ceph_version_number, status_to_text
 from rgwbench.version import MODULE_VERSION
@@ -58,3 +60,23 @@ def test_leftovers_say_whether_their_workload_was_cut_off_or_ended() -> None:
     assert 'left by an interrupted workload, being removed: rgwbench-a (not tried yet)' in lines
     assert 'left by a workload whose clean-up failed, being removed: rgwbench-b (buckets: ' \
         'refused)' in lines
+
+
+def test_status_json_is_what_it_always_was() -> None:
+    # `status -f json` prints this document: its keys and their order are an interface
+    status = build_status('20.2.4', 'tentacle', OrchestratorState('cephadm', True, ''),
+                          rgw_service_map(**{'default.vm.a': 'beast port=8000 ssl_port=8443'}),
+                          None)
+    assert json.dumps(status['orchestrator']) == (
+        '{"backend": "cephadm", "available": true, "message": ""}')
+    assert json.dumps(status['rgw_daemons']) == (
+        '[{"name": "default.vm.a", "host": "vm", "zone": "default", "pid": null, "key": "4131", '
+        '"ceph_version": "ceph version 20.2.4 (7f79) tentacle (stable)", '
+        '"frontends": ["beast port=8000 ssl_port=8443"], "endpoints": ['
+        '{"scheme": "http", "host": "127.0.0.1", "port": 8000, "url": "http://127.0.0.1:8000"}, '
+        '{"scheme": "https", "host": "127.0.0.1", "port": 8443, '
+        '"url": "https://127.0.0.1:8443"}]}]')
+    none = build_status('16.2.15', 'pacific', OrchestratorState(None, False, 'no backend'), {},
+                        None)
+    assert json.dumps(none['orchestrator']) == (
+        '{"backend": null, "available": false, "message": "no backend"}')
