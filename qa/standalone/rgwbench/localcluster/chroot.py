@@ -227,9 +227,21 @@ def mount_into(root: str, own: Sequence[str], shared: Sequence[str] = (),
         for path in list(own) + list(shared):
             where = _inside(root, path)
             if _is_mounted(where):
-                continue
+                if _same_folder(path, where):
+                    continue
+                # A folder removed and made again at the same path (a new clone of the
+                # repository) left its old mount here, which shows the removed folder.
+                _run(['umount', '-l', where], 'umount')
             os.makedirs(where, exist_ok=True)
             _run(['mount', '--bind', path, where], 'mount')
+
+
+def _same_folder(path: str, where: str) -> bool:
+    try:
+        a, b = os.stat(path), os.stat(where)
+    except OSError:
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
 
 def other_clusters_paths(root: str, shared: Sequence[str]) -> List[str]:
