@@ -12,7 +12,7 @@ import time
 from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Protocol, Tuple
 
 from ..errors import RGWBenchError
-from .orchestration import orchestrator_state
+from .orchestration import orchestrator_backend
 from .rgw_admin import S3Keys, UserAdmin
 from .rgw_daemons import RGWDaemon, rgw_daemons
 from .secret_options import masked, secret_parts, shown
@@ -343,7 +343,7 @@ class ClusterAccess:
         # cephadm carries out a daemon action in its serve loop, which passes over every
         # daemon of an unmanaged service: `ceph orch daemon restart osd.N` is accepted
         # and never done (seen on Tentacle; OSDs added by `orch daemon add osd` are so).
-        if orchestrator_state(self.mgr).backend != 'cephadm':
+        if orchestrator_backend(self.mgr) != 'cephadm':
             return []
         return sorted(self.spec_from_json(s).service_name() for s in self.services('osd')
                       if s.get('unmanaged'))

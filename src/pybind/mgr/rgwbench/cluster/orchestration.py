@@ -20,10 +20,17 @@ class Remote(Protocol):
     def remote(self, module: str, method: str, *args: Any, **kwargs: Any) -> Any: ...
 
 
+def orchestrator_backend(mgr: Remote) -> Optional[str]:
+    """The backend set (`ceph orch set backend`); raises when the orchestrator module is
+    missing."""
+    backend = mgr.remote('orchestrator', '_select_orchestrator')
+    return str(backend) if backend else None
+
+
 def orchestrator_state(mgr: Remote) -> OrchestratorState:
     """Which backend is set and whether it answers, without raising."""
     try:
-        backend = mgr.remote('orchestrator', '_select_orchestrator')
+        backend = orchestrator_backend(mgr)
     except Exception as e:  # the orchestrator module itself may be missing
         return OrchestratorState(None, False, 'orchestrator module unavailable: %s' % e)
     if not backend:
