@@ -314,10 +314,21 @@ class CephadmCluster:
             self.ceph(['orch', 'set-unmanaged', 'osd.default'])
             try:
                 self._wait('%d OSD(s) up' % count, up, 180)
-                return
+                break
             except ClusterError:
                 if attempt == OSD_TRIES or self.ceph_json(['osd', 'ls']):
                     raise
+        self._manage_osds()
+
+    def _manage_osds(self) -> None:
+        """The OSDs' service managed again, as an operator's drive group is, with the
+        raw method it lacked: cephadm passes over the daemons of an unmanaged service,
+        so `orch daemon restart osd.N` would be accepted and never done. The devices
+        hold their OSDs already, so applying it deploys nothing."""
+        spec = self.ceph_json(['orch', 'ls', '--service_type', 'osd', '--export'])[0]
+        spec.pop('unmanaged', None)
+        spec.setdefault('spec', {})['method'] = 'raw'
+        self.ceph(['orch', 'apply', '-i', '-'], stdin=json.dumps(spec))
 
     def _hostname(self) -> str:
         hosts = self.ceph_json(['orch', 'host', 'ls'])

@@ -4,16 +4,19 @@ module, every daemon in podman, the module installed as the docs tell an operato
 One cephadm cluster may run on a machine at a time (its mgr's fixed ports): these
 tests share one, and `cluster stop` must leave none of cephadm's marks behind.
 """
+import ipaddress
 import json
 import os
 import subprocess
-from typing import Any, Dict, Iterator, List, Optional
+import time
+from typing import Any, Dict, Iterator, List, Optional, Set
 
 import pytest
 from conftest import SMALL_LOAD_ARGS, Cluster, new_cluster_dir, wait_pgs_clean
-from localcluster.cephadm_cluster import BRIDGE, INGRESS_SYSCTLS
+from localcluster.cephadm_cluster import BRIDGE, INGRESS_SYSCTLS, NETWORK
 from test_loadgen_real import new_prefix, run_json
 from test_runs import FAST, wait_run
+from test_server_figures import DURATION_S, WARMUP_S, Watch
 
 RELEASE = 'tentacle'
 ROOT_KEYS = '/root/.ssh/authorized_keys'
@@ -179,3 +182,130 @@ def test_a_quick_run_with_agents_in_containers_puts_everything_back(
     after = snapshot(cephadm, [run_id])
     for part in before:
         assert after[part] == before[part], part
+
+
+def test_osd_restarts_on_an_unmanaged_osd_service_are_refused_before_any_change(
+        cephadm: Cluster) -> None:
+    """cephadm accepts `orch daemon restart` for an unmanaged service's daemons and
+    never does it: msgr2 secure mode is refused, not left waiting."""
+    before = snapshot(cephadm, [])
+    cephadm.ceph('orch', 'set-unmanaged', 'osd.default')
+    try:
+        refused = cephadm.ceph('rgwbench', 'settings', 'apply', 'msgr2-secure=on',
+                               '--yes-i-really-mean-it', check=False)
+        assert refused.returncode == 16, refused  # EBUSY
+        assert refused.stderr.strip().splitlines() == [
+            'Error EBUSY: refusing to change the cluster: these settings restart every OSD, '
+            'which cannot be done now: cephadm restarts no daemon of an unmanaged service '
+            '(osd.default); make it managed (ceph orch set-managed, where its spec adds no '
+            'OSD you do not want) or leave out the settings that restart OSDs'], refused.stderr
+        assert cephadm.ceph_json('rgwbench', 'status')['settings_in_place'] is None
+    finally:
+        cephadm.ceph('orch', 'set-managed', 'osd.default')
+    after = snapshot(cephadm, [])
+    for part in before:
+        assert after[part] == before[part], part
+
+
+def radosgw_host_pids(c: Cluster, fsid: str) -> Dict[str, int]:
+    """Each RGW daemon's radosgw process, by host pid, as podman sees its container."""
+    found: Dict[str, int] = {}
+    for daemon in c.ceph_json('orch', 'ps', '--daemon_type', 'rgw'):
+        container = 'ceph-%s-rgw-%s' % (fsid, daemon['daemon_id'].replace('.', '-'))
+        for line in _podman(['top', container, 'hpid', 'comm']).splitlines()[1:]:
+            pid, comm = line.split(None, 1)
+            if comm.strip() == 'radosgw':
+                found['rgw.' + daemon['daemon_id']] = int(pid)
+    return found
+
+
+def test_each_rgw_containers_cpu_agrees_with_the_hosts_proc(cephadm: Cluster) -> None:
+    """The samplers find RGW in its container by cephadm's names; the CPU a load
+    reports for it is what /proc says of that process over the same window."""
+    rgws = radosgw_host_pids(cephadm, cephadm.ceph('fsid').stdout.strip())
+    assert rgws, 'no radosgw process in the RGW containers'
+    s3 = cephadm.s3()
+    proc = cephadm.ceph_input(json.dumps({'access_key': s3['access_key'],
+                                          'secret_key': s3['secret_key']}),
+                              'rgwbench', 'credentials', 'set')
+    assert proc.returncode == 0, proc.stderr
+    watch = Watch(rgws)
+    watch.start()
+    try:
+        load_id = cephadm.ceph('rgwbench', 'load', '--op', 'put', '--size', '4KiB',
+                               '--concurrency', '8', '--duration', str(DURATION_S),
+                               '--warmup', str(WARMUP_S)).stdout.strip()
+        deadline = time.monotonic() + 600
+        record = cephadm.ceph_json('rgwbench', 'load', 'show', load_id)
+        while record['state'] == 'running':
+            assert time.monotonic() < deadline, 'load still running'
+            time.sleep(1)
+            record = cephadm.ceph_json('rgwbench', 'load', 'show', load_id)
+    finally:
+        watch.done.set()
+        watch.join()
+        cephadm.ceph('rgwbench', 'credentials', 'rm')
+    assert record['state'] == 'complete', record['error']
+    result = record['result']
+    assert result['ops'] > 0 and result['errors'] == 0
+    per_daemon = result['rgw']['per_daemon']
+    assert sorted(d['daemon'] for d in per_daemon) == sorted(rgws)
+    start = result['start_at'] + WARMUP_S
+    for daemon in per_daemon:
+        assert daemon['cpu_cores'] > 0 and daemon['rss_mib'] > 0, daemon
+        seen = watch.cores(daemon['daemon'], start, start + DURATION_S)
+        assert daemon['cpu_cores'] == pytest.approx(seen, rel=0.2), (daemon, seen)
+
+
+def test_sse_with_tls_msgr2_and_a_keepalived_ingress_puts_everything_back(
+        cephadm: Cluster) -> None:
+    """The `sse` profile on cephadm: TLS at RGW by its spec, msgr2 secure mode with the
+    OSDs restarted through cephadm, SSE, and TLS at an HAProxy ingress whose VIP
+    keepalived holds (off loopback rgwbench takes only the VIPs it is given)."""
+    vip = str(ipaddress.ip_network(NETWORK).broadcast_address - 1)
+    cephadm.ceph('config', 'set', 'mgr', 'mgr/rgwbench/ingress_virtual_ip',
+                 '%s/%d' % (vip, ipaddress.ip_network(NETWORK).prefixlen))
+    before = snapshot(cephadm, [])
+    osds_up_from = {o['osd']: o['up_from'] for o in cephadm.ceph_json('osd', 'dump')['osds']}
+    s3 = cephadm.s3()
+    cephadm.ceph_input(json.dumps({'access_key': s3['access_key'],
+                                   'secret_key': s3['secret_key']}),
+                       'rgwbench', 'credentials', 'set')
+    fsid = cephadm.ceph('fsid').stdout.strip()
+    kinds: Set[str] = set()
+    vip_held = []
+
+    def look() -> None:
+        for name in _podman(['ps', '--format', '{{.Names}}']).split():
+            if name.startswith('ceph-%s-' % fsid):
+                kinds.add(name[len('ceph-%s-' % fsid):].split('-')[0])
+        addresses = subprocess.run(['ip', '-o', 'addr', 'show', 'dev', BRIDGE],
+                                   stdout=subprocess.PIPE, universal_newlines=True).stdout
+        if ' %s/' % vip in addresses:
+            vip_held.append(vip)
+    # As test_runs' sse run: 4 writers, 10 requests a second, 20 objects to read.
+    run_id = cephadm.ceph('rgwbench', 'run', '--profile', 'sse', *FAST, '--concurrency', '4',
+                          '--rate', '10', '--objects', '20',
+                          '--yes-i-really-mean-it').stdout.strip()
+    record = wait_run(cephadm, run_id, timeout=1800, meanwhile=look, every_s=3)
+    assert record['state'] == 'complete', record.get('error')
+    assert [v['name'] for v in record['variants']] == ['tls-msgr2', 'sse-rgw', 'sse-ingress']
+    for variant in record['variants']:
+        assert variant['error'] is None, variant
+        assert all(c['state'] == 'undone' for c in variant['changes']), variant['changes']
+        for workload in variant['workloads']:
+            assert workload['ops'] > 0 and workload['errors'] == 0, workload
+    assert {'haproxy', 'keepalived'} <= kinds, kinds
+    assert vip_held, 'keepalived never held %s on %s' % (vip, BRIDGE)
+    # msgr2's variant restarted every OSD through cephadm (and its undo again).
+    after_up = {o['osd']: o['up_from'] for o in cephadm.ceph_json('osd', 'dump')['osds']}
+    assert all(after_up[o] > up for o, up in osds_up_from.items()), (osds_up_from, after_up)
+    cephadm.ceph('rgwbench', 'credentials', 'rm')
+    cephadm.wait_rgw_registered()
+    after = snapshot(cephadm, [run_id])
+    cephadm.ceph('config', 'rm', 'mgr', 'mgr/rgwbench/ingress_virtual_ip')
+    for part in before:
+        assert after[part] == before[part], part
+    assert ' %s/' % vip not in subprocess.run(
+        ['ip', '-o', 'addr', 'show', 'dev', BRIDGE], stdout=subprocess.PIPE,
+        universal_newlines=True).stdout
