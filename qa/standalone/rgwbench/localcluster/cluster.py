@@ -238,7 +238,8 @@ class LocalCluster:
         # Release modules the dashboard imports (its NFS and SMB pages), left out of the
         # module path otherwise.
         for name in DASHBOARD_IMPORTS:
-            if not os.path.lexists(os.path.join(folder, name)):
+            if not os.path.lexists(os.path.join(folder, name)) and os.path.exists(
+                    self.release.path(os.path.join('/usr/share/ceph/mgr', name))):
                 os.symlink(os.path.join('/usr/share/ceph/mgr', name), os.path.join(folder, name))
         mgrs = ['mgr.' + m for m in self.state['mgrs']]
         self.procs.stop(mgrs)

@@ -28,7 +28,7 @@ import time
 import urllib.request
 from typing import Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
-from . import chroot
+from . import chroot, hostpackages
 
 Logger = Callable[[str], None]
 
@@ -37,8 +37,10 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
 PATCH_ROOT = os.path.join(REPO_ROOT, 'src', 'pybind', 'mgr', 'dashboard')
 # Changes to Ceph's own files: applied with `patch -p1` in the dashboard folder.
 UPSTREAM_PATCH = 'upstream.patch'
+# The same changes to Pacific's backend (the controller's backport; no frontend).
+PACIFIC_PATCH = 'pacific.patch'
 # Files of the patch folder that are not part of the dashboard.
-NOT_OVERLAID = (UPSTREAM_PATCH, 'README.rst')
+NOT_OVERLAID = (UPSTREAM_PATCH, PACIFIC_PATCH, 'README.rst')
 READY_MARK = '.rgwbench-ready'
 LOCALE = 'en-US'
 NPM_ENV = {'CYPRESS_INSTALL_BINARY': '0', 'IBM_TELEMETRY_DISABLED': 'true'}
@@ -52,6 +54,11 @@ PYTHON_PACKAGES = ['python3-bcrypt', 'python3-cherrypy3', 'python3-jwt',
                    'python3-pyfakefs']
 
 
+# What Debian's ceph-mgr-dashboard depends on, for its backend on the host.
+PACKAGED_PYTHON_PACKAGES = ['python3-bcrypt', 'python3-cherrypy3', 'python3-jwt',
+                            'python3-openssl', 'python3-routes', 'python3-werkzeug']
+
+
 class DashboardError(Exception):
     pass
 
@@ -62,6 +69,14 @@ class Source(NamedTuple):
     tarball: str
     dsc: str              # whose Checksums-Sha256 the tarball must match
     top: str              # the tarball's top folder
+
+
+class Package(NamedTuple):
+    """A release whose dashboard is served as its Debian binary package has it
+    (frontend built, without the tab), its backend patched: the REST API only."""
+    name: str
+    patch: str            # in the patch folder, applied to the package's dashboard
+    version_of: str       # the installed package whose version it must have
 
 
 class LockPin(NamedTuple):
@@ -77,6 +92,11 @@ SOURCES: Dict[str, Source] = {
     'tentacle': Source('pool/main/c/ceph', 'ceph_20.2.4+ds.orig.tar.xz',
                        'ceph_20.2.4+ds-1.dsc', 'ceph-20.2.4+ds'),
 }
+# Pacific's frontend (Angular 12) shares no code with the tab's; it gets the REST API.
+PACKAGES: Dict[str, Package] = {
+    'pacific': Package('ceph-mgr-dashboard', PACIFIC_PATCH, 'ceph-mgr'),
+}
+RELEASES = sorted(list(SOURCES) + list(PACKAGES))
 
 # Tentacle's lock names @carbon/charts-angular 1.23.9, which the registry does not
 # serve (404); 1.23.6 is the newest 1.23 it has, and wants @carbon/charts 1.23.6.
@@ -102,6 +122,11 @@ def source(release: str) -> Source:
     except KeyError:
         raise DashboardError('the dashboard tab is built for %s only, not %s'
                              % (', '.join(SOURCES), release))
+
+
+def has_tab(release: str) -> bool:
+    """Whether the release's dashboard gets the tab (else the REST API only)."""
+    return release in SOURCES
 
 
 # -- the release's source ---------------------------------------------------------------
@@ -130,7 +155,10 @@ def _dsc_sha256(dsc_text: str, tarball: str) -> str:
 
 
 def ensure_source(release: str, log: Logger) -> str:
-    """The release's pristine `dashboard` and mgr `tests` folders; their parent."""
+    """The release's pristine `dashboard` and mgr `tests` folders; their parent (a
+    packaged release: its `dashboard` only)."""
+    if release in PACKAGES:
+        return _ensure_package(PACKAGES[release], log)
     src = source(release)
     downloads = os.path.join(cache_root(), 'downloads')
     os.makedirs(downloads, exist_ok=True)
@@ -167,6 +195,42 @@ def ensure_source(release: str, log: Logger) -> str:
         return done
 
 
+def _ensure_package(package: Package, log: Logger) -> str:
+    """The binary package's dashboard, of the version of the installed Ceph."""
+    version = subprocess.run(['dpkg-query', '-W', '-f', '${Version}', package.version_of],
+                             stdout=subprocess.PIPE, universal_newlines=True).stdout.strip()
+    if not version:
+        raise DashboardError('%s is not installed: no %s to match' % (package.version_of,
+                                                                      package.name))
+    downloads = os.path.join(cache_root(), 'downloads')
+    os.makedirs(downloads, exist_ok=True)
+    with _locked('package-' + package.name):
+        done = os.path.join(cache_root(), 'pkg-%s-%s' % (package.name, version))
+        if os.path.exists(os.path.join(done, READY_MARK)):
+            return done
+        log('downloading %s %s (apt checks its signature)' % (package.name, version))
+        proc = subprocess.run(['apt-get', 'download', '%s=%s' % (package.name, version)],
+                              cwd=downloads, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              universal_newlines=True)
+        if proc.returncode != 0:
+            raise DashboardError('apt-get download %s failed:\n%s'
+                                 % (package.name, proc.stdout[-2000:]))
+        deb = os.path.join(downloads, '%s_%s_all.deb' % (package.name,
+                                                         version.split(':')[-1]))
+        staging = done + '.building'
+        shutil.rmtree(staging, ignore_errors=True)
+        extracted = staging + '.x'
+        shutil.rmtree(extracted, ignore_errors=True)
+        subprocess.run(['dpkg-deb', '-x', deb, extracted], check=True)
+        os.makedirs(staging)
+        os.rename(os.path.join(extracted, 'usr', 'share', 'ceph', 'mgr', 'dashboard'),
+                  os.path.join(staging, 'dashboard'))
+        shutil.rmtree(extracted)
+        _mark(staging)
+        os.rename(staging, done)
+        return done
+
+
 def _members(tar: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
     for member in tar:
         if member.isfile() or member.isdir():
@@ -175,14 +239,16 @@ def _members(tar: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
 
 # -- the patch ---------------------------------------------------------------------------
 
-def overlay_files() -> List[str]:
-    """The patch's new files, relative to the dashboard folder."""
+def overlay_files(frontend: bool = True) -> List[str]:
+    """The patch's new files, relative to the dashboard folder (`frontend` False:
+    the backend's only)."""
     found = []
     for folder, dirs, files in os.walk(PATCH_ROOT):
         dirs[:] = sorted(d for d in dirs if d not in ('__pycache__', 'node_modules'))
         for name in sorted(files):
             rel = os.path.relpath(os.path.join(folder, name), PATCH_ROOT)
-            if rel not in NOT_OVERLAID and not name.endswith('.pyc'):
+            if rel not in NOT_OVERLAID and not name.endswith('.pyc') and (
+                    frontend or not rel.startswith('frontend/')):
                 found.append(rel)
     return found
 
@@ -192,7 +258,7 @@ def patch_hash(frontend_only: bool = False) -> str:
     frontend's files and the diff), so a change to the controller rebuilds nothing."""
     digest = hashlib.sha256()
     files = [rel for rel in overlay_files() if rel.startswith('frontend/') or not frontend_only]
-    for rel in files + [UPSTREAM_PATCH]:
+    for rel in files + [UPSTREAM_PATCH] + ([] if frontend_only else [PACIFIC_PATCH]):
         digest.update(rel.encode() + b'\0')
         with open(os.path.join(PATCH_ROOT, rel), 'rb') as f:
             digest.update(f.read() + b'\0')
@@ -254,6 +320,11 @@ def ensure_built(release: str, log: Logger, frontend: bool = True) -> Build:
     key = hashlib.sha256(('%s %s %s' % (pristine, patch_hash(), LOCK_PINS.get(release)))
                          .encode()).hexdigest()[:12]
     build = Build(release, os.path.join(cache_root(), 'tree-%s-%s' % (release, key)))
+    if release in PACKAGES:
+        with _locked('tree-' + release):
+            if not os.path.exists(os.path.join(build.tree, READY_MARK)):
+                _make_backend_tree(release, PACKAGES[release], pristine, build, log)
+        return build
     with _locked('tree-' + release):
         if not os.path.exists(os.path.join(build.tree, READY_MARK)):
             _make_tree(release, pristine, build, log)
@@ -299,22 +370,40 @@ def _make_tree(release: str, pristine: str, build: Build, log: Logger) -> None:
                     ignore=lambda folder, names: (
                         ['dist'] if folder.endswith('/frontend') else []))
     target = os.path.join(staging, 'dashboard')
-    for rel in overlay_files():
-        os.makedirs(os.path.dirname(os.path.join(target, rel)), exist_ok=True)
-        shutil.copy(os.path.join(PATCH_ROOT, rel), os.path.join(target, rel))
-    proc = subprocess.run(['patch', '-p1', '--forward', '--no-backup-if-mismatch', '-d', target,
-                           '-i', os.path.join(PATCH_ROOT, UPSTREAM_PATCH)],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          universal_newlines=True)
-    if proc.returncode != 0:
-        raise DashboardError('%s does not apply to the %s dashboard:\n%s'
-                             % (UPSTREAM_PATCH, release, proc.stdout[-3000:]))
+    _overlay(release, target, overlay_files(), UPSTREAM_PATCH)
     frontend = os.path.join(target, 'frontend')
     pin_lock(release, os.path.join(frontend, 'package.json'),
              os.path.join(frontend, 'package-lock.json'))
     _mark(staging)
     shutil.rmtree(build.tree, ignore_errors=True)
     os.rename(staging, build.tree)
+
+
+def _make_backend_tree(release: str, package: Package, pristine: str, build: Build,
+                       log: Logger) -> None:
+    log('patching the %s dashboard\'s backend into %s' % (release, build.tree))
+    staging = build.tree + '.building'
+    shutil.rmtree(staging, ignore_errors=True)
+    shutil.copytree(pristine, staging, symlinks=True)
+    _overlay(release, os.path.join(staging, 'dashboard'), overlay_files(frontend=False),
+             package.patch)
+    _mark(staging)
+    shutil.rmtree(build.tree, ignore_errors=True)
+    os.rename(staging, build.tree)
+
+
+def _overlay(release: str, target: str, files: Sequence[str], patch: str) -> None:
+    """The patch's new files copied into the dashboard folder, its diff applied."""
+    for rel in files:
+        os.makedirs(os.path.dirname(os.path.join(target, rel)), exist_ok=True)
+        shutil.copy(os.path.join(PATCH_ROOT, rel), os.path.join(target, rel))
+    proc = subprocess.run(['patch', '-p1', '--forward', '--no-backup-if-mismatch', '-d', target,
+                           '-i', os.path.join(PATCH_ROOT, patch)],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True)
+    if proc.returncode != 0:
+        raise DashboardError('%s does not apply to the %s dashboard:\n%s'
+                             % (patch, release, proc.stdout[-3000:]))
 
 
 def _link_node_modules(release: str, build: Build, log: Logger) -> None:
@@ -427,7 +516,16 @@ def spec_files() -> List[str]:
 
 
 def ensure_python_packages(release: str, log: Logger) -> None:
-    """The dashboard's Python dependencies in the release's root, once."""
+    """The dashboard's Python dependencies in the release's root, once (a packaged
+    release runs on the host: the package's own dependencies there)."""
+    if release in PACKAGES:
+        installed = subprocess.run(['dpkg-query', '-W', '-f', '${Status}\n']
+                                   + PACKAGED_PYTHON_PACKAGES, stdout=subprocess.PIPE,
+                                   stderr=subprocess.DEVNULL, universal_newlines=True).stdout
+        if installed.count('install ok installed') < len(PACKAGED_PYTHON_PACKAGES):
+            log('installing the dashboard\'s Python packages on the host')
+            hostpackages.apt_install(PACKAGED_PYTHON_PACKAGES)
+        return
     root = chroot.chroot_dir(release)
     mark = os.path.join(root, '.rgwbench-dashboard-packages')
     wanted = ' '.join(PYTHON_PACKAGES) + '\n'
@@ -515,6 +613,7 @@ def check_openapi(build: Build, log: Logger) -> None:
 
 def check(release: str, log: Logger) -> Build:
     """The patch's controller tests, its openapi.yaml and its jest specs."""
+    source(release)  # the tab's release: a packaged one gets no frontend to check
     ensure_python_packages(release, log)
     build = ensure_built(release, log, frontend=False)
     run_backend_tests(build, log)

@@ -74,8 +74,9 @@ def _parser() -> argparse.ArgumentParser:
                          help='also what the tests run (Chromium and its driver)')
     tab = with_dir(sub.add_parser('dashboard', help=(
         "the Ceph Dashboard with rgwbench's tab: the release's dashboard patched and its "
-        'frontend built (cached; printed: its folder)')))
-    tab.add_argument('--release', default='tentacle', choices=sorted(dashboard.SOURCES))
+        'frontend built (cached; printed: its folder); Pacific: its REST API only, in the '
+        "frontend its package has")))
+    tab.add_argument('--release', default='tentacle', choices=dashboard.RELEASES)
     tab.add_argument('--check', action='store_true', help=(
         "instead: the patch's controller tests, its openapi.yaml against the generated "
         'one, and its jest specs'))
@@ -122,7 +123,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             print(json.dumps(cluster.s3_endpoints()['endpoints']))
         elif args.command == 'dashboard':
             hostpackages.ensure(hostpackages.HOST, releases.stderr_log)
-            hostpackages.ensure(hostpackages.DASHBOARD, releases.stderr_log)
+            if dashboard.has_tab(args.release):
+                hostpackages.ensure(hostpackages.DASHBOARD, releases.stderr_log)
             releases.get(args.release).ensure_installed(releases.stderr_log)
             if args.check:
                 print(dashboard.check(args.release, releases.stderr_log).tree)

@@ -285,8 +285,22 @@ def run(argv: List[str], check: bool, timeout: float,
     return proc
 
 
+def pytest_configure(config: Any) -> None:
+    config.addinivalue_line('markers', 'releases(*names): a test of what only these '
+                            'releases have (the Dashboard tab: Tentacle); not collected '
+                            'for the others')
+
+
+def release_of(item: Any) -> Optional[str]:
+    """The release of the cluster a test runs on, if its fixtures take one."""
+    params = getattr(getattr(item, 'callspec', None), 'params', {})
+    found = [v for v in params.values() if v in RELEASES]
+    return found[0] if found else None
+
+
 def pytest_collection_modifyitems(config: Any, items: List[Any]) -> None:
-    """Test files named on the command line narrow the run to them.
+    """Test files named on the command line narrow the run to them, and a test
+    marked for some releases exists for those only.
 
     tox always passes the whole test folder; a file given besides it (as in
     `tox -e integration -- tests/test_x.py`) means "only this one".
@@ -295,6 +309,17 @@ def pytest_collection_modifyitems(config: Any, items: List[Any]) -> None:
              if a.split('::')[0].endswith('.py')}
     if files:
         items[:] = [i for i in items if os.path.abspath(str(i.fspath)) in files]
+    kept, other_releases = [], []
+    for item in items:
+        marker = item.get_closest_marker('releases')
+        release = release_of(item)
+        if marker is not None and release is not None and release not in marker.args:
+            other_releases.append(item)
+        else:
+            kept.append(item)
+    if other_releases:
+        config.hook.pytest_deselected(items=other_releases)
+        items[:] = kept
 
 
 # The CPU each test costs, printed at the session's end (CI is CPU-bound: cputime).

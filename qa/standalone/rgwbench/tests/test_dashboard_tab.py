@@ -1,12 +1,14 @@
-"""The Ceph Dashboard's Object Gateway → Benchmarks tab in a real Tentacle mgr.
+"""The Ceph Dashboard's rgwbench REST API, and its Object Gateway → Benchmarks tab.
 
-The cluster tool patches Tentacle's dashboard, builds its frontend (cached) and
-loads it in the cluster's mgrs (`cluster dashboard --serve`). Two dashboard
-users log in in headless Chromium: one whose role reads rgw only, one with the
-built-in rgw-manager role. Screenshots go to RGWBENCH_SCREENSHOTS (default
+The cluster tool patches the release's dashboard and loads it in the cluster's
+mgrs (`cluster dashboard --serve`): Tentacle's with the tab, its frontend built
+(cached); Pacific's backend only (the REST API; its package's frontend, Angular
+12, gets no tab). On both releases the API is tried through the dashboard's own
+login (JWT) and roles: a user whose role reads rgw only, and one with the
+built-in rgw-manager role. On Tentacle the same users also log in in headless
+Chromium (the manager there with rgw's permissions only, see MANAGER_ROLE).
+Screenshots go to RGWBENCH_SCREENSHOTS (default
 .tox/screenshots)/<release>/dashboard-*.png.
-
-Tentacle only: the tab is Tentacle's frontend (Angular 18); Pacific's differs.
 """
 import http.client
 import json
@@ -81,8 +83,6 @@ class Dashboard:
 
 @pytest.fixture(scope='module')
 def dashboard(runs: Cluster) -> Iterator[Dashboard]:  # noqa: F811 (the fixture imported)
-    if runs.release != 'tentacle':
-        pytest.skip('the tab is built for Tentacle\'s frontend only')
     proc = runs.tool('dashboard', '--serve', '--port', str(free_port()),
                      timeout=BUILD_TIMEOUT_S)
     found = Dashboard(runs, proc.stdout.strip().splitlines()[-1])
@@ -93,8 +93,9 @@ def dashboard(runs: Cluster) -> Iterator[Dashboard]:  # noqa: F811 (the fixture 
     runs.ceph('dashboard', 'ac-role-add-scope-perms', MANAGER_ROLE, 'rgw',
               'read', 'create', 'update', 'delete')
     found.add_user('bench-manager', MANAGER_ROLE)
+    found.add_user('rgw-manager', 'rgw-manager')
     yield found
-    for user in ('bench-reader', 'bench-manager'):
+    for user in ('bench-reader', 'bench-manager', 'rgw-manager'):
         runs.ceph('dashboard', 'ac-user-delete', user, check=False)
     for role in (READER_ROLE, MANAGER_ROLE):
         runs.ceph('dashboard', 'ac-role-delete', role, check=False)
@@ -158,9 +159,8 @@ def by_testid(driver: WebDriver, testid: str) -> Any:
     return driver.find_element(By.CSS_SELECTOR, '[data-testid="%s"]' % testid)
 
 
-def test_a_reader_sees_the_runs_but_cannot_start_one(
-        dashboard: Dashboard, browser: WebDriver) -> None:  # noqa: F811
-    release = dashboard.cluster.release
+def test_a_reader_reads_runs_through_the_api_and_may_not_start_or_abort_one(
+        dashboard: Dashboard) -> None:
     reader = dashboard.token('bench-reader')
     status, listed = dashboard.api('GET', '/api/rgwbench/run', token=reader)
     assert status == 200 and isinstance(listed, list), (status, listed)
@@ -177,6 +177,62 @@ def test_a_reader_sees_the_runs_but_cannot_start_one(
     assert dashboard.cluster.ceph_json('rgwbench', 'status')['active_run'] is None
     assert snapshot(dashboard.cluster) == before
 
+
+def test_the_rgw_manager_role_plans_starts_follows_reads_and_aborts_runs_through_the_api(
+        dashboard: Dashboard) -> None:
+    """What the tab does, through the REST API alone (Pacific has no tab)."""
+    before = snapshot(dashboard.cluster)
+    manager = dashboard.token('rgw-manager')
+    overrides = {'duration': '8', 'warmup': '1', 'rate': str(SMALL_LOAD['rate']),
+                 'objects': str(SMALL_LOAD['objects'])}
+    status, plan = dashboard.api('POST', '/api/rgwbench/profile/quick/plan',
+                                 {'overrides': overrides}, token=manager)
+    assert status == 200 and 'quick' in plan['text'], (status, plan)
+    assert snapshot(dashboard.cluster) == before, 'a plan changed the cluster'
+    status, body = dashboard.api('POST', '/api/rgwbench/run',
+                                 {'profile': 'quick', 'overrides': overrides}, token=manager)
+    assert status == 400 and 'yes-i-really-mean-it' in body['detail'], (status, body)
+    assert dashboard.cluster.ceph_json('rgwbench', 'status')['active_run'] is None
+    status, body = dashboard.api('POST', '/api/rgwbench/run', {
+        'profile': 'quick', 'overrides': overrides, 'confirm': True}, token=manager)
+    assert status == 201, (status, body)
+    run_id = body['run_id']
+    messages = set()
+    deadline = time.monotonic() + 900
+    while True:
+        status, live = dashboard.api('GET', '/api/rgwbench/live', token=manager)
+        assert status == 200, (status, live)
+        if live is None or live['run_id'] != run_id:
+            break
+        messages.add(str(live.get('message')))
+        assert time.monotonic() < deadline, messages
+        time.sleep(0.5)
+    assert any('workload' in m for m in messages), messages
+    status, shown = dashboard.api('GET', '/api/rgwbench/run/' + run_id, token=manager)
+    assert status == 200 and shown['state'] == 'complete', (status, shown)
+    assert shown['comparison'], shown
+    status, listed = dashboard.api('GET', '/api/rgwbench/run', token=manager)
+    assert run_id in [r['run_id'] for r in listed], listed
+    dashboard.cluster.wait_rgw_registered()
+    assert snapshot(dashboard.cluster) == before
+
+    status, body = dashboard.api('POST', '/api/rgwbench/run', {
+        'profile': 'quick', 'confirm': True,
+        'overrides': dict(overrides, duration='60')}, token=manager)
+    assert status == 201, (status, body)
+    aborted_id = body['run_id']
+    status, body = dashboard.api('POST', '/api/rgwbench/abort', {}, token=manager)
+    assert status == 200 and body['run_id'] == aborted_id, (status, body)
+    record = wait_run(dashboard.cluster, aborted_id)
+    assert record['state'] == 'aborted', record
+    dashboard.cluster.wait_rgw_registered()
+    assert snapshot(dashboard.cluster) == before
+
+
+@pytest.mark.releases('tentacle')
+def test_a_reader_sees_the_runs_but_no_start_button(
+        dashboard: Dashboard, browser: WebDriver) -> None:  # noqa: F811
+    release = dashboard.cluster.release
     login(browser, dashboard, 'bench-reader')
     open_tab(browser, dashboard)
     menu = browser.find_elements(By.CSS_SELECTOR, BENCHMARKS_MENU)
@@ -185,6 +241,7 @@ def test_a_reader_sees_the_runs_but_cannot_start_one(
     shot(browser, release, 'dashboard-01-reader', full=True)
 
 
+@pytest.mark.releases('tentacle')
 def test_a_manager_plans_starts_follows_and_reads_a_quick_run(
         dashboard: Dashboard, browser: WebDriver) -> None:  # noqa: F811
     release = dashboard.cluster.release
@@ -255,6 +312,7 @@ def test_a_manager_plans_starts_follows_and_reads_a_quick_run(
     assert snapshot(dashboard.cluster) == before
 
 
+@pytest.mark.releases('tentacle')
 def test_a_manager_aborts_a_run_from_the_tab(
         dashboard: Dashboard, browser: WebDriver) -> None:  # noqa: F811
     release = dashboard.cluster.release
