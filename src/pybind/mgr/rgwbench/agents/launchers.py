@@ -27,7 +27,16 @@ AGENT_MOUNT = '/var/lib/rgwbench-agent'
 # with `--init` (mgr/cephadm/container_init), which podman refuses beside
 # `--pid=host` ("PID namespace isn't private"): the spec's arguments come after
 # cephadm's, so `--init=false` turns it off for the agents only.
-CONTAINER_ARGS = ('--net=host', '--pid=host', '--init=false')
+# And no privilege: the agent reads the stat, status, cmdline, comm and cgroup files of
+# other processes in /proc, which every user may read (it never reads
+# /proc/<pid>/io, which would need CAP_SYS_PTRACE or the daemon's own uid), sends S3
+# over ordinary sockets and writes only its own folder and the temporary one. So it
+# runs with no capability at all, cannot gain one, and as the user that owns its files:
+# cephadm writes a custom container's files and folders owned by the spec's uid and gid
+# (CustomContainerSpec's default, 65534: nobody, which every image can run as).
+AGENT_UID = 65534
+CONTAINER_ARGS = ('--net=host', '--pid=host', '--init=false', '--cap-drop=ALL',
+                  '--security-opt=no-new-privileges', '--user=%d:%d' % (AGENT_UID, AGENT_UID))
 # What the orchestrator says of a live agent's container: cephadm says `starting`
 # from its deployment until its next refresh of the host, minutes later.
 ALIVE_STATUSES = (None, 'running', 'starting')
@@ -210,12 +219,15 @@ class OrchestratorLauncher:
 
     def spec(self, config: Dict[str, Any]) -> Any:
         from ceph.deployment.service_spec import CustomContainerSpec, PlacementSpec
+        # `ceph orch ls --export` shows the spec to read-only users: no code in it (its
+        # agents enrol from their hosts' addresses, see AgentRun.enrol).
+        config = {k: v for k, v in config.items() if k != 'codes'}
         return CustomContainerSpec(
             service_id=AGENT_SERVICE_ID, placement=PlacementSpec(hosts=self.hosts),
             image=self.image, entrypoint='python3',
             extra_entrypoint_args=[AGENT_MOUNT + '/agent.py',
                                    '--config', AGENT_MOUNT + '/agent.json'],
-            args=list(CONTAINER_ARGS), dirs=['agent'],
+            args=list(CONTAINER_ARGS), dirs=['agent'], uid=AGENT_UID, gid=AGENT_UID,
             files=spec_files(config),
             volume_mounts={'agent': AGENT_MOUNT})
 

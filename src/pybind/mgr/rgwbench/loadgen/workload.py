@@ -381,7 +381,7 @@ class Job:
         self.endpoint = self.endpoints[0]
         if self.target_offset < 0:
             raise UsageError("target_offset must be >= 0")
-        if not self.access_key or not self.secret_key:
+        if (not self.access_key or not self.secret_key) and not self.sample_only:
             raise UsageError("--access-key and --secret-key are required")
         if self.ca_bundle and self.insecure:
             raise UsageError("use either --ca-bundle or --insecure, not both")
