@@ -53,6 +53,15 @@ class BenchAPI:
         chosen = self.services.profiles.get(profile) if profile else None
         return self.services.checks.now(chosen)
 
+    def set_credentials(self, text: str) -> Dict[str, str]:
+        """Store the S3 credentials (refused, EBUSY, while a run or load goes)."""
+        s = self.services
+        return s.activity.start(Activity.CREDENTIALS_CHANGE, lambda: s.credentials.set(text))
+
+    def remove_credentials(self) -> bool:
+        s = self.services
+        return s.activity.start(Activity.CREDENTIALS_CHANGE, s.credentials.remove)
+
     def certificates(self) -> Certificates:
         """The certificate TLS settings serve: not changed while changes are in place."""
         def in_place() -> Optional[str]:

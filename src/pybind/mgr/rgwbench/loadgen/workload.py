@@ -31,8 +31,8 @@ _UNITS = {
     "t": 1 << 40, "tib": 1 << 40, "tb": 1000 ** 4,
 }
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$")
-_BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.-]{1,50}$")
-_KEY_PREFIX_RE = re.compile(r"^[A-Za-z0-9._~/-]*$")
+_BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.-]{1,50}\Z")
+_KEY_PREFIX_RE = re.compile(r"^[A-Za-z0-9._~/-]*\Z")
 
 MAX_OBJECT = 5 << 40  # S3's largest object
 MAX_PUT = 5 << 30     # largest single PUT / part

@@ -1,0 +1,103 @@
+"""The lows of issue 33's safety review, each shown failing before its fix."""
+import errno
+import json
+from typing import Any, Dict, List, Optional, Tuple
+
+import pytest
+from fixtures import MemoryStore
+from mgr_module import HandleCommandResult
+from test_module import ModuleUnderTest, registered  # noqa: F401 (a fixture)
+
+from rgwbench.errors import InvalidInput
+from rgwbench.loadgen.errors import UsageError
+from rgwbench.loadgen.workload import Job
+from rgwbench.panel.auth import PASSWORD_KEY, PasswordStore
+from rgwbench.profiles import parse_profile
+from rgwbench.profiles.field_checks import FieldError, check_placement
+from rgwbench.profiles.placement import count_of
+from rgwbench.results.model import Run
+from rgwbench.results.store import check_run_id
+from rgwbench.settings.registry import all_settings
+
+PROFILE: Dict[str, Any] = {
+    'name': 'tiny', 'variants': [{'name': 'as-is', 'settings': {}}],
+    'workloads': [{'name': 'w', 'op': 'put', 'duration': 5}]}
+
+
+# -- names: `$` also matches before a trailing newline ------------------------------------
+@pytest.mark.parametrize('changes', [
+    {'name': 'tiny\n'},
+    {'variants': [{'name': 'as-is\n', 'settings': {}}]},
+    {'workloads': [{'name': 'w\n', 'op': 'put', 'duration': 5}]}])
+def test_a_name_with_a_trailing_newline_is_refused(changes: Dict[str, Any]) -> None:
+    with pytest.raises((InvalidInput, FieldError)):
+        parse_profile(json.dumps(dict(PROFILE, **changes)), all_settings())
+
+
+def test_a_count_with_a_trailing_newline_is_no_count() -> None:
+    # (a placement's words are stripped before they are looked at: `host1\n` is host1)
+    assert count_of('count:2\n') is None
+    assert check_placement(['host1\n'], 'placement') == ['host1']
+
+
+def test_a_run_id_with_a_trailing_newline_is_refused() -> None:
+    with pytest.raises(InvalidInput):
+        check_run_id('run-1\n')
+
+
+def test_a_key_prefix_with_a_trailing_newline_is_refused() -> None:
+    job = Job(endpoint='http://10.0.0.1:80', access_key='AK', secret_key='SK',
+              key_prefix='k/\n')
+    with pytest.raises(UsageError):
+        job.validate()
+
+
+# -- credentials are not changed while a run or a load holds them --------------------------
+class MonRecording(ModuleUnderTest):
+    def __init__(self) -> None:
+        super().__init__({('orchestrator', '_select_orchestrator'): None})
+        self.sent: List[Dict[str, Any]] = []
+
+    def mon_command(self, cmd: Dict[str, Any], inbuf: Optional[str] = None
+                    ) -> Tuple[int, str, str]:
+        self.sent.append(cmd)
+        return (-errno.ENOENT, '', '') if cmd['prefix'] == 'config-key get' else (0, '', '')
+
+
+CREDENTIALS = json.dumps({'access_key': 'AK2', 'secret_key': 'SK2-never-in-an-error'})
+
+
+@pytest.mark.usefixtures('registered')
+@pytest.mark.parametrize('going', ['run', 'load'])
+def test_credentials_are_not_changed_during_a_run_or_a_load(going: str) -> None:
+    mod = MonRecording()
+    if going == 'run':
+        mod.services.runs._record = Run(run_id='r-1', profile='quick', state='running',
+                                        started=1.0)
+    else:
+        mod.services.loads._active = {'load_id': 'r-1', 'state': 'running'}
+    for prefix, inbuf in (('rgwbench credentials set', CREDENTIALS),
+                          ('rgwbench credentials rm', None)):
+        res = HandleCommandResult(*mod._handle_command(inbuf, {'prefix': prefix}))
+        assert res.retval == -errno.EBUSY, (prefix, res)
+        assert '%s r-1 is in progress' % going in res.stderr and '\n' not in res.stderr
+        assert 'SK2' not in res.stderr
+    assert not [c for c in mod.sent if c['prefix'] != 'config-key get']   # nothing changed
+    mod.services.runs._record = None
+    mod.services.loads._active = None
+    res = HandleCommandResult(*mod._handle_command(CREDENTIALS,
+                                                   {'prefix': 'rgwbench credentials set'}))
+    assert res.retval == 0, res
+    assert [c['prefix'] for c in mod.sent if c['prefix'] != 'config-key get'] == [
+        'config-key set']
+
+
+# -- the panel's password -----------------------------------------------------------------
+@pytest.mark.parametrize('password', ['8chars!!', 'eleven-char'])
+def test_a_panel_password_under_12_characters_is_refused(password: str) -> None:
+    store = MemoryStore()
+    with pytest.raises(InvalidInput, match='at least 12 characters'):
+        PasswordStore(store).set(password)
+    assert store.get_store(PASSWORD_KEY) is None
+    PasswordStore(store, iterations=1000).set('twelve-chars')
+    assert store.get_store(PASSWORD_KEY) is not None
