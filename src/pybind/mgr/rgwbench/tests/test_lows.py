@@ -8,6 +8,7 @@ from fixtures import MemoryStore
 from mgr_module import HandleCommandResult
 from test_module import ModuleUnderTest, registered  # noqa: F401 (a fixture)
 
+from rgwbench.checks.capacity_guard import STATS_PERIOD_S, CapacityGuard
 from rgwbench.errors import InvalidInput
 from rgwbench.loadgen.errors import UsageError
 from rgwbench.loadgen.workload import Job
@@ -101,3 +102,33 @@ def test_a_panel_password_under_12_characters_is_refused(password: str) -> None:
     assert store.get_store(PASSWORD_KEY) is None
     PasswordStore(store, iterations=1000).set('twelve-chars')
     assert store.get_store(PASSWORD_KEY) is not None
+
+
+# -- the capacity guard fails closed ------------------------------------------------------
+class NoReports:
+    """The mgr's maps while no OSD has reported its store (after a failover, say)."""
+
+    def __init__(self) -> None:
+        self.stats: Dict[str, Any] = {'osd_stats': []}
+
+    def get(self, data_name: str) -> Any:
+        return {'osd_stats': self.stats, 'osd_map': {'nearfull_ratio': 0.85}}[data_name]
+
+
+def test_a_writer_does_not_start_while_no_osd_reports_how_full_it_is() -> None:
+    check = CapacityGuard(NoReports(), lambda: 0.05).new_check()
+    assert check.before_start() is not None
+    assert 'no OSD reports how full its store is' in str(check.before_start())
+
+
+def test_a_writer_stops_once_no_osd_has_reported_for_two_report_periods() -> None:
+    maps, now = NoReports(), [100.0]
+    check = CapacityGuard(maps, lambda: 0.05).new_check()
+    check.clock = lambda: now[0]
+    maps.stats = {'osd_stats': [{'osd': 0, 'statfs': {'total': 100, 'available': 90}}]}
+    assert check.problem() is None
+    maps.stats = {'osd_stats': []}
+    assert check.problem() is None            # one missed reading is no reason
+    now[0] += 2 * STATS_PERIOD_S
+    stop = check.problem()
+    assert stop is not None and stop.startswith('no OSD reports how full its store is')
