@@ -1,13 +1,16 @@
 """The lows of issue 33's safety review, each shown failing before its fix."""
 import errno
 import json
-from typing import Any, Dict, List, Optional, Tuple
+import os
+import tempfile
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 from fixtures import MemoryStore
 from mgr_module import HandleCommandResult
 from test_module import ModuleUnderTest, registered  # noqa: F401 (a fixture)
 
+from rgwbench.agents.launchers import LocalLauncher, NotOurs, remove_leftovers
 from rgwbench.checks.capacity_guard import STATS_PERIOD_S, CapacityGuard
 from rgwbench.errors import InvalidInput
 from rgwbench.loadgen.errors import UsageError
@@ -132,3 +135,41 @@ def test_a_writer_stops_once_no_osd_has_reported_for_two_report_periods() -> Non
     now[0] += 2 * STATS_PERIOD_S
     stop = check.problem()
     assert stop is not None and stop.startswith('no OSD reports how full its store is')
+
+
+# -- leftovers: only what a launcher made is removed ----------------------------------------
+# Never a real path here: a removal that is not refused deletes what it is given.
+@pytest.fixture
+def victim() -> Iterator[str]:
+    """A folder of this test that no launcher made, with a file in it."""
+    with tempfile.TemporaryDirectory(prefix='not-an-agent-') as folder:
+        with open(os.path.join(folder, 'keep'), 'w') as f:
+            f.write('kept')
+        yield folder
+
+
+@pytest.mark.parametrize('named', ['service', 'folder', 'dotdot', 'nested'])
+def test_leftovers_not_made_by_a_launcher_are_refused_and_left(victim: str,
+                                                               named: str) -> None:
+    leftovers: Dict[str, Any] = {
+        'service': {'service': 'rgw.default'},                    # someone else's service
+        'folder': {'folder': victim},                             # any folder
+        'dotdot': {'folder': os.path.join(tempfile.gettempdir(), 'rgwbench-agent-0123456789ab',
+                                          '..', os.path.basename(victim))},
+        'nested': {'folder': os.path.join(victim, 'rgwbench-agent-0123456789ab')},
+    }[named]
+    if named == 'nested':
+        os.mkdir(leftovers['folder'])
+    removed: List[str] = []
+    with pytest.raises(NotOurs, match='not removed'):
+        remove_leftovers(leftovers, removed.append, timeout=0.1)
+    assert removed == [] and os.path.exists(os.path.join(victim, 'keep'))
+
+
+def test_a_local_agents_folder_and_the_agents_service_are_removed() -> None:
+    removed: List[str] = []
+    folder = LocalLauncher().folder
+    os.mkdir(folder)
+    remove_leftovers({'service': 'container.rgwbench-agent', 'folder': folder},
+                     removed.append, timeout=0.1)
+    assert removed == ['container.rgwbench-agent'] and not os.path.exists(folder)
