@@ -347,8 +347,8 @@ def remove_leftovers(leftovers: Dict[str, Any], remove_service: Any,
     """
     service, folder = leftovers.get('service'), leftovers.get('folder')
     if service and service != AGENT_SERVICE:
-        raise NotOurs('service %r is not the agents\' (%s): not removed' % (service,
-                                                                          AGENT_SERVICE))
+        raise NotOurs('service %r is not the agents\' (%s): not removed'
+                      % (service, AGENT_SERVICE))
     if folder and not own_folder(str(folder)):
         raise NotOurs('folder %r is not a local agent\'s (%s<12 hex digits> in %s): not '
                       'removed' % (folder, LOCAL_FOLDER_PREFIX, tempfile.gettempdir()))
