@@ -62,6 +62,9 @@ def assert_none_shown(seen: Mapping[str, str], secrets: Mapping[str, str]) -> No
         tokens = AGENT_TOKEN.findall(text)
         assert not tokens, 'what looks like an agent token shows in %s: %s' % (
             name, tokens[:3])
+        # The agents' launch config in their spec names no code (placed agents have none).
+        assert '"codes"' not in text.replace('\\"', '"'), \
+            'agent codes show in %s' % name
 
 
 def where_shown(text: str, secret: str) -> str:

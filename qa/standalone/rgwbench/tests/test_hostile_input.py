@@ -558,6 +558,17 @@ def test_a_read_only_ceph_user_sees_but_starts_nothing_and_reads_no_secret(
     argv = json.loads(cluster.tool('info').stdout)['tools']['ceph'] + [
         '--name', 'client.rgwbench-ro', '--keyring', keyring]
     secret = cluster.s3()['secret_key']
+    # A secret an operator gives through `config` (an option it widened the study to):
+    # stored in a profile, shown to nobody.
+    config_secret = 'Ro-user-never-sees-%d' % random.randrange(10 ** 12)
+    cluster.ceph('config', 'set', 'mgr', 'mgr/rgwbench/config_allow',
+                 'client.rgw/rgw_keystone_admin_password')
+    stored = cluster.ceph_input(json.dumps({
+        'name': 'with-a-secret', 'workloads': [{'name': 'w', 'op': 'put', 'duration': 5}],
+        'variants': [{'name': 'as-is', 'settings': {}}, {'name': 'keystone', 'settings': {
+            'config': {'client.rgw/rgw_keystone_admin_password': config_secret}}}]}),
+        'rgwbench', 'profile', 'set')
+    assert stored.returncode == 0, stored.stderr
 
     def as_reader(*args: str) -> 'subprocess.CompletedProcess[str]':
         return subprocess.run(argv + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -567,11 +578,16 @@ def test_a_read_only_ceph_user_sees_but_starts_nothing_and_reads_no_secret(
             for args in (['status'], ['credentials', 'show'], ['profile', 'ls'],
                          ['results', 'ls'], ['load', 'ls'], ['panel', 'show'],
                          ['settings', 'show'], ['certificate', 'show'],
-                         ['plan', '--profile', 'quick']):
-                proc = as_reader('rgwbench', *args, '-f', 'json')
-                # (settings show: ENOENT, nothing applied)
-                assert proc.returncode in (0, errno.ENOENT), (args, proc.stderr)
-                assert secret not in proc.stdout + proc.stderr, args
+                         ['plan', '--profile', 'quick'], ['profile', 'show', 'with-a-secret'],
+                         ['plan', '--profile', 'with-a-secret'],
+                         ['settings', 'plan', 'config=client.rgw/rgw_keystone_admin_password:'
+                          + config_secret]):
+                for fmt in ('json', 'plain'):
+                    proc = as_reader('rgwbench', *args, '-f', fmt)
+                    # (settings show: ENOENT, nothing applied)
+                    assert proc.returncode in (0, errno.ENOENT), (args, proc.stderr)
+                    assert secret not in proc.stdout + proc.stderr, args
+                    assert config_secret not in proc.stdout + proc.stderr, args
             for args in (['load', '--duration', '5'], ['run', '--profile', 'quick',
                                                        '--yes-i-really-mean-it'],
                          ['abort'], ['credentials', 'rm'], ['panel', 'password', 'generate'],
@@ -588,3 +604,5 @@ def test_a_read_only_ceph_user_sees_but_starts_nothing_and_reads_no_secret(
     finally:
         cluster.ceph('auth', 'rm', 'client.rgwbench-ro')
         os.unlink(keyring)
+        cluster.ceph('rgwbench', 'profile', 'rm', 'with-a-secret')
+        cluster.ceph('config', 'rm', 'mgr', 'mgr/rgwbench/config_allow')

@@ -300,6 +300,7 @@ class SecretWatch:
     def __init__(self, c: Cluster, run_id: str) -> None:
         self.c = c
         self.reads = [('rgwbench', 'status'), ('rgwbench', 'results', 'show', run_id),
+                      ('rgwbench', 'results', 'export', run_id),
                       ('rgwbench', 'results', 'ls'), ('rgwbench', 'settings', 'show'),
                       ('rgwbench', 'credentials', 'show')]
         self.seen: Dict[str, str] = {}

@@ -6,6 +6,7 @@ errno. Other modules reach it through `mgr.remote('rgwbench', 'api_<method>', ..
 which answers plain data and turns the errors into `OSError(errno, message)`:
 plain and picklable across interpreters.
 """
+from dataclasses import replace
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from .runs.activity import Activity
@@ -23,6 +24,7 @@ from .results.seeds import shown_json
 from .serial import dump
 from .status import build_status
 from .cluster.orchestration import orchestrator_state
+from .cluster.secret_options import masked_profile, masked_settings
 from .wiring import Services
 
 
@@ -50,6 +52,15 @@ class BenchAPI:
     def findings(self, profile: Optional[str] = None) -> List[Finding]:
         chosen = self.services.profiles.get(profile) if profile else None
         return self.services.checks.now(chosen)
+
+    def set_credentials(self, text: str) -> Dict[str, str]:
+        """Store the S3 credentials (refused, EBUSY, while a run or load goes)."""
+        s = self.services
+        return s.activity.start(Activity.CREDENTIALS_CHANGE, lambda: s.credentials.set(text))
+
+    def remove_credentials(self) -> bool:
+        s = self.services
+        return s.activity.start(Activity.CREDENTIALS_CHANGE, s.credentials.remove)
 
     def certificates(self) -> Certificates:
         """The certificate TLS settings serve: not changed while changes are in place."""
@@ -108,7 +119,7 @@ class BenchAPI:
 
     def run(self, run_id: str) -> Run:
         """A run's whole record, histograms included (`results export`)."""
-        return self.services.results.load(run_id)
+        return shown_run(self.services.results.load(run_id))
 
     def run_shown(self, run_id: str, layout: str = 'wide',
                   series: bool = False) -> Dict[str, Any]:
@@ -182,3 +193,12 @@ def _remote(call: Callable[[], Any]) -> Any:
         return dump(call())
     except RGWBenchError as e:
         raise OSError(abs(e.errno), str(e))
+
+
+def shown_run(run: Run) -> Run:
+    """A run as it may be shown: a secret option's value of `config` masked (a run recorded
+    before the engine masked its settings holds them in clear)."""
+    return replace(run, definition=masked_profile(run.definition) if run.definition else
+                   run.definition,
+                   variants=[replace(v, settings=masked_settings(v.settings))
+                             if v.settings else v for v in run.variants])

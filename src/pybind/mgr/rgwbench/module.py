@@ -78,7 +78,7 @@ class Module(RemoteAPI, orchestrator.OrchestratorClientMixin, MgrModule):
         if not inbuf or not inbuf.strip():
             raise InvalidInput('give the credentials with -i <file> '
                                '(access_key, secret_key, optional ca_bundle)')
-        creds = self.services.credentials.set(inbuf)
+        creds = self.api.set_credentials(inbuf)
         return HandleCommandResult(stdout='credentials for access key %s stored'
                                    % creds['access_key'])
 
@@ -90,7 +90,7 @@ class Module(RemoteAPI, orchestrator.OrchestratorClientMixin, MgrModule):
     @write_command('rgwbench credentials rm')
     def _cmd_credentials_rm(self) -> HandleCommandResult:
         """Remove the stored S3 credentials"""
-        removed = self.services.credentials.remove()
+        removed = self.api.remove_credentials()
         return HandleCommandResult(stdout='credentials removed' if removed
                                    else 'no credentials were stored')
 
@@ -141,7 +141,7 @@ class Module(RemoteAPI, orchestrator.OrchestratorClientMixin, MgrModule):
 
     @write_command('rgwbench panel password set')
     def _cmd_panel_password_set(self, inbuf: Optional[str] = None) -> HandleCommandResult:
-        """Set the web panel's password (-i file; at least 8 characters); ends every session"""
+        """Set the web panel's password (-i file; at least 12 characters); ends every session"""
         if not inbuf or not inbuf.strip('\r\n'):
             raise InvalidInput('give the password with -i <file>')
         self.services.panel.passwords.set(inbuf)

@@ -16,7 +16,7 @@ from .runs.activity import ActivityGuard, Going
 from .agents.agent_hosts import AgentPlacing
 from .agents.channel import AgentChannel
 from .agents.coordinator import DEADMAN_S
-from .agents.sources import mgr_host_addresses
+from .agents.sources import enrolment_sources
 from .agents.workload_runs import AgentWorkloads
 from .certs.pem import self_signed_certificate
 from .checks import MgrClusterView
@@ -155,11 +155,7 @@ class Services:
     def agent_sources(self, agents: List[str]) -> Optional[Mapping[str, FrozenSet[str]]]:
         if not self.mgr.get_module_option('agent_source_check'):
             return None
-        try:
-            return mgr_host_addresses(self.mgr, self.orch_host_addresses).of(agents)
-        except Exception as e:   # the maps unreadable now: the codes alone guard the agents
-            self.log.warning('agents enrol from any address: %s', e)
-            return None
+        return enrolment_sources(self.mgr, self.orch_host_addresses, agents, self.log.warning)
 
     def orch_host_addresses(self) -> Dict[str, str]:
         return {h.hostname: str(h.addr or h.hostname)

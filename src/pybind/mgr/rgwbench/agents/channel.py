@@ -43,7 +43,7 @@ class AgentSession(Protocol):
 
     def authorized(self, agent: str, token: str) -> bool: ...
 
-    def job_for(self, agent: str) -> Dict[str, Any]: ...
+    def job_for(self, agent: str) -> Tuple[int, Dict[str, Any]]: ...
 
     def ready(self, agent: str) -> None: ...
 
@@ -118,7 +118,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         session, agent = found
         if self.path == PREFIX + 'job':
-            self._reply(200, session.job_for(agent))
+            self._reply(*session.job_for(agent))
         elif self.path == PREFIX + 'alive':
             self._reply(200, {})  # the agent's dead-man switch: the mgr still answers
         elif self.path == PREFIX + 'start':

@@ -20,7 +20,7 @@ from ..loadgen.workload import Job
 from ..cluster.sampled_daemons import ServerDaemons
 from .channel import AgentChannel
 from ..checks.clock_skew import AgentClocks, ClockSample
-from .launchers import AgentLauncher
+from .launchers import ORCHESTRATOR, AgentLauncher
 from .sources import bare_ip
 
 # An agent stops its load and exits once the module's endpoint has not answered it
@@ -31,6 +31,12 @@ DEADMAN_S = 60.0
 # writes at no less than these (slow, on purpose: a timeout, not an estimate).
 PREFILL_OBJECTS_S = 100.0
 PREFILL_BYTES_S = 50.0 * (1 << 20)
+
+# An agent's job (S3 keys, SSE-C key) is handed over only this long after its enrolment,
+# with no second enrolment for it meanwhile: one that comes is caught before any job goes.
+ENROL_SETTLE_S = 2.0
+# ... and only once every agent has enrolled (or failed), or this long after the launch.
+ENROL_WAIT_S = 60.0
 
 # Agent states, in the order an agent goes through them.
 WAITING, FETCHED, READY, STARTED, DONE, AGENT_FAILED = (
@@ -72,8 +78,15 @@ class AgentRun:
                  check_every_s: float = 3.0, processes_max: int = 0,
                  deadman_s: float = DEADMAN_S,
                  clock: Callable[[], float] = time.time,
-                 sources: Optional[Mapping[str, FrozenSet[str]]] = None) -> None:
+                 sources: Optional[Mapping[str, FrozenSet[str]]] = None,
+                 enrol_settle_s: float = ENROL_SETTLE_S,
+                 enrol_wait_s: float = ENROL_WAIT_S) -> None:
         self.job = job
+        self.enrol_settle_s = enrol_settle_s
+        self.enrol_wait_s = enrol_wait_s
+        # When each agent enrolled, and when the agents were launched (None: not yet).
+        self._enrolled_at: Dict[str, float] = {}
+        self._launched_at: Optional[float] = None
         # Where each agent may enrol from (agents/sources.py); None: from anywhere.
         self.sources = sources
         # An enrolment with an agent's right code from elsewhere: refused, and said
@@ -85,10 +98,15 @@ class AgentRun:
         # The cluster's daemons: an agent counts those of its host.
         self.server_daemons = server_daemons or ServerDaemons()
         self.launcher = launcher
-        # Each agent enrols once with a one-time code from its launch config and
-        # is given a token of its own: a code read later (from an agent spec, say)
-        # is spent, and no agent can speak as another.
-        self._codes = {a: secrets.token_urlsafe(24) for a in launcher.agent_ids()}
+        # Each agent enrols once and is given a token of its own, so that no agent can
+        # speak as another. An agent the mgr starts itself enrols with a one-time code of
+        # its launch config (a file only the mgr's user reads). A placed agent's launch
+        # config is its orchestrator spec, which read-only users read: it holds no code,
+        # and the agent is taken from an address of its host only, once (agents/sources.py).
+        self.placed = frozenset(launcher.agent_ids() if launcher.started_by == ORCHESTRATOR
+                                else launcher.samplers)
+        self._codes = {a: secrets.token_urlsafe(24) for a in launcher.agent_ids()
+                       if a not in self.placed}
         self._tokens: Dict[str, str] = {}
         self._spent: Dict[str, str] = {}
         self.ready_timeout_s = ready_timeout_s if ready_timeout_s is not None else \
@@ -137,11 +155,16 @@ class AgentRun:
         """The agent's own token, once, for its launch code (None: wrong or spent code,
         or a source that is not an address of the agent's host: the code stays unspent)."""
         with self._cond:
-            spent = self._spent.get(agent)
-            used = spent is not None and hmac.compare_digest(code.encode(), spent.encode())
-            expected = self._codes.get(agent)
-            right = expected is not None and hmac.compare_digest(code.encode(),
-                                                                 expected.encode())
+            if agent in self.placed:
+                # No code: whoever enrols for it from its host's addresses, once.
+                right, used = agent in self._placed_not_enrolled(), agent in self._spent
+            else:
+                spent = self._spent.get(agent)
+                used = spent is not None and hmac.compare_digest(code.encode(),
+                                                                 spent.encode())
+                expected = self._codes.get(agent)
+                right = expected is not None and hmac.compare_digest(code.encode(),
+                                                                     expected.encode())
             allowed = None if self.sources is None else self.sources.get(agent, frozenset())
             seen = bare_ip(source or '')
             if allowed is not None and seen not in allowed:
@@ -156,16 +179,39 @@ class AgentRun:
                 return None
             if not right:
                 return None
-            self._spent[agent] = self._codes.pop(agent)
+            self._spent[agent] = self._codes.pop(agent, '')
+            self._enrolled_at[agent] = self.clock()
             token = self._tokens[agent] = secrets.token_urlsafe(32)
             return token
 
+    def _placed_not_enrolled(self) -> FrozenSet[str]:
+        """The placed agents that have not enrolled yet."""
+        return frozenset(a for a in self.placed if a not in self._spent)
+
+    def _settled_enrolment(self, agent: str) -> Optional[str]:
+        """Why an agent's job is not handed over yet (None: it may be): its enrolment is
+        complete and unique only once no second one came for a while, and every agent
+        had its chance to enrol (a second enrolment fails the agent and the workload)."""
+        now = self.clock()
+        enrolled = self._enrolled_at.get(agent)
+        if enrolled is None or now < enrolled + self.enrol_settle_s:
+            return 'this agent\'s enrolment is not settled yet'
+        waiting = [a for a, s in self.agents.items()
+                   if a not in self._enrolled_at and s['state'] != AGENT_FAILED]
+        launched = self._launched_at if self._launched_at is not None else now
+        if waiting and now < launched + self.enrol_wait_s:
+            return 'not every agent has enrolled yet'
+        return None
+
     def _code_used_twice(self, agent: str) -> None:
-        # Either someone read the code (from the agent's spec, say) and enrolled
-        # before the agent, or the agent enrolled twice: whoever holds the token
-        # may not be the agent, so it is revoked and the workload does not go on.
+        # Either someone read the code (or, for a placed agent, reached the endpoint from
+        # its host) and enrolled before the agent, or the agent enrolled twice: whoever
+        # holds the token may not be the agent, so it is revoked, no job is handed to
+        # either, and the workload does not go on.
         self._tokens.pop(agent, None)
-        why = 'the one-time code of agent %s was used twice; its token is revoked' % agent
+        why = ('agent %s enrolled twice; its token is revoked' % agent
+               if agent in self.placed else
+               'the one-time code of agent %s was used twice; its token is revoked' % agent)
         self._fail(agent, why)
         if self.start_at is None:
             self.refused = self.refused or why
@@ -181,15 +227,29 @@ class AgentRun:
     def knows(self, agent: str) -> bool:
         return agent in self.agents
 
-    def job_for(self, agent: str) -> Dict[str, Any]:
+    def job_for(self, agent: str) -> Tuple[int, Dict[str, Any]]:
+        """The agent's job once its enrolment is complete and unique (425 until then, 409
+        when the workload will not start)."""
         with self._cond:
+            if self.refused is not None:
+                return 409, {'error': self.refused}
+            if self.agents[agent]['state'] == AGENT_FAILED:
+                return 410, {'error': self.agents[agent]['error'] or 'this agent failed'}
+            unsettled = self._settled_enrolment(agent)
+            if unsettled is not None:
+                return 425, {'error': unsettled}
             self._set(agent, FETCHED)
+        return 200, self.job_doc(agent)
+
+    def job_doc(self, agent: str) -> Dict[str, Any]:
         # Each agent its own key space in the shared buckets.
         job = replace(self.job, key_prefix='%s%s/' % (self.job.key_prefix, agent),
                       cleanup=False, **self.server_daemons.job_fields(agent))
         if agent in self.samplers:
+            # It reads /proc only: no S3 keys, no SSE-C key.
             job = replace(job, concurrency=0, processes=1, sample_only=True, target_offset=0,
-                          ops=None, objects=0, rate=None)
+                          ops=None, objects=0, rate=None, access_key='', secret_key='',
+                          sse_c_key=None)
         else:
             job = replace(job, **agent_share(self.job, self.loaders.index(agent),
                                              len(self.loaders)))
@@ -297,6 +357,8 @@ class AgentRun:
             with self._cond:
                 codes = dict(self._codes)
             self._out = True
+            with self._cond:
+                self._launched_at = self.clock()
             self.launcher.launch({'server': channel.url, 'fingerprint': channel.fingerprint,
                                   'codes': codes, 'deadman_s': self.deadman_s})
             self._wait(self._settled((READY, DONE, AGENT_FAILED)),
@@ -352,7 +414,7 @@ class AgentRun:
             problem = str(e)
         if agent in self._foreign:
             problem = '; '.join(filter(None, [
-                problem, 'its code came from %s, not an address of its host; an agent '
+                problem, 'it enrolled from %s, not an address of its host; an agent '
                 'host reached from other addresses: ceph config set mgr '
                 'mgr/rgwbench/agent_source_check false' % self._foreign[agent]]))
         return ' (%s)' % problem if problem else ''

@@ -6,6 +6,7 @@ import functools
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -20,14 +21,27 @@ from ..errors import RGWBenchError
 from ..loadgen import bundle
 
 AGENT_SERVICE_ID = 'rgwbench-agent'
+AGENT_SERVICE = 'container.' + AGENT_SERVICE_ID
 AGENT_MOUNT = '/var/lib/rgwbench-agent'
+# A local agent's folder: this prefix and 12 hex digits, in the temporary folder.
+LOCAL_FOLDER_PREFIX = 'rgwbench-agent-'
+_LOCAL_FOLDER = re.compile(r'rgwbench-agent-[0-9a-f]{12}\Z')
 # For the container runtime (CustomContainerSpec.args, in every release from Pacific
 # on): the host's network, and its processes, so that the agent finds the RGW and
 # HAProxy daemons of its host in /proc by their names. cephadm runs every container
 # with `--init` (mgr/cephadm/container_init), which podman refuses beside
 # `--pid=host` ("PID namespace isn't private"): the spec's arguments come after
 # cephadm's, so `--init=false` turns it off for the agents only.
-CONTAINER_ARGS = ('--net=host', '--pid=host', '--init=false')
+# And no privilege: the agent reads the stat, status, cmdline, comm and cgroup files of
+# other processes in /proc, which every user may read (it never reads
+# /proc/<pid>/io, which would need CAP_SYS_PTRACE or the daemon's own uid), sends S3
+# over ordinary sockets and writes only its own folder and the temporary one. So it
+# runs with no capability at all, cannot gain one, and as the user that owns its files:
+# cephadm writes a custom container's files and folders owned by the spec's uid and gid
+# (CustomContainerSpec's default, 65534: nobody, which every image can run as).
+AGENT_UID = 65534
+CONTAINER_ARGS = ('--net=host', '--pid=host', '--init=false', '--cap-drop=ALL',
+                  '--security-opt=no-new-privileges', '--user=%d:%d' % (AGENT_UID, AGENT_UID))
 # What the orchestrator says of a live agent's container: cephadm says `starting`
 # from its deployment until its next refresh of the host, minutes later.
 ALIVE_STATUSES = (None, 'running', 'starting')
@@ -126,7 +140,7 @@ class LocalLauncher:
         self.host = host or socket.gethostname()
         # Known before the launch, so that it can be journaled first.
         self.folder = os.path.join(tempfile.gettempdir(),
-                                   'rgwbench-agent-%s' % uuid.uuid4().hex[:12])
+                                   LOCAL_FOLDER_PREFIX + uuid.uuid4().hex[:12])
         self.proc: Optional[subprocess.Popen] = None
 
     def agent_ids(self) -> List[str]:
@@ -200,7 +214,7 @@ class OrchestratorLauncher:
         self.hosts = list(hosts) + self.samplers
         self.image = image
         self.raise_if_exception = raise_if_exception
-        self.service_name = 'container.' + AGENT_SERVICE_ID
+        self.service_name = AGENT_SERVICE
 
     def agent_ids(self) -> List[str]:
         return list(self.hosts)
@@ -210,12 +224,15 @@ class OrchestratorLauncher:
 
     def spec(self, config: Dict[str, Any]) -> Any:
         from ceph.deployment.service_spec import CustomContainerSpec, PlacementSpec
+        # `ceph orch ls --export` shows the spec to read-only users: no code in it (its
+        # agents enrol from their hosts' addresses, see AgentRun.enrol).
+        config = {k: v for k, v in config.items() if k != 'codes'}
         return CustomContainerSpec(
             service_id=AGENT_SERVICE_ID, placement=PlacementSpec(hosts=self.hosts),
             image=self.image, entrypoint='python3',
             extra_entrypoint_args=[AGENT_MOUNT + '/agent.py',
                                    '--config', AGENT_MOUNT + '/agent.json'],
-            args=list(CONTAINER_ARGS), dirs=['agent'],
+            args=list(CONTAINER_ARGS), dirs=['agent'], uid=AGENT_UID, gid=AGENT_UID,
             files=spec_files(config),
             volume_mounts={'agent': AGENT_MOUNT})
 
@@ -295,6 +312,16 @@ class NotReachable(Exception):
     """A local agent left on another host than the one this mgr runs on."""
 
 
+class NotOurs(Exception):
+    """A leftover record names a service or folder no launcher of this module makes."""
+
+
+def own_folder(folder: str) -> bool:
+    """Whether a folder is one a LocalLauncher makes (see LOCAL_FOLDER_PREFIX)."""
+    return os.path.dirname(os.path.normpath(folder)) == os.path.normpath(
+        tempfile.gettempdir()) and bool(_LOCAL_FOLDER.match(os.path.basename(folder)))
+
+
 def service_already_gone(error: Exception) -> bool:
     """Whether the orchestrator refused a removal because the service does not exist.
 
@@ -313,14 +340,24 @@ def remove_leftovers(leftovers: Dict[str, Any], remove_service: Any,
     A local agent of a mgr on another host cannot be reached from here
     (NotReachable): its dead-man switch ends it, and its folder is removed
     once a mgr on its host finds it.
+
+    Only what a launcher makes is removed: the agents' service, and a folder of a local
+    agent in the temporary folder; any other name (a record someone wrote into the
+    config-key store) is refused, NotOurs, and left as it is.
     """
-    if leftovers.get('service'):
+    service, folder = leftovers.get('service'), leftovers.get('folder')
+    if service and service != AGENT_SERVICE:
+        raise NotOurs('service %r is not the agents\' (%s): not removed'
+                      % (service, AGENT_SERVICE))
+    if folder and not own_folder(str(folder)):
+        raise NotOurs('folder %r is not a local agent\'s (%s<12 hex digits> in %s): not '
+                      'removed' % (folder, LOCAL_FOLDER_PREFIX, tempfile.gettempdir()))
+    if service:
         try:
             remove_service(leftovers['service'])
         except Exception as e:
             if not service_already_gone(e):
                 raise
-    folder = leftovers.get('folder')
     if not folder:
         return
     host, here = leftovers.get('host'), here or socket.gethostname()

@@ -120,3 +120,16 @@ def mgr_host_addresses(mgr: Any, orch_hosts: Callable[[], Mapping[str, str]]) ->
     return host_addresses(orch_hosts=hosts, osd_metadata=mgr.get('osd_metadata') or {},
                           service_map=mgr.get('service_map') or {},
                           own_host=socket.gethostname(), own_addresses=own)
+
+
+def enrolment_sources(mgr: Any, orch_hosts: Callable[[], Mapping[str, str]],
+                      agents: List[str], warn: Callable[[str], None]
+                      ) -> Mapping[str, FrozenSet[str]]:
+    """Where each agent may enrol from. Fails closed: with the cluster's maps unreadable
+    no address is known for any host, and no agent is taken (each says where it came
+    from)."""
+    try:
+        return mgr_host_addresses(mgr, orch_hosts).of(agents)
+    except Exception as e:
+        warn('no agent can enrol now: the addresses of their hosts are unreadable (%s)' % e)
+        return {a: frozenset() for a in agents}

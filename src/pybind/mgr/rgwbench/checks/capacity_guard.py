@@ -39,6 +39,12 @@ CHECK_EVERY_S = 1.0
 START_BLIND_S = 2 * STATS_PERIOD_S
 # How long a fill rate seen stays the cluster's "lately".
 FILL_MEMORY_S = 3600.0
+# Without a figure the guard cannot tell: a writer does not start, and one that writes
+# stops once no OSD has reported for this long (two report periods: one missed reading,
+# a map being replaced, is no reason).
+NO_FIGURES_S = 2 * STATS_PERIOD_S
+NO_FIGURES = ('no OSD reports how full its store is (the mgr\'s osd_stats): the capacity '
+              'guard cannot tell whether writes would fill the cluster')
 
 
 class MgrData(Protocol):
@@ -175,6 +181,8 @@ class FillTrend:
         self.clock = clock
         self.rates = rates or FillRates(clock)
         self.samples: Deque[Tuple[float, float]] = collections.deque()
+        # Since when no OSD has reported (None: one has, at the last check).
+        self.unseen_since: Optional[float] = None
 
     def before_start(self) -> Optional[str]:
         """Whether the OSD is past the line already, with the prefill's bytes counted.
@@ -188,7 +196,7 @@ class FillTrend:
         """
         found = self.read_with_prefill()
         if found is None:
-            return None
+            return NO_FIGURES   # fails closed: nothing is written unseen
         if self.open_ended:
             found = replace(found, unseen_ratio=self.rates.fastest() * START_BLIND_S)
         margin = self.margin()
@@ -210,9 +218,14 @@ class FillTrend:
 
     def problem(self) -> Optional[str]:
         found = self.read()
-        if found is None:
-            return None
         now = self.clock()
+        if found is None:
+            if self.unseen_since is None:
+                self.unseen_since = now
+            if now - self.unseen_since >= NO_FIGURES_S:
+                return '%s for %d s' % (NO_FIGURES, now - self.unseen_since)
+            return None
+        self.unseen_since = None
         self.samples.append((now, found.used_ratio))
         while now - self.samples[0][0] > TREND_WINDOW_S:
             self.samples.popleft()

@@ -78,3 +78,15 @@ def masked_settings(settings: Dict[str, Any]) -> Dict[str, Any]:
             parts.append('%s:%s' % (key, shown(key, value.strip())) if eq else item)
         shown_config = ','.join(parts)
     return dict(settings, config=shown_config)
+
+
+def masked_profile(doc: Dict[str, Any]) -> Dict[str, Any]:
+    """A profile's document (Profile.to_dict) as it may be shown: each variant's settings
+    masked as masked_settings does."""
+    variants = doc.get('variants')
+    if not isinstance(variants, list):
+        return dict(doc)
+    return dict(doc, variants=[
+        dict(v, settings=masked_settings(v['settings']))
+        if isinstance(v, dict) and isinstance(v.get('settings'), dict) else v
+        for v in variants])

@@ -6,9 +6,9 @@ The config names the module's agent endpoint (HTTPS), the SHA-256
 fingerprint of its certificate (the agent trusts that certificate and no
 other) and a one-time code for each agent of the run. The agent then
 
-0. enrols with its code (POST /agent/v1/enrol) and is given a token of its
-   own, sent as a bearer token from then on (the code is spent),
-1. fetches its job (GET /agent/v1/job),
+0. enrols with its code (POST /agent/v1/enrol; a placed agent has none) and is
+   given a token of its own, sent as a bearer token from then on (the code is spent),
+1. fetches its job (GET /agent/v1/job; 425 until its enrolment is settled),
 2. creates the buckets and prefills what it will read, and says so
    (POST /agent/v1/ready),
 3. waits for the common start time every agent gets (GET /agent/v1/start),
@@ -46,6 +46,9 @@ from .workload import Job
 
 API = '/agent/v1/'
 DEADMAN_S = 60.0
+# How long an agent waits for its job to be handed over (ENROL_WAIT_S of the module, and
+# more).
+JOB_WAIT_S = 120.0
 
 
 class AgentError(Exception):
@@ -128,10 +131,10 @@ class ModuleChannel:
 
 def enrolled_channel(config: Dict[str, Any], agent: str,
                      clock: Optional[AgentClock] = None) -> ModuleChannel:
-    """The channel with this agent's own token, for the one-time code in its config."""
-    code = (config.get('codes') or {}).get(agent)
-    if not code:
-        raise AgentError('no code for agent %r in the config' % agent)
+    """The channel with this agent's own token, for the one-time code in its config (a
+    placed agent has none: its config is its spec, which read-only users read; the
+    module takes it from its host's addresses only)."""
+    code = (config.get('codes') or {}).get(agent) or ''
     server, fingerprint = config['server'], config['fingerprint']
     clock = clock or AgentClock()
     answer = _expect(ModuleChannel(server, fingerprint, str(code), agent, clock=clock).call(
@@ -249,9 +252,21 @@ def with_processes(fields: Dict[str, Any]) -> Job:
     return Job.from_dict(fields).with_process_count(cap)
 
 
+def fetch_job(channel: ModuleChannel, poll_s: float, wait_s: float = JOB_WAIT_S
+              ) -> Dict[str, Any]:
+    """The job, once the module hands it over (425 until this agent's enrolment is
+    complete and unique)."""
+    deadline = time.time() + wait_s
+    while True:
+        status, body = channel.call('GET', 'job')
+        if status != 425 or time.time() > deadline:
+            return _expect((status, body), 'fetching the job')
+        time.sleep(poll_s)
+
+
 def run_agent(channel: ModuleChannel, poll_s: float = 0.5) -> Dict[str, Any]:
     """One job from the module, start to end; returns the result it posted."""
-    job_doc = _expect(channel.call('GET', 'job'), 'fetching the job')
+    job_doc = fetch_job(channel, poll_s)
     job = with_processes(job_doc['job'])
     job.host_label = machine_id()
     if not job_doc.get('ca_bundle_pem'):

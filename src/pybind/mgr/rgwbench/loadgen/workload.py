@@ -31,8 +31,8 @@ _UNITS = {
     "t": 1 << 40, "tib": 1 << 40, "tb": 1000 ** 4,
 }
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$")
-_BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.-]{1,50}$")
-_KEY_PREFIX_RE = re.compile(r"^[A-Za-z0-9._~/-]*$")
+_BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.-]{1,50}\Z")
+_KEY_PREFIX_RE = re.compile(r"^[A-Za-z0-9._~/-]*\Z")
 
 MAX_OBJECT = 5 << 40  # S3's largest object
 MAX_PUT = 5 << 30     # largest single PUT / part
@@ -381,7 +381,7 @@ class Job:
         self.endpoint = self.endpoints[0]
         if self.target_offset < 0:
             raise UsageError("target_offset must be >= 0")
-        if not self.access_key or not self.secret_key:
+        if (not self.access_key or not self.secret_key) and not self.sample_only:
             raise UsageError("--access-key and --secret-key are required")
         if self.ca_bundle and self.insecure:
             raise UsageError("use either --ca-bundle or --insecure, not both")

@@ -27,7 +27,7 @@ LOGIN_COOKIE = 'rgwbench_login'
 STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'static')
 STATIC_FILES = {'panel.css': 'text/css; charset=utf-8',
                 'panel.js': 'text/javascript; charset=utf-8'}
-_RUN_PATH = re.compile(r'^/runs/([A-Za-z0-9][A-Za-z0-9._:@+-]{0,127}?)(\.json|\.csv)?$')
+_RUN_PATH = re.compile(r'^/runs/([A-Za-z0-9][A-Za-z0-9._:@+-]{0,127}?)(\.json|\.csv)?\Z')
 STATUS_OF_ERRNO = {22: 400, 2: 404, 16: 409, 17: 409, 1: 403, 13: 403}
 
 

@@ -22,7 +22,7 @@ from ..cluster.kvstore import Store
 
 PASSWORD_KEY = 'panel/password'
 ITERATIONS = 200000
-MIN_LENGTH = 8
+MIN_LENGTH = 12
 MAX_LENGTH = 1024
 
 

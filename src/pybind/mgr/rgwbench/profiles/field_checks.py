@@ -15,7 +15,7 @@ from .placement import count_of, problem_of
 from ..settings.targets import Target, parse_target
 from .types import Workload, format_rate, plain_seconds
 
-HOST = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.-]{0,252}$')
+HOST = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.-]{0,252}\Z')
 
 MAX_CONCURRENCY = 1024
 MAX_PROCESSES = 64

@@ -16,10 +16,10 @@ from .field_checks import (MAX_BUCKETS, MAX_CONCURRENCY, MAX_REPEATS, FieldError
 from .types import (DEFAULT_CONCURRENCY, DEFAULT_DURATION_S, DEFAULT_PROCESSES, DEFAULT_WARMUP_S,
                     ORDERS, SEQUENTIAL, Profile, Variant, Workload)
 
-NAME = re.compile(r'^[a-z0-9][a-z0-9_-]{0,40}$')
-VARIANT_NAME = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.@-]{0,40}$')
+NAME = re.compile(r'^[a-z0-9][a-z0-9_-]{0,40}\Z')
+VARIANT_NAME = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.@-]{0,40}\Z')
 # `@` and `/` name a workload at a fixed rate: get-4KiB@200/s
-WORKLOAD_NAME = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.,+=@/-]{0,63}$')
+WORKLOAD_NAME = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.,+=@/-]{0,63}\Z')
 
 PROFILE_FIELDS = ('name', 'description', 'baseline', 'variants', 'workloads', 'placement',
                   'repeats', 'target', 'order')

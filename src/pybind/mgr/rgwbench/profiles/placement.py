@@ -19,7 +19,7 @@ from ..errors import InvalidInput, NotFound
 RGW_HOSTS = 'rgw'
 MGR_HOST = 'mgr'
 KEYWORDS = (RGW_HOSTS, MGR_HOST)
-COUNT = re.compile(r'^count:([0-9]{1,4})$')
+COUNT = re.compile(r'^count:([0-9]{1,4})\Z')
 # As many agents as a count may ask for (the profile's limit on processes bounds the rest).
 MAX_COUNT = 64
 

@@ -4,6 +4,7 @@ from typing import Any, Dict, List, NamedTuple, Sequence, Union
 
 from ..errors import InvalidInput, NotFound
 from ..cluster.kvstore import Store
+from ..cluster.secret_options import masked_profile
 from ..settings.base import Setting
 from .builtin import BUILTIN_DOCUMENTS, builtin_names, builtin_profiles
 from .estimates import estimate_seconds
@@ -21,7 +22,8 @@ class ProfileInfo(NamedTuple):
     builtin: bool
 
     def to_dict(self) -> Dict[str, Any]:
-        data = self.profile.to_dict()
+        # Shown to read-only users: a secret option's value of `config` masked.
+        data = masked_profile(self.profile.to_dict())
         data['builtin'] = self.builtin
         data['estimated_s'] = round(estimate_seconds(self.profile))
         return data

@@ -28,7 +28,7 @@ LOAD_INDEX_PREFIX = 'load/'
 #: the loads kept (the newest)
 KEEP_LOADS = 10
 FINISHED = ('complete', 'failed', 'aborted')
-_RUN_ID = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,127}$')
+_RUN_ID = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,127}\Z')
 __all__ = ['CHUNK_CHARS', 'MAX_VALUE', 'LoadStore', 'ResultStore', 'check_run_id', 'decode',
            'encode']
 

@@ -19,6 +19,10 @@ class Activity(enum.Enum):
     LOAD = 'load'
     SETTINGS_APPLY = 'settings apply'
     SETTINGS_REVERT = 'settings revert'
+    # The stored S3 credentials: a run or load holds them, and its clean-up (also a
+    # new mgr's, of what it left) reads them again; another user's would not reach its
+    # buckets, or reach someone else's.
+    CREDENTIALS_CHANGE = 'credentials change'
 
 
 class Going(enum.Enum):
@@ -39,6 +43,7 @@ BLOCKED_BY: Dict[Activity, FrozenSet[Going]] = {
     # Putting settings back is never held up by settings themselves (a failed apply
     # is what it mends); the session refuses a second thread of its own.
     Activity.SETTINGS_REVERT: frozenset({Going.RUN, Going.LOAD}),
+    Activity.CREDENTIALS_CHANGE: frozenset({Going.RUN, Going.LOAD}),
 }
 
 _WHY: Dict[Going, str] = {

@@ -26,6 +26,7 @@ from ..cluster.credentials import CredentialStore
 from ..errors import Busy, InvalidInput, NotFound
 from ..settings.journal import FINISHED, LEFT, Journal, Step
 from ..cluster.kvstore import SecretStore
+from ..cluster.secret_options import masked_profile, masked_settings
 from ..profiles import MAX_CONCURRENCY, Profile, Workload, estimate_seconds
 from ..results.calibration import CALIBRATE, CalibrationStore, calibrate
 from ..results.compare import comparison, merge_repeats
@@ -129,7 +130,7 @@ class RunEngine:
         for variant in profile.variants:
             plans = applier.plan(variant.settings, restart_rgw)
             variants.append({'name': variant.name, 'baseline': variant.name == profile.baseline,
-                             'settings': variant.settings,
+                             'settings': masked_settings(variant.settings),
                              'changes': [p.to_dict() for p in plans]})
         agents = self._agents_planned(profile)
         # As the run sends them: GET working sets sized from the caches now.
@@ -211,7 +212,7 @@ class RunEngine:
                 self._job(workload, creds or PLACEHOLDER_KEYS, client, run_id, 0, 0.0)
             record = Run(run_id=run_id, profile=profile.name, state=RUNNING,
                          ceph_version=self.ceph_version(), started=self.clock(),
-                         baseline=profile.baseline, definition=profile.to_dict(),
+                         baseline=profile.baseline, definition=masked_profile(profile.to_dict()),
                          progress='starting', fraction=0.0, findings=found)
             self._record = record
             self._objects_read = {}
@@ -267,7 +268,8 @@ class RunEngine:
                         break
                     if index == len(record.variants):
                         record.variants.append(VariantResult(
-                            name=variant.name, settings=variant.settings, changes=[]))
+                            name=variant.name, settings=masked_settings(variant.settings),
+                            changes=[]))
                     entry = record.variants[index]
                     if entry.error:
                         continue  # it could not be applied or measured: not again

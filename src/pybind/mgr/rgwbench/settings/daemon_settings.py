@@ -7,7 +7,7 @@ from ..errors import InvalidInput, RGWBenchError
 from . import config_scope
 from .base import PlanView, Setting, SettingContext, SettingNotInEffect, on_off, poll
 from .changes import Change, config_change, restart_change, service_change
-from ..cluster.secret_options import shown
+from ..cluster.secret_options import HIDDEN, is_secret, shown
 
 # Daemon types whose options a variant may set, and what restarts them.
 # \Z, not $: `$` also matches before a trailing newline.
@@ -58,7 +58,10 @@ class ConfigOption(Setting):
             for item in raw.split(','):
                 key, eq, value = item.partition(':')
                 if not eq:
-                    raise self.bad(raw, 'write <who>/<option>:<value>')
+                    # Not the text itself: a value holding a comma may be a secret's part.
+                    raise InvalidInput('config: item %d of %d has no ":" (write '
+                                       '<who>/<option>:<value>, comma-separated)'
+                                       % (len(pairs) + 1, len(raw.split(','))))
                 pairs[key.strip()] = value.strip()
             raw = pairs
         if not isinstance(raw, dict) or not raw:
@@ -70,7 +73,8 @@ class ConfigOption(Setting):
                 raise self.bad(key, 'write <who>/<option> with who one of global, mon, mgr, '
                                     'osd, osd.N, client, client.rgw[.name]')
             if value is None or isinstance(value, (dict, list)) or str(value) == '':
-                raise self.bad(value, 'the value of %s must be a number or a word' % key)
+                raise self.bad(HIDDEN if is_secret(str(key)) else value,
+                               'the value of %s must be a number or a word' % key)
             parsed['%s/%s' % (who, option)] = str(value).lower() \
                 if isinstance(value, bool) else str(value)
         return parsed

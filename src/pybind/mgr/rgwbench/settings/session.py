@@ -98,7 +98,8 @@ class SettingsSession:
             plans = applier.plan(settings, force=force)
             if not any(p.changes for p in plans):
                 raise InvalidInput('nothing to change: the cluster already runs with %s'
-                                   % ', '.join('%s=%s' % (p.setting, p.value) for p in plans))
+                                   % ', '.join('%s=%s' % (p.setting, p.to_dict()['value'])
+                                               for p in plans))
             problems = applier.precheck(force, restart_osds=restarts_osds(plans))
             if problems:
                 raise Busy('refusing to change the cluster: %s' % '; '.join(problems))

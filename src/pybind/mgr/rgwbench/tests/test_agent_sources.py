@@ -70,11 +70,13 @@ class Launcher:
         return None
 
 
-def test_a_right_code_from_another_address_is_refused_and_stays_unspent() -> None:
+def test_a_placed_agent_from_another_address_is_refused_and_may_still_enrol() -> None:
     run = AgentRun(Job(op='put', concurrency=1), Launcher(),  # type: ignore[arg-type]
                    sources={'node1': frozenset({'10.0.0.11', '::1'})}, ready_timeout_s=0.1)
-    code = run._codes['node1']
-    # whoever read the code from the agents' spec, on another host
+    # A placed agent has no code (its spec is readable): none is made for it.
+    assert run._codes == {}
+    code = ''
+    # whoever read the agents' spec, on another host
     assert run.enrol('node1', code, '10.9.9.9') is None
     assert run.agents['node1']['state'] != AGENT_FAILED and run.refused is None
     # the agent itself, later, from its host (an IPv4-mapped source counts as IPv4)
@@ -82,15 +84,15 @@ def test_a_right_code_from_another_address_is_refused_and_stays_unspent() -> Non
     assert token is not None and run.authorized('node1', token)
 
 
-def test_a_spent_code_replayed_from_elsewhere_revokes_nothing() -> None:
+def test_an_enrolment_replayed_from_elsewhere_revokes_nothing() -> None:
     run = AgentRun(Job(op='put', concurrency=1), Launcher(),  # type: ignore[arg-type]
                    sources={'node1': frozenset({'10.0.0.11'})})
-    code = run._codes['node1']
+    code = ''
     token = run.enrol('node1', code, '10.0.0.11')
     assert token is not None
     assert run.enrol('node1', code, '10.9.9.9') is None
     assert run.authorized('node1', token) and run.refused is None
-    # from the agent's own host, a code used twice still revokes its token
+    # from the agent's own host, a second enrolment revokes its token
     assert run.enrol('node1', code, '10.0.0.11') is None
     assert not run.authorized('node1', token) and run.refused
 
@@ -99,15 +101,15 @@ def test_an_agent_that_only_came_from_elsewhere_fails_saying_where_from() -> Non
     run = AgentRun(Job(op='put', concurrency=1), Launcher(),  # type: ignore[arg-type]
                    sources={'node1': frozenset({'10.0.0.11'})}, ready_timeout_s=0.1,
                    check_every_s=0.05)
-    assert run.enrol('node1', run._codes['node1'], '172.16.0.5') is None
+    assert run.enrol('node1', '', '172.16.0.5') is None
     error = run._problem('node1')
-    assert "its code came from 172.16.0.5 (the host's: 10.0.0.11), not an address of " \
+    assert "it enrolled from 172.16.0.5 (the host's: 10.0.0.11), not an address of " \
         'its host' in error and 'agent_source_check false' in error
 
 
 def test_without_sources_an_agent_enrols_from_anywhere() -> None:
     run = AgentRun(Job(op='put', concurrency=1), Launcher())  # type: ignore[arg-type]
-    assert run.enrol('node1', run._codes['node1'], '10.9.9.9') is not None
+    assert run.enrol('node1', '', '10.9.9.9') is not None
 
 
 def test_the_channel_tells_the_run_where_an_enrolment_came_from(

@@ -93,7 +93,8 @@ def job(stub: StubS3, **kw: Any) -> Job:
 
 def run(stub: StubS3, certificate: Tuple[str, str], launcher: ThreadLauncher,
         **kw: Any) -> Tuple[AgentRun, AgentRunSummary]:
-    timeouts = {k: kw.pop(k) for k in ('ready_timeout_s', 'result_grace_s') if k in kw}
+    timeouts = {k: kw.pop(k) for k in ('ready_timeout_s', 'result_grace_s', 'enrol_wait_s')
+                if k in kw}
     agent_run = AgentRun(job(stub, **kw), launcher, start_delay_s=0.3, check_every_s=0.2,
                          **timeouts)
     channel = AgentChannel('127.0.0.1', 0, *certificate)
@@ -133,7 +134,7 @@ def test_each_agent_continues_the_round_robin_over_the_targets(stub: StubS3) -> 
     # 7 workers in all: host-a runs 3 of them, host-b the next 4.
     agent_run = AgentRun(job(stub, endpoints=urls, concurrency=7, rate=70.0, ops=700),
                          ThreadLauncher(['host-b', 'host-a']))
-    jobs = {agent: Job.from_dict(agent_run.job_for(agent)['job'])
+    jobs = {agent: Job.from_dict(agent_run.job_doc(agent)['job'])
             for agent in ('host-a', 'host-b')}
     assert [jobs[a].concurrency for a in ('host-a', 'host-b')] == [3, 4]
     assert [jobs[a].target_offset for a in ('host-a', 'host-b')] == [0, 3]
@@ -148,7 +149,7 @@ def test_an_agent_runs_one_process_per_core_when_left_to_it(stub: StubS3) -> Non
     from rgwbench.loadgen.workload import host_cores
     agent_run = AgentRun(job(stub, concurrency=64, processes=0), ThreadLauncher(['host-a']),
                          processes_max=3)
-    fields = agent_run.job_for('host-a')['job']
+    fields = agent_run.job_doc('host-a')['job']
     assert fields['processes'] == 0 and fields['processes_max'] == 3
     assert with_processes(fields).processes == min(3, host_cores())
     # Never more than its concurrency, and a number given is kept.
@@ -162,7 +163,8 @@ def test_an_agent_that_never_comes_is_reported_not_awaited(
     began = time.monotonic()
     # 5 s: the agent that does come must fetch its job in time on a starved machine too
     # (CI's saw host-a fail at 2 s, with unit tests running beside two clusters).
-    _, summary = run(stub, certificate, launcher, ready_timeout_s=5.0)
+    # The others' jobs wait for it 1 s (enrol_wait_s): no longer.
+    _, summary = run(stub, certificate, launcher, ready_timeout_s=5.0, enrol_wait_s=1.0)
     assert time.monotonic() - began < 25
     assert summary.agents['host-a']['state'] == DONE
     assert summary.agents['host-b'] == {'state': AGENT_FAILED,
@@ -195,7 +197,8 @@ def enrol(channel: AgentChannel, code: str, agent: str) -> Tuple[int, Dict[str, 
 
 
 def test_channel_refuses_strangers(stub: StubS3, certificate: Tuple[str, str]) -> None:
-    agent_run = AgentRun(job(stub), ThreadLauncher(['host-a', 'host-b']))
+    agent_run = AgentRun(job(stub), ThreadLauncher(['host-a', 'host-b']), enrol_settle_s=0.0,
+                         enrol_wait_s=0.0)
     codes = dict(agent_run._codes)
     # A first wait of 30 s: a server that slept it would take that long to answer.
     brake = AuthBrake(first_s=30.0)
@@ -242,12 +245,14 @@ def test_a_code_used_twice_revokes_its_token_and_the_workload_does_not_start(
     channel = AgentChannel('127.0.0.1', 0, *certificate)
     channel.open(agent_run)
     try:
-        # Someone who read host-a's code enrols before host-a does...
+        # Someone who read host-a's code enrols before host-a does: no job yet (the
+        # enrolment is not settled), so no S3 key...
         status, stolen = enrol(channel, codes['host-a'], 'host-a')
         assert status == 200
         fp = channel.fingerprint
-        assert ModuleChannel(channel.url, fp, stolen['token'], 'host-a').call('GET', 'job')[0] \
-            == 200
+        status, answer = ModuleChannel(channel.url, fp, stolen['token'], 'host-a').call(
+            'GET', 'job')
+        assert status == 425 and 'job' not in answer
         # ...then host-a comes with the same code: refused, and the token is revoked.
         assert enrol(channel, codes['host-a'], 'host-a')[0] == 401
         assert ModuleChannel(channel.url, fp, stolen['token'], 'host-a').call(
@@ -477,13 +482,13 @@ def test_an_agent_taken_for_dead_calls_nothing_more(stub: StubS3,
 def test_each_agent_runs_its_share_of_the_rate_and_the_working_set(stub: StubS3) -> None:
     agent_run = AgentRun(job(stub, op='get', rate=90.0, objects=1000, concurrency=6),
                          ThreadLauncher(['host-c', 'host-a', 'host-b']))
-    jobs = [Job.from_dict(agent_run.job_for(agent)['job'])
+    jobs = [Job.from_dict(agent_run.job_doc(agent)['job'])
             for agent in ('host-a', 'host-b', 'host-c')]
     assert [j.rate for j in jobs] == [30.0, 30.0, 30.0]
     assert [j.objects for j in jobs] == [333, 333, 334]
     # a closed loop and the engine's own prefill size stay as they are
     plain = AgentRun(job(stub, op='get'), ThreadLauncher(['host-a', 'host-b']))
-    assert {(j['rate'], j['objects']) for j in (plain.job_for(a)['job']
+    assert {(j['rate'], j['objects']) for j in (plain.job_doc(a)['job']
                                                 for a in ('host-a', 'host-b'))} == {(None, 0)}
 
 
@@ -532,10 +537,10 @@ def test_a_sampling_agent_sends_no_load_and_adds_nothing_to_the_totals(
         stub: StubS3, certificate: Tuple[str, str], tmp_path: pathlib.Path) -> None:
     launcher = WithSamplers(['host-b', 'host-a'], ['host-s'])
     agent_run = AgentRun(job(stub, op='get', rate=8.0, objects=20, concurrency=4), launcher)
-    sampler = Job.from_dict(agent_run.job_for('host-s')['job'])
+    sampler = Job.from_dict(agent_run.job_doc('host-s')['job'])
     assert (sampler.sample_only, sampler.concurrency, sampler.processes, sampler.rate,
             sampler.objects) == (True, 0, 1, None, 0)
-    loaders = [Job.from_dict(agent_run.job_for(a)['job']) for a in ('host-a', 'host-b')]
+    loaders = [Job.from_dict(agent_run.job_doc(a)['job']) for a in ('host-a', 'host-b')]
     assert [(j.concurrency, j.target_offset, j.rate, j.objects) for j in loaders] == [
         (2, 0, 4.0, 10), (2, 2, 4.0, 10)]
 

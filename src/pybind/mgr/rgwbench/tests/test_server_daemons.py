@@ -91,7 +91,7 @@ def test_each_agent_is_given_the_daemons_of_its_host_by_name() -> None:
     agent_run = AgentRun(job, NoLauncher(), server_daemons=daemons)  # type: ignore
     for agent, wanted in (('h1', {'rgw.a': 'h1'}),
                           ('h2', {'rgw.b': 'h2', 'haproxy.i.h2.x': 'h2'})):
-        given = Job.from_dict(agent_run.job_for(agent)['job'])
+        given = Job.from_dict(agent_run.job_doc(agent)['job'])
         assert given.proc_daemons == wanted and given.proc_fsid == FSID
 
 
@@ -101,10 +101,13 @@ def test_agent_containers_see_the_hosts_processes() -> None:
                                     lambda r: r)
     spec = launcher.spec({'server': 'https://10.0.0.1:7480', 'fingerprint': 'ab',
                           'secret': 's'})
-    assert spec.args == ['--net=host', '--pid=host', '--init=false']
-    # As the orchestrator keeps it, in this release's own spec class.
+    unprivileged = ['--net=host', '--pid=host', '--init=false', '--cap-drop=ALL',
+                    '--security-opt=no-new-privileges', '--user=65534:65534']
+    assert spec.args == unprivileged
+    # As the orchestrator keeps it, in this release's own spec class: its files owned by
+    # the user the agent runs as.
     again = ServiceSpec.from_json(spec.to_json())
-    assert again.args == ['--net=host', '--pid=host', '--init=false']
+    assert again.args == unprivileged and (again.uid, again.gid) == (65534, 65534)
     again.validate()
 
 
@@ -171,9 +174,9 @@ def test_a_local_agent_gets_samplers_on_the_other_hosts_of_daemons() -> None:
                                      ServerDaemon('rgw.c', 'h3')), fsid=FSID)
     job = Job(endpoint='http://h1:80', access_key='a', secret_key='s', concurrency=8)
     agent_run = AgentRun(job, launcher, server_daemons=daemons)
-    loader = Job.from_dict(agent_run.job_for('h1')['job'])
+    loader = Job.from_dict(agent_run.job_doc('h1')['job'])
     assert loader.concurrency == 8 and not loader.sample_only
-    sampler = Job.from_dict(agent_run.job_for('h3')['job'])
+    sampler = Job.from_dict(agent_run.job_doc('h3')['job'])
     assert sampler.sample_only and sampler.concurrency == 0
     assert sampler.proc_daemons == {'rgw.c': 'h3'}
 
