@@ -124,11 +124,6 @@ def source(release: str) -> Source:
                              % (', '.join(SOURCES), release))
 
 
-def has_tab(release: str) -> bool:
-    """Whether the release's dashboard gets the tab (else the REST API only)."""
-    return release in SOURCES
-
-
 # -- the release's source ---------------------------------------------------------------
 
 def _download(url: str, to: str) -> None:

@@ -22,6 +22,8 @@ HOST: Dict[str, str] = {
     'sleep': 'coreutils',
     'debootstrap': 'debootstrap',
     'dpkg': 'dpkg',
+    'dpkg-deb': 'dpkg',
+    'dpkg-query': 'dpkg',
     'ip': 'iproute2',
     'ss': 'iproute2',
     'mount': 'mount',

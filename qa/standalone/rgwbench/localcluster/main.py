@@ -123,8 +123,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             print(json.dumps(cluster.s3_endpoints()['endpoints']))
         elif args.command == 'dashboard':
             hostpackages.ensure(hostpackages.HOST, releases.stderr_log)
-            if dashboard.has_tab(args.release):
-                hostpackages.ensure(hostpackages.DASHBOARD, releases.stderr_log)
+            hostpackages.ensure(hostpackages.DASHBOARD, releases.stderr_log)
             releases.get(args.release).ensure_installed(releases.stderr_log)
             if args.check:
                 print(dashboard.check(args.release, releases.stderr_log).tree)
