@@ -86,10 +86,10 @@ class BenchAPI:
 
     # -- profiles and runs ----------------------------------------------------------
     def profiles(self) -> List[Dict[str, Any]]:
-        return [info.to_dict() for info in self.services.profiles.ls()]
+        return dump(self.services.profiles.ls())
 
     def profile(self, profile: str) -> Dict[str, Any]:
-        return self.services.profiles.info(profile).to_dict()
+        return dump(self.services.profiles.info(profile))
 
     def plan(self, profile: str, overrides: Mapping[str, Any]) -> Tuple[Dict[str, Any], str]:
         return self.services.starter.plan(profile, overrides)

@@ -1,9 +1,11 @@
 """Built-in profiles and the operator's own, kept in the module's store."""
 import json
-from typing import Any, Dict, List, NamedTuple, Sequence, Union
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Dict, List, Sequence, Tuple, Union
 
 from ..errors import InvalidInput, NotFound
 from ..cluster.kvstore import Store
+from ..serial import FLAT, dump, load
 from ..settings.base import Setting
 from .builtin import BUILTIN_DOCUMENTS, builtin_names, builtin_profiles
 from .estimates import estimate_seconds
@@ -15,16 +17,16 @@ STORE_PREFIX = 'profile/'
 MAX_STORED = 60000
 
 
-class ProfileInfo(NamedTuple):
+@dataclass(frozen=True)
+class ProfileInfo:
     """A profile as `profile ls` and `profile show` present it."""
-    profile: Profile
+    profile: Profile = field(metadata=FLAT)
     builtin: bool
+    COMPUTED: ClassVar[Tuple[str, ...]] = ('estimated_s',)
 
-    def to_dict(self) -> Dict[str, Any]:
-        data = self.profile.to_dict()
-        data['builtin'] = self.builtin
-        data['estimated_s'] = round(estimate_seconds(self.profile))
-        return data
+    @property
+    def estimated_s(self) -> int:
+        return round(estimate_seconds(self.profile))
 
 
 class ProfileStore:
@@ -45,7 +47,7 @@ class ProfileStore:
             if name in taken:
                 continue
             try:
-                found.append(ProfileInfo(Profile.from_dict(json.loads(text)), False))
+                found.append(ProfileInfo(load(Profile, json.loads(text)), False))
             except (ValueError, KeyError, TypeError):
                 continue  # not a profile this module wrote
         return found
@@ -67,7 +69,7 @@ class ProfileStore:
         if profile.name in builtin_names():
             raise InvalidInput('profile %s: a built-in profile has this name; choose another '
                                'name' % profile.name)
-        stored = json.dumps(profile.to_dict(), separators=(',', ':'))
+        stored = json.dumps(dump(profile), separators=(',', ':'))
         if len(stored) > MAX_STORED:
             raise InvalidInput('profile %s: too large to store (%d bytes, at most %d)'
                                % (profile.name, len(stored), MAX_STORED))

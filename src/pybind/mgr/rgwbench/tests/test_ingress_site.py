@@ -10,6 +10,7 @@ from fixtures import MemoryStore
 from test_settings_tls import RGW_SPEC, FakeCluster, HostSpecLike
 
 from rgwbench.errors import InvalidInput
+from rgwbench.serial import dump
 from rgwbench.certs.pem import describe_certificate
 from rgwbench.runs.plan_text import run_plan_to_text
 from rgwbench.settings.applier import SettingsApplier
@@ -263,7 +264,7 @@ def test_a_plan_without_ingress_options_shows_the_vip_and_ports_it_chose() -> No
     plans = applier.plan({'tls@rgw': 'off', 'tls@ingress': 'https'})
     text = run_plan_to_text({
         'profile': 'tls', 'variants': [{'name': 'tls-ingress', 'baseline': False,
-                                        'changes': [p.to_dict() for p in plans]}],
+                                        'changes': dump(plans)}],
         'workloads': [], 'repeats': 1, 'estimated_s': 60, 'placement': [],
         'problems': []})
     assert '  - ceph orch apply ingress.rgw.default: HAProxy at %s on host1, port 443 ' \

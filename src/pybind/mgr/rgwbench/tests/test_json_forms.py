@@ -1,26 +1,20 @@
 """The JSON the module stores and shows, byte for byte: an interface to scripts and to the
 records older versions left, whatever code writes it."""
 import json
-from typing import Any
-
 from fixtures import MemoryStore
 
 from rgwbench.checks.clock_skew import ClockSample
 from rgwbench.profiles import ProfileStore, Workload, parse_profile
 from rgwbench.profiles.text import profile_to_text
+from rgwbench.serial import dump
 from rgwbench.settings.applier import SettingPlan
 from rgwbench.settings.base import ClientSide
 from rgwbench.settings.changes import config_change, restart_change
-from rgwbench.settings.journal import Finding, Step, findings_to_dicts
+from rgwbench.settings.journal import Finding, Step
 from rgwbench.settings.registry import all_settings
-from rgwbench.settings.session import steps_to_dicts
+from rgwbench.settings.session import shown_steps
 
 SETTINGS = all_settings()
-
-
-def shown(value: Any) -> Any:
-    """A value as the module shows and stores it."""
-    return value.to_dict()
 
 
 FULL = {
@@ -64,8 +58,8 @@ def test_a_stored_profile_is_what_it_always_was() -> None:
     # what `profile ls` reads back is what was stored, and reads the same again
     listed = {i.profile.name: i for i in profiles.ls()}
     assert listed['full'].profile == parse_profile(FULL, SETTINGS)
-    assert json.dumps(shown(listed['full'].profile), separators=(',', ':')) == FULL_STORED
-    assert json.dumps(shown(listed['plain'].profile), separators=(',', ':')) == PLAIN_STORED
+    assert json.dumps(dump(listed['full'].profile), separators=(',', ':')) == FULL_STORED
+    assert json.dumps(dump(listed['plain'].profile), separators=(',', ':')) == PLAIN_STORED
 
 
 def test_profile_show_json_is_the_stored_form_with_builtin_and_estimate() -> None:
@@ -73,10 +67,10 @@ def test_profile_show_json_is_the_stored_form_with_builtin_and_estimate() -> Non
     profiles = ProfileStore(store, SETTINGS)
     profiles.set({'name': 'plain', 'variants': [{'name': 'a'}], 'workloads': [{'op': 'put'}]})
     info = profiles.info('plain')
-    assert json.dumps(shown(info), separators=(',', ':')) == (
+    assert json.dumps(dump(info), separators=(',', ':')) == (
         PLAIN_STORED[:-1] + ',"builtin":false,"estimated_s":80}')
     # the text of `profile show` reads the JSON form as well as the object
-    assert profile_to_text(shown(info)) == profile_to_text(info)
+    assert profile_to_text(dump(info)) == profile_to_text(info)
 
 
 def test_a_profile_stored_by_an_older_version_still_loads() -> None:
@@ -102,27 +96,26 @@ def test_a_profile_stored_by_an_older_version_still_loads() -> None:
 
 
 def test_agent_clocks_are_shown_in_milliseconds() -> None:
-    assert json.dumps(shown(ClockSample(0.2104567, 0.00210049))) == (
+    assert json.dumps(dump(ClockSample(0.2104567, 0.00210049))) == (
         '{"offset_ms": 210.457, "error_ms": 2.1}')
-    assert json.dumps(shown(ClockSample(-0.01, 0.0))) == '{"offset_ms": -10.0, "error_ms": 0.0}'
+    assert json.dumps(dump(ClockSample(-0.01, 0.0))) == '{"offset_ms": -10.0, "error_ms": 0.0}'
 
 
 def test_a_settings_plan_masks_secrets_and_leaves_out_the_states() -> None:
     key = 'c2VjcmV0IGtleSBtYXRlcmlhbCBoZXJl'
     option = 'client.rgw/rgw_crypt_default_encryption_key'
-    plan = SettingPlan('config', {option: key},
-                       [config_change('client.rgw', 'rgw_crypt_default_encryption_key', key),
-                        restart_change('rgw.default', 'restart rgw.default')],
-                       ['a note'])
-    assert json.dumps(shown(plan)) == (
+    plan = SettingPlan('config', {option: key}, notes=['a note'], changes=[
+        config_change('client.rgw', 'rgw_crypt_default_encryption_key', key),
+        restart_change('rgw.default', 'restart rgw.default')])
+    assert json.dumps(dump(plan)) == (
         '{"setting": "config", "value": {"client.rgw/rgw_crypt_default_encryption_key": '
         '"<secret>"}, "notes": ["a note"], "changes": [{"kind": "config", "target": '
         '"client.rgw/rgw_crypt_default_encryption_key", "summary": "ceph config set client.rgw '
         'rgw_crypt_default_encryption_key <secret>"}, {"kind": "restart", "target": '
         '"rgw.default", "summary": "restart rgw.default"}]}')
-    assert key not in json.dumps(shown(plan))
-    plain = SettingPlan('rgw-per-host', 2, [], [])
-    assert json.dumps(shown(plain)) == (
+    assert key not in json.dumps(dump(plan))
+    plain = SettingPlan('rgw-per-host', 2, notes=[], changes=[])
+    assert json.dumps(dump(plain)) == (
         '{"setting": "rgw-per-host", "value": 2, "notes": [], "changes": []}')
 
 
@@ -130,11 +123,11 @@ def test_client_side_is_shown_without_key_material() -> None:
     client = ClientSide(rgw=('https://h1:443',), ingress=(), ca_bundle='-----BEGIN CERT',
                         sse={'sse_kms_key_id': 'key-1', 'sse_c_key': 'material'},
                         targets=('https://h1:443', 'https://h2:443'))
-    assert json.dumps(shown(client)) == (
+    assert json.dumps(dump(client.shown())) == (
         '{"endpoint": "https://h1:443", "targets": ["https://h1:443", "https://h2:443"], '
         '"ca_bundle": true, "sse": ["sse_c_key", "sse_kms_key_id"], '
         '"sse_kms_key_id": "key-1"}')
-    assert json.dumps(shown(ClientSide())) == (
+    assert json.dumps(dump(ClientSide().shown())) == (
         '{"endpoint": null, "targets": [], "ca_bundle": false, "sse": [], '
         '"sse_kms_key_id": null}')
 
@@ -142,13 +135,13 @@ def test_client_side_is_shown_without_key_material() -> None:
 def test_journal_steps_are_shown_without_their_states() -> None:
     steps = [Step(1, 'config', 'client.rgw/x', None, 'secret-ish', 'made'),
              Step(2, 'restart', 'rgw.default', None, None, 'failed', 'gave up')]
-    assert json.dumps(steps_to_dicts(steps)) == (
+    assert json.dumps(shown_steps(steps)) == (
         '[{"kind": "config", "target": "client.rgw/x", "state": "made", "error": null}, '
         '{"kind": "restart", "target": "rgw.default", "state": "failed", "error": "gave up"}]')
 
 
 def test_findings_json_is_what_it_always_was() -> None:
     found = [Finding('run-1', 'config', 'client.rgw/x', 'changed meanwhile')]
-    assert json.dumps(findings_to_dicts(found)) == (
+    assert json.dumps(dump(found)) == (
         '[{"run_id": "run-1", "kind": "config", "target": "client.rgw/x", '
         '"finding": "changed meanwhile"}]')

@@ -76,9 +76,10 @@ class ServingCluster(FakeCluster):
                 if service_type in (None, spec['service_type'])]
 
     def rgw_daemons(self) -> List[RGWDaemon]:
-        return [RGWDaemon(d.daemon_id, 'h1', 'default', None, [],
-                          [Endpoint('http', '127.0.0.1', self.stubs[i % len(self.stubs)].port)],
-                          7 + i, str(4100 + i))
+        return [RGWDaemon(d.daemon_id, 'h1', 'default', version=None, frontends=[],
+                          endpoints=[Endpoint('http', '127.0.0.1',
+                                              self.stubs[i % len(self.stubs)].port)],
+                          pid=7 + i, key=str(4100 + i))
                 for i, d in enumerate(self.daemons('rgw.default'))]
 
 

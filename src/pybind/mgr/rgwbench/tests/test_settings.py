@@ -38,7 +38,8 @@ class FakeCluster(FakeWaits):
         self.fail_on: Optional[str] = None
         self.health_status = 'HEALTH_OK'
         self.unclean: Optional[str] = None
-        self.rgws = [RGWDaemon('default.h1.a', 'h1', 'default', None, [], [], 7, '4100')]
+        self.rgws = [RGWDaemon('default.h1.a', 'h1', 'default', version=None, frontends=[],
+                               endpoints=[], pid=7, key='4100')]
         self.users: Dict[str, str] = {}     # S3 users by uid: their display names
         self.user_keys = ('AK', 'SK')       # the keys the next user made gets
 

@@ -6,6 +6,7 @@ from typing import Any, Dict, List, Optional
 import pytest
 
 from rgwbench.errors import InvalidInput
+from rgwbench.serial import dump
 from rgwbench.tests.s3stub import StubS3
 from rgwbench.loadgen.sse import SSE
 from rgwbench.cluster.rgw_daemons import Endpoint, RGWDaemon
@@ -34,8 +35,9 @@ class FakeCluster(FakeWaits):
         self.specs: Dict[str, Dict[str, Any]] = {'rgw.default': json.loads(
             json.dumps(RGW_SPEC))}
         self.running: Dict[str, str] = {}
-        self.daemons = [RGWDaemon('default.vm.abc', 'vm', 'default', version,
-                                  ['beast port=8000'], [Endpoint('http', '127.0.0.1', 8000)],
+        self.daemons = [RGWDaemon('default.vm.abc', 'vm', 'default', version=version,
+                                  frontends=['beast port=8000'],
+                                  endpoints=[Endpoint('http', '127.0.0.1', 8000)],
                                   pid=10, key='4131')]
 
     def config_value(self, who: str, option: str) -> Optional[str]:
@@ -112,8 +114,8 @@ def test_kms_testing_plan_key_kept_and_hidden() -> None:
     assert plan(ctx, 'kms-testing') == changes
     client = ServerSideEncryption().client(ctx, 'kms-testing', ClientSide())
     assert client.sse == {'sse_kms_key_id': key_id}
-    assert client.to_dict()['sse_kms_key_id'] == key_id
-    assert key not in json.dumps(client.to_dict())
+    assert dump(client.shown())['sse_kms_key_id'] == key_id
+    assert key not in json.dumps(dump(client.shown()))
 
 
 def test_kms_testing_keeps_keys_already_there_and_is_in_place_once_applied() -> None:
@@ -191,7 +193,7 @@ def test_sse_c_changes_only_require_ssl_and_keeps_its_key() -> None:
     key = first.sse['sse_c_key']
     assert len(base64.b64decode(key)) == 32
     assert ServerSideEncryption().client(ctx, 'sse-c', ClientSide()).sse == {'sse_c_key': key}
-    assert key not in json.dumps(first.to_dict())
+    assert key not in json.dumps(dump(first.shown()))
     SSE.from_settings(customer_key=key)  # the engine takes it
     # nothing to do when RGW already takes SSE over plain HTTP
     cluster: Any = ctx.cluster

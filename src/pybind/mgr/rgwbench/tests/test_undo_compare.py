@@ -100,7 +100,8 @@ def test_a_certificate_replaced_mid_run_is_left() -> None:
 
 
 def test_settings_show_says_what_was_left_and_is_not_failed() -> None:
-    from rgwbench.settings.journal import findings_to_dicts, findings_to_text
+    from rgwbench.serial import dump
+    from rgwbench.settings.journal import findings_to_text
     from rgwbench.settings.session import put_back_progress
     cluster, store = FakeCluster(), MemoryStore()
     a = applier(cluster)
@@ -109,7 +110,7 @@ def test_settings_show_says_what_was_left_and_is_not_failed() -> None:
     cluster.config[('client.rgw', 'rgw_thread_pool_size')] = '300'
     steps = a.revert(journal)
     assert put_back_progress(steps).startswith('put back but 1 target(s) someone else changed')
-    assert findings_to_text(findings_to_dicts(findings(store))).startswith(
+    assert findings_to_text(dump(findings(store))).startswith(
         'run run1: config client.rgw/rgw_thread_pool_size: ceph config client.rgw')
 
 
