@@ -1,6 +1,9 @@
 """Compare-and-set undo: a target someone else changed during a run is left, and said so."""
+from typing import Optional
+
 from fixtures import MemoryStore
-from test_settings import FakeCluster, applier
+from rgwbench.tests.fixtures import FakeCluster
+from test_settings import applier
 
 from rgwbench.settings.changes import CONFIG_KEY, config_key_change, put_state
 from rgwbench.settings.journal import (HEALTH_CHANGED, LEFT, UNDONE, Journal, acknowledge,
@@ -77,10 +80,7 @@ class KeyStore(FakeCluster):
         super().__init__()
         self.keys = {'rgw/cert/rgw.default': 'operator-pem'}
 
-    def config_key(self, key: str) -> object:
-        return self.keys.get(key)
-
-    def put_config_key(self, key: str, value: object) -> None:
+    def put_config_key(self, key: str, value: Optional[str]) -> None:
         self._call('config-key %s' % key)
         self.keys[key] = str(value)
 
