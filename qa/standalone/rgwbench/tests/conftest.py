@@ -4,6 +4,7 @@ RGWBENCH_RELEASES (default "pacific,tentacle") lists the releases to test;
 each gets one cluster for the whole session, stopped and removed at the end
 (RGWBENCH_KEEP_CLUSTERS=1 keeps them for a look afterwards).
 """
+import contextlib
 import errno
 import ipaddress
 import json
@@ -362,19 +363,30 @@ def new_cluster_dir(tag: str) -> str:
     return directory
 
 
-@pytest.fixture(scope='session', params=RELEASES)
-def cluster(request: Any) -> Iterator[Cluster]:
+@contextlib.contextmanager
+def own_cluster(release: str, tag: str, *start_args: str,
+                kind: Callable[[str, str], Cluster] = Cluster,
+                env: Optional[Dict[str, str]] = None) -> Iterator[Any]:
+    """A cluster of its own (`cluster start START_ARGS`), destroyed when done with, or when
+    what is done with it first fails (RGWBENCH_KEEP_CLUSTERS=1 keeps it)."""
     if os.geteuid() != 0:
         pytest.fail('the integration tests need root (they start a real cluster)')
-    directory = new_cluster_dir(request.param)
+    directory = new_cluster_dir(tag)
     os.rmdir(directory)  # `start` wants a new or empty folder
-    c = Cluster(request.param, directory)
+    c = kind(release, directory)
     try:
-        c.start()  # returns once the mgr lists its radosgw: a first test needs it listed
+        # returns once the mgr lists its radosgw: a first test needs it listed
+        c.start(*start_args, **({'env': env} if env is not None else {}))
         yield c
     finally:
         if os.environ.get('RGWBENCH_KEEP_CLUSTERS') != '1':
             c.destroy()
+
+
+@pytest.fixture(scope='session', params=RELEASES)
+def cluster(request: Any) -> Iterator[Cluster]:
+    with own_cluster(request.param, request.param) as c:
+        yield c
 
 
 @pytest.fixture(scope='session', params=RELEASES)
@@ -386,15 +398,9 @@ def two_osds(request: Any) -> Iterator[Cluster]:
     at each clean stop): no test of theirs fills or kills an OSD, and a BlueStore
     write cost an OSD twice the CPU.
     """
-    directory = new_cluster_dir('two-osds-%s' % request.param)
-    os.rmdir(directory)
-    c = Cluster(request.param, directory)
-    try:
-        c.start('--osds', '2', '--mgrs', '2', '--objectstore', 'memstore')
+    with own_cluster(request.param, 'two-osds-%s' % request.param, '--osds', '2', '--mgrs', '2',
+                     '--objectstore', 'memstore') as c:
         yield c
-    finally:
-        if os.environ.get('RGWBENCH_KEEP_CLUSTERS') != '1':
-            c.destroy()
 
 
 # How long a test on the two-OSD cluster waits, before it starts, for the PGs an
@@ -565,6 +571,82 @@ def wait_for(what: str, check: Callable[[], Any], timeout: float = 180) -> Any:
         if time.monotonic() > deadline:
             raise AssertionError('timed out after %ds waiting for %s' % (timeout, what))
         time.sleep(0.5)
+
+
+def free_ports(ip: str, count: int) -> List[int]:
+    """`count` TCP ports free on `ip` now."""
+    found: List[int] = []
+    while len(found) < count:
+        with socket.socket() as s:
+            s.bind((ip, 0))
+            port = int(s.getsockname()[1])
+        if port not in found:
+            found.append(port)
+    return found
+
+
+def wait_settings(c: Cluster, wanted: List[str], timeout: float) -> Dict[str, Any]:
+    """Until `settings show` is in a wanted state (a failed one once it is put back); a
+    failure not wanted fails at once."""
+    deadline = time.monotonic() + timeout
+    while True:
+        shown: Dict[str, Any] = c.ceph_json('rgwbench', 'settings', 'show')
+        if shown['state'] == 'failed' and 'failed' not in wanted:
+            raise AssertionError('settings failed: %s' % shown.get('error'))
+        if shown['state'] in wanted and (shown['state'] != 'failed' or shown['finished']):
+            return shown
+        if time.monotonic() > deadline:
+            raise AssertionError('settings stayed %s: %s' % (shown['state'], shown))
+        time.sleep(1)
+
+
+def client_rgw_options(cluster: Cluster, names: Sequence[str]) -> Dict[str, str]:
+    """The options of the config database's client.rgw section among `names`."""
+    return {o['name']: o['value'] for o in cluster.ceph_json('config', 'dump')
+            if o.get('section') == 'client.rgw' and o['name'] in names}
+
+
+def rgw_started(cluster: Cluster, service: str = 'rgw.default') -> Dict[str, str]:
+    """name -> start time of the service's RGW daemons."""
+    return {d['daemon_name']: str(d.get('started'))
+            for d in cluster.ceph_json('orch', 'ps', '--daemon_type', 'rgw')
+            if d.get('service_name') == service}
+
+
+def restart_rgw(cluster: Cluster) -> None:
+    """`orch restart rgw.default`; back once new daemons answer S3 and are in the map."""
+    before = rgw_started(cluster)
+    cluster.ceph('orch', 'restart', 'rgw.default')
+
+    def restarted() -> bool:
+        now = rgw_started(cluster)
+        return bool(now) and all(before.get(name) != started for name, started in now.items())
+
+    wait_for('rgw.default to restart', restarted)
+    url = cluster.s3()['url']
+    wait_for('%s to answer S3 again' % url, lambda: answers(url))
+    cluster.wait_rgw_registered()
+
+
+def kmip(cluster_dir: str, *args: str, check: bool = True) -> 'subprocess.CompletedProcess[str]':
+    """`cluster kmip ARGS` of the cluster in `cluster_dir` (its test KMIP server)."""
+    argv = [CLUSTER, 'kmip', args[0], '--dir', cluster_dir] + list(args[1:])
+    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=900)
+    if check and proc.returncode != 0:
+        raise AssertionError('%s failed (%d):\n%s\n%s' % (
+            ' '.join(argv), proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:]))
+    return proc
+
+
+@pytest.fixture(scope='module')
+def kmip_server(cluster: Cluster) -> Iterator[Dict[str, str]]:
+    """The session cluster's KMIP server, for a module's tests."""
+    try:
+        info: Dict[str, str] = json.loads(kmip(cluster.dir, 'start').stdout)
+        yield info
+    finally:
+        kmip(cluster.dir, 'stop', check=False)
 
 
 def answers(url: str, cafile: Optional[str] = None,

@@ -11,7 +11,7 @@ from typing import AbstractSet, Any, Dict, Iterator, List, Set, Tuple
 
 import pytest
 
-from conftest import RELEASES, Cluster, new_cluster_dir, one_line
+from conftest import RELEASES, Cluster, one_line, own_cluster
 from test_load import agent_folders, buckets, osd_utilization, set_credentials, wait_load
 from test_orchestrator import cluster_argv
 from test_runs import snapshot, wait_run
@@ -603,19 +603,13 @@ def skewed_agents(request: Any) -> Iterator[Cluster]:
     agents are given a shifted clock through their environment instead, which
     they inherit from the mgr, which inherits the cluster tool's.
     """
-    directory = new_cluster_dir('skewed-%s' % request.param)
-    os.rmdir(directory)
-    c = Cluster(request.param, directory)
-    try:
-        c.start('--objectstore', 'memstore', env={CLOCK_OFFSET_ENV: str(CLOCK_OFFSET_MS)})
+    with own_cluster(request.param, 'skewed-%s' % request.param, '--objectstore', 'memstore',
+                     env={CLOCK_OFFSET_ENV: str(CLOCK_OFFSET_MS)}) as c:
         s3 = c.s3()
         proc = set_credentials(c, {'access_key': s3['access_key'],
                                    'secret_key': s3['secret_key']})
         assert proc.returncode == 0, proc.stderr
         yield c
-    finally:
-        if os.environ.get('RGWBENCH_KEEP_CLUSTERS') != '1':
-            c.destroy()
 
 
 def test_an_agent_whose_clock_is_off_is_found_in_the_load_record(

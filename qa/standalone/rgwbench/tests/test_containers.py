@@ -16,7 +16,7 @@ from typing import Any, Dict, Iterator, Optional, Set
 
 import pytest
 
-from conftest import RELEASES, Cluster, new_cluster_dir
+from conftest import RELEASES, Cluster, own_cluster
 from test_server_figures import Watch, ceph_input
 
 WARMUP_S, DURATION_S = 2, 8
@@ -76,20 +76,12 @@ class ContainersSeen(threading.Thread):
 @pytest.fixture(scope='module', params=RELEASES)
 def in_containers(request: Any) -> Iterator[Cluster]:
     """A cluster of two RGW daemons run in podman containers, credentials stored."""
-    if os.geteuid() != 0:
-        pytest.fail('the integration tests need root (they start a real cluster)')
-    directory = new_cluster_dir('podman-%s' % request.param)
-    os.rmdir(directory)  # `start` wants a new or empty folder
-    c = Cluster(request.param, directory)
-    try:
-        c.start('--rgws', '2', '--containers')
+    with own_cluster(request.param, 'podman-%s' % request.param, '--rgws', '2',
+                     '--containers') as c:
         s3 = c.s3()
         ceph_input(c, '{"access_key": "%s", "secret_key": "%s"}' % (
             s3['access_key'], s3['secret_key']), 'rgwbench', 'credentials', 'set')
         yield c
-    finally:
-        if os.environ.get('RGWBENCH_KEEP_CLUSTERS') != '1':
-            c.destroy()
 
 
 def test_agents_and_rgws_in_containers_measure_the_right_processes(

@@ -15,7 +15,8 @@ from typing import Any, Dict, Iterator, List, Set
 
 import pytest
 
-from conftest import RELEASES, Cluster, new_cluster_dir, one_line, own_addresses, processes_of
+from conftest import (RELEASES, Cluster, new_cluster_dir, one_line, own_addresses, own_cluster,
+                      processes_of)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(HERE))))
@@ -106,17 +107,9 @@ class HostsCluster(Cluster):
 
 @pytest.fixture(scope='module', params=RELEASES)
 def hosts3(request: Any) -> Iterator[HostsCluster]:
-    if os.geteuid() != 0:
-        pytest.fail('the integration tests need root (they start a real cluster)')
-    directory = new_cluster_dir('hosts-%s' % request.param)
-    os.rmdir(directory)  # `start` wants a new or empty folder
-    c = HostsCluster(request.param, directory)
-    try:
-        c.start('--hosts', '3', '--objectstore', 'memstore')
+    with own_cluster(request.param, 'hosts-%s' % request.param, '--hosts', '3', '--objectstore',
+                     'memstore', kind=HostsCluster) as c:
         yield c
-    finally:
-        if os.environ.get('RGWBENCH_KEEP_CLUSTERS') != '1':
-            c.destroy()
 
 
 def get_ok(url: str, attempts: int = 3) -> bytes:

@@ -14,63 +14,18 @@ from typing import Any, Dict, Iterator
 
 import pytest
 
-from conftest import (CLUSTER, DATA_POOL, Cluster, answers, new_cluster_dir, one_line,
-                      rados_objects, wait_for)
+from conftest import (CLUSTER, DATA_POOL, Cluster, client_rgw_options, kmip, new_cluster_dir,
+                      one_line, rados_objects, restart_rgw)
 
 KMIP_OPTIONS = ('rgw_crypt_s3_kms_backend', 'rgw_crypt_kmip_addr', 'rgw_crypt_kmip_ca_path',
                 'rgw_crypt_kmip_client_cert', 'rgw_crypt_kmip_client_key',
                 'rgw_crypt_kmip_kms_key_template', 'rgw_crypt_require_ssl')
 
 
-def kmip(cluster_dir: str, *args: str, check: bool = True) -> 'subprocess.CompletedProcess[str]':
-    argv = [CLUSTER, 'kmip', args[0], '--dir', cluster_dir] + list(args[1:])
-    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, timeout=900)
-    if check and proc.returncode != 0:
-        raise AssertionError('%s failed (%d):\n%s\n%s' % (
-            ' '.join(argv), proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:]))
-    return proc
-
-
-def rgw_started(cluster: Cluster) -> Dict[str, str]:
-    return {d['daemon_name']: str(d.get('started'))
-            for d in cluster.ceph_json('orch', 'ps', '--daemon_type', 'rgw')
-            if d.get('service_name') == 'rgw.default'}
-
-
-def restart_rgw(cluster: Cluster) -> None:
-    """`orch restart rgw.default`; back once new daemons answer S3 and are in the map."""
-    before = rgw_started(cluster)
-    cluster.ceph('orch', 'restart', 'rgw.default')
-
-    def restarted() -> bool:
-        now = rgw_started(cluster)
-        return bool(now) and all(before.get(name) != started for name, started in now.items())
-
-    wait_for('rgw.default to restart', restarted)
-    url = cluster.s3()['url']
-    wait_for('%s to answer S3 again' % url, lambda: answers(url))
-    cluster.wait_rgw_registered()
-
-
-def client_rgw_options(cluster: Cluster) -> Dict[str, str]:
-    return {o['name']: o['value'] for o in cluster.ceph_json('config', 'dump')
-            if o.get('section') == 'client.rgw' and o['name'] in KMIP_OPTIONS}
-
-
-@pytest.fixture(scope='module')
-def kmip_server(cluster: Cluster) -> Iterator[Dict[str, str]]:
-    try:
-        info: Dict[str, str] = json.loads(kmip(cluster.dir, 'start').stdout)
-        yield info
-    finally:
-        kmip(cluster.dir, 'stop', check=False)
-
-
 @pytest.fixture(scope='module')
 def kmip_rgw(cluster: Cluster, kmip_server: Dict[str, str]) -> Iterator[Dict[str, str]]:
     """RGW with SSE-KMS from the KMIP server, over plain HTTP; undone afterwards."""
-    before = client_rgw_options(cluster)
+    before = client_rgw_options(cluster, KMIP_OPTIONS)
     key_name = 'rgwbench-kmip-%s' % uuid.uuid4().hex[:8]
     uid = kmip(cluster.dir, 'create-key', key_name).stdout.strip()
     wanted = {'rgw_crypt_s3_kms_backend': 'kmip',
@@ -91,7 +46,7 @@ def kmip_rgw(cluster: Cluster, kmip_server: Dict[str, str]) -> Iterator[Dict[str
             else:
                 cluster.ceph('config', 'rm', 'client.rgw', name)
         restart_rgw(cluster)
-        assert client_rgw_options(cluster) == before
+        assert client_rgw_options(cluster, KMIP_OPTIONS) == before
 
 
 def s3_client(cluster: Cluster) -> Any:

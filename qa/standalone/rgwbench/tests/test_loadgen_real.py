@@ -19,7 +19,8 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 
-from conftest import DATA_POOL, Cluster, answers, one_line, processes_of, wait_for
+from conftest import (DATA_POOL, Cluster, answers, client_rgw_options, one_line, processes_of,
+                      restart_rgw, rgw_started, wait_for)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(HERE))))
@@ -307,37 +308,10 @@ def test_unreachable_endpoint_fails_in_one_line(s3: Dict[str, Any]) -> None:
 
 # -- server-side encryption --------------------------------------------------------------
 
-def rgw_daemons(cluster: Cluster, service: str) -> Dict[str, str]:
-    """name -> start time of the service's daemons."""
-    daemons = cluster.ceph_json('orch', 'ps', '--daemon_type', 'rgw')
-    return {d['daemon_name']: str(d.get('started'))
-            for d in daemons if d.get('service_name') == service}
-
-
-def restart_rgw(cluster: Cluster) -> None:
-    """`orch restart rgw.default`, then wait for new daemons that answer S3."""
-    before = rgw_daemons(cluster, 'rgw.default')
-    cluster.ceph('orch', 'restart', 'rgw.default')
-
-    def restarted() -> bool:
-        now = rgw_daemons(cluster, 'rgw.default')
-        return bool(now) and all(before.get(name) != started for name, started in now.items())
-
-    wait_for('rgw.default to restart', restarted)
-    url = cluster.s3()['url']
-    wait_for('%s to answer S3 again' % url, lambda: answers(url))
-    cluster.wait_rgw_registered()
-
-
-def client_rgw_options(cluster: Cluster) -> Dict[str, str]:
-    return {o['name']: o['value'] for o in cluster.ceph_json('config', 'dump')
-            if o.get('section') == 'client.rgw' and o['name'] in SSE_OPTIONS}
-
-
 @pytest.fixture(scope='module')
 def sse_rgw(cluster: Cluster) -> Iterator[Cluster]:
     """RGW with SSE over plain HTTP and the `testing` KMS backend; undone afterwards."""
-    before = client_rgw_options(cluster)
+    before = client_rgw_options(cluster, SSE_OPTIONS)
     key = base64.b64encode(os.urandom(32)).decode('ascii')
     wanted = {'rgw_crypt_s3_kms_backend': 'testing',
               'rgw_crypt_s3_kms_encryption_keys': '%s=%s' % (KMS_KEY_ID, key),
@@ -354,7 +328,7 @@ def sse_rgw(cluster: Cluster) -> Iterator[Cluster]:
             else:
                 cluster.ceph('config', 'rm', 'client.rgw', name)
         restart_rgw(cluster)
-        assert client_rgw_options(cluster) == before
+        assert client_rgw_options(cluster, SSE_OPTIONS) == before
 
 
 def raw_data(cluster: Cluster, bucket: str, key: str) -> bytes:
@@ -522,7 +496,7 @@ def tls_rgw(cluster: Cluster) -> Iterator[Dict[str, str]]:
         def gone() -> bool:
             listed = cluster.ceph('orch', 'ls', '--service_name', 'rgw.tls', '-f', 'json',
                                   check=False).stdout
-            return 'rgw.tls' not in listed and not rgw_daemons(cluster, 'rgw.tls')
+            return 'rgw.tls' not in listed and not rgw_started(cluster, 'rgw.tls')
 
         wait_for('rgw.tls to be removed', gone, 120)
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:

@@ -17,7 +17,7 @@ from typing import Any, Dict, Iterator, List, Optional
 import pytest
 import yaml
 
-from conftest import Cluster, answers, one_line, wait_for
+from conftest import Cluster, answers, free_ports, one_line, wait_for
 
 VIP = '127.0.0.77'
 
@@ -28,17 +28,6 @@ def refused(url: str) -> bool:
     except (urllib.error.URLError, OSError):
         return True
     return False
-
-
-def free_ports(ip: str, count: int) -> List[int]:
-    found: List[int] = []
-    while len(found) < count:
-        with socket.socket() as s:
-            s.bind((ip, 0))
-            port = s.getsockname()[1]
-        if port not in found:
-            found.append(port)
-    return found
 
 
 def peer_certificate(host: str, port: int) -> bytes:

@@ -7,13 +7,12 @@ each RGW host; every daemon is measured on its own; the cluster, its buckets
 and its S3 users are as before at the end.
 """
 import json
-import os
 import time
 from typing import Any, Dict, Iterator, List, Set
 
 import pytest
 
-from conftest import RELEASES, Cluster, new_cluster_dir, own_addresses
+from conftest import RELEASES, Cluster, own_addresses, own_cluster
 from test_run_own_user import users
 from test_runs import buckets, snapshot, wait_run
 
@@ -32,22 +31,14 @@ BALANCE = 0.15
 
 @pytest.fixture(scope='module', params=RELEASES)
 def nine_rgws(request: Any) -> Iterator[Cluster]:
-    if os.geteuid() != 0:
-        pytest.fail('the integration tests need root (they start a real cluster)')
-    directory = new_cluster_dir('nine-rgws-%s' % request.param)
-    os.rmdir(directory)  # `start` wants a new or empty folder
-    c = Cluster(request.param, directory)
-    try:
-        c.start('--hosts', str(HOSTS), '--rgws', str(RGWS_PER_HOST), '--objectstore', 'memstore')
+    with own_cluster(request.param, 'nine-rgws-%s' % request.param, '--hosts', str(HOSTS),
+                     '--rgws', str(RGWS_PER_HOST), '--objectstore', 'memstore') as c:
         # Off loopback rgwbench takes no address it was not given: the VIPs of the tls
         # profile's ingress are the operator's, here addresses of the test's own network.
         given, prefix = own_addresses(json.loads(c.tool('info').stdout), HOSTS)
         c.ceph('config', 'set', 'mgr', 'mgr/rgwbench/ingress_virtual_ip',
                ','.join('%s/%d' % (a, prefix) for a in given))
         yield c
-    finally:
-        if os.environ.get('RGWBENCH_KEEP_CLUSTERS') != '1':
-            c.destroy()
 
 
 def spread(counts: List[float]) -> float:

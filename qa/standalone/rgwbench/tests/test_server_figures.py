@@ -14,8 +14,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 
-from conftest import RELEASES, Cluster, new_cluster_dir
-from test_settings_tls import free_ports
+from conftest import RELEASES, Cluster, free_ports, own_cluster
 
 VIP = '127.0.0.1'
 CLK_TCK = os.sysconf('SC_CLK_TCK')
@@ -73,18 +72,13 @@ def pid_of(c: Cluster, daemon: str) -> int:
 @pytest.fixture(scope='module', params=RELEASES)
 def two_rgws(request: Any) -> Iterator[Tuple[Cluster, int]]:
     """A cluster of two RGW daemons, an ingress in front of them, credentials stored."""
-    if os.geteuid() != 0:
-        pytest.fail('the integration tests need root (they start a real cluster)')
-    directory = new_cluster_dir('rgws2-%s' % request.param)
-    os.rmdir(directory)  # `start` wants a new or empty folder
-    c = Cluster(request.param, directory)
-    try:
-        c.start('--rgws', '2', '--objectstore', 'memstore')
+    with own_cluster(request.param, 'rgws2-%s' % request.param, '--rgws', '2', '--objectstore',
+                     'memstore') as c:
         s3 = c.s3()
         ceph_input(c, json.dumps({'access_key': s3['access_key'],
                                   'secret_key': s3['secret_key']}),
                    'rgwbench', 'credentials', 'set')
-        frontend, monitor = free_ports(2)
+        frontend, monitor = free_ports(VIP, 2)
         ingress = {'service_type': 'ingress', 'service_id': 'rgw.default',
                    'placement': {'count': 1},
                    'spec': {'backend_service': 'rgw.default', 'virtual_ip': '%s/32' % VIP,
@@ -96,9 +90,6 @@ def two_rgws(request: Any) -> Iterator[Tuple[Cluster, int]]:
             assert time.monotonic() < deadline, 'no haproxy running'
             time.sleep(1)
         yield c, frontend
-    finally:
-        if os.environ.get('RGWBENCH_KEEP_CLUSTERS') != '1':
-            c.destroy()
 
 
 def test_load_reports_each_daemon_with_its_own_figures(two_rgws: Tuple[Cluster, int]) -> None:

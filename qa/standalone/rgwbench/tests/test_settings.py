@@ -7,7 +7,7 @@ import json
 import time
 from typing import Any, Dict, List
 
-from conftest import Cluster, one_line, pg_states, wait_pgs_clean
+from conftest import Cluster, one_line, pg_states, wait_pgs_clean, wait_settings
 
 
 def snapshot(c: Cluster) -> Dict[str, Any]:
@@ -31,17 +31,6 @@ def running_modes(c: Cluster) -> Dict[str, str]:
 
 def rgw_keys(c: Cluster) -> List[str]:
     return [d['key'] for d in c.ceph_json('rgwbench', 'status')['rgw_daemons']]
-
-
-def wait_state(c: Cluster, wanted: List[str], timeout: float = 600) -> Dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while True:
-        shown: Dict[str, Any] = c.ceph_json('rgwbench', 'settings', 'show')
-        if shown['state'] in wanted and (shown['state'] != 'failed' or shown['finished']):
-            return shown
-        if time.monotonic() > deadline:
-            raise AssertionError('settings stayed %s: %s' % (shown['state'], shown))
-        time.sleep(2)
 
 
 def wait_settled(c: Cluster, before: Dict[str, Any], timeout: float = 180) -> None:
@@ -134,7 +123,7 @@ def test_msgr2_secure_and_an_rgw_option_run_on_the_daemons_and_are_put_back(
     assert set(before['osd_modes'].values()) == {'crc secure'}
     two_osds.ceph('rgwbench', 'settings', 'apply', 'msgr2-secure=on',
                   'config=client.rgw/rgw_thread_pool_size:128', '--yes-i-really-mean-it')
-    applied = wait_state(two_osds, ['applied', 'failed'])
+    applied = wait_settings(two_osds, ['applied', 'failed'], 600)
     assert applied['state'] == 'applied', applied
     assert [c['state'] for c in applied['changes']] == ['made'] * len(applied['changes'])
     in_place = two_osds.ceph_json('rgwbench', 'status')['settings_in_place']
@@ -148,7 +137,7 @@ def test_msgr2_secure_and_an_rgw_option_run_on_the_daemons_and_are_put_back(
         assert two_osds.ceph('config', 'show', 'rgw.%s' % key,
                              'rgw_thread_pool_size').stdout.strip() == '128'
     two_osds.ceph('rgwbench', 'settings', 'revert')
-    reverted = wait_state(two_osds, ['reverted'])
+    reverted = wait_settings(two_osds, ['reverted'], 600)
     assert two_osds.ceph_json('rgwbench', 'status')['settings_in_place'] is None
     assert [c['state'] for c in reverted['changes']] == ['undone'] * len(reverted['changes'])
     wait_settled(two_osds, before)
@@ -161,12 +150,12 @@ def test_an_operators_change_during_the_settings_is_kept_and_the_rest_put_back(
     before = snapshot(two_osds)
     two_osds.ceph('rgwbench', 'settings', 'apply', 'config=client.rgw/rgw_thread_pool_size:128,'
                   'client.rgw/rgw_max_concurrent_requests:512', '--yes-i-really-mean-it')
-    assert wait_state(two_osds, ['applied', 'failed'])['state'] == 'applied'
+    assert wait_settings(two_osds, ['applied', 'failed'], 600)['state'] == 'applied'
     # the operator raises the thread pool while the settings are in place
     two_osds.ceph('config', 'set', 'client.rgw', 'rgw_thread_pool_size', '300')
     try:
         two_osds.ceph('rgwbench', 'settings', 'revert')
-        reverted = wait_state(two_osds, ['reverted'])
+        reverted = wait_settings(two_osds, ['reverted'], 600)
         states = {c['target']: c['state'] for c in reverted['changes']}
         assert states['client.rgw/rgw_thread_pool_size'] == 'left', reverted
         assert states['client.rgw/rgw_max_concurrent_requests'] == 'undone', reverted
@@ -184,13 +173,13 @@ def test_an_operators_change_during_the_settings_is_kept_and_the_rest_put_back(
 def test_rgw_daemons_per_host_are_changed_and_put_back(two_osds: Cluster) -> None:
     before = snapshot(two_osds)
     two_osds.ceph('rgwbench', 'settings', 'apply', 'rgw-per-host=2', '--yes-i-really-mean-it')
-    applied = wait_state(two_osds, ['applied', 'failed'])
+    applied = wait_settings(two_osds, ['applied', 'failed'], 600)
     assert applied['state'] == 'applied', applied
     rgws = [d for d in two_osds.ceph_json('orch', 'ps', '--daemon_type', 'rgw')
             if d.get('status_desc') == 'running']
     assert len(rgws) == 2
     two_osds.ceph('rgwbench', 'settings', 'revert')
-    wait_state(two_osds, ['reverted'])
+    wait_settings(two_osds, ['reverted'], 600)
     wait_settled(two_osds, before)
     assert snapshot(two_osds) == before
 
@@ -228,7 +217,7 @@ def test_a_mgr_failover_in_the_middle_of_an_apply_puts_everything_back(
     assert shown['state'] == 'applying', shown
     active = two_osds.fail_over_mgr()
     # nobody runs a command: the new active mgr puts the cluster back by itself
-    ended = wait_state(two_osds, ['failed'])
+    ended = wait_settings(two_osds, ['failed'], 600)
     assert 'mgr restarted' in ended['error'], ended
     assert two_osds.ceph_json('mgr', 'stat')['active_name'] != active
     wait_settled(two_osds, before)

@@ -13,8 +13,8 @@ from typing import Any, Dict, Iterator, List, Tuple
 
 import pytest
 
-from conftest import Cluster, one_line
-from test_kmip import kmip, raw_head, s3_client
+from conftest import Cluster, kmip, one_line
+from test_kmip import raw_head, s3_client
 
 KMIP_OPTIONS = ('sse_kmip_addr', 'sse_kmip_ca_path', 'sse_kmip_client_cert',
                 'sse_kmip_client_key', 'sse_kmip_key_id')
@@ -142,15 +142,6 @@ def test_sse_c_is_checked_and_put_back(cluster: Cluster, credentials: Dict[str, 
             'client.rgw/rgw_crypt_require_ssl', 'rgw.default']
     finally:
         revert_and_compare(cluster, before)
-
-
-@pytest.fixture(scope='module')
-def kmip_server(cluster: Cluster) -> Iterator[Dict[str, str]]:
-    try:
-        info: Dict[str, str] = json.loads(kmip(cluster.dir, 'start').stdout)
-        yield info
-    finally:
-        kmip(cluster.dir, 'stop', check=False)
 
 
 @pytest.fixture

@@ -14,16 +14,15 @@ import socket
 import ssl
 import struct
 import subprocess
-import time
 import urllib.request
 import uuid
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, Optional, Tuple
 
 import boto3
 import pytest
 from botocore.config import Config
 
-from conftest import Cluster, one_line
+from conftest import Cluster, free_ports, one_line, wait_settings
 
 VIP = '127.0.0.1'
 OPTIONS = ('ingress_virtual_ip', 'ingress_frontend_port', 'ingress_monitor_port')
@@ -38,44 +37,19 @@ def snapshot(c: Cluster) -> Dict[str, Any]:
                               for d in c.ceph_json('orch', 'ps'))}
 
 
-def wait_state(c: Cluster, wanted: List[str], timeout: float = 300) -> Dict[str, Any]:
-    """Until `settings show` is in a wanted state (a failed one once it is put back)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        shown: Dict[str, Any] = c.ceph_json('rgwbench', 'settings', 'show')
-        if shown['state'] == 'failed' and 'failed' not in wanted:
-            raise AssertionError('settings failed: %s' % shown.get('error'))
-        if shown['state'] in wanted and (shown['state'] != 'failed' or shown['finished']):
-            return shown
-        if time.monotonic() > deadline:
-            raise AssertionError('settings stayed %s: %s' % (shown['state'], shown))
-        time.sleep(1)
-
-
 def apply(c: Cluster, *settings: str) -> Dict[str, Any]:
     c.ceph('rgwbench', 'settings', 'apply', *settings, '--yes-i-really-mean-it')
-    return wait_state(c, ['applied'])
+    return wait_settings(c, ['applied'], 300)
 
 
 def revert(c: Cluster) -> None:
     c.ceph('rgwbench', 'settings', 'revert')
-    wait_state(c, ['reverted'])
-
-
-def free_ports(count: int) -> List[int]:
-    found: List[int] = []
-    while len(found) < count:
-        with socket.socket() as s:
-            s.bind((VIP, 0))
-            port = int(s.getsockname()[1])
-        if port not in found:
-            found.append(port)
-    return found
+    wait_settings(c, ['reverted'], 300)
 
 
 @pytest.fixture
 def ingress_options(cluster: Cluster) -> Iterator[Tuple[int, int]]:
-    frontend, monitor = free_ports(2)
+    frontend, monitor = free_ports(VIP, 2)
     for option, value in zip(OPTIONS, ('%s/32' % VIP, str(frontend), str(monitor))):
         cluster.ceph('config', 'set', 'mgr', 'mgr/rgwbench/%s' % option, value)
     yield frontend, monitor
@@ -91,9 +65,9 @@ def settled(cluster: Cluster) -> Iterator[None]:
     yield
     shown = cluster.ceph('rgwbench', 'settings', 'show', '-f', 'json', check=False)
     if shown.returncode == 0 and json.loads(shown.stdout)['state'] in ('applying', 'applied'):
-        wait_state(cluster, ['applied', 'failed'])
+        wait_settings(cluster, ['applied', 'failed'], 300)
         if cluster.ceph('rgwbench', 'settings', 'revert', check=False).returncode == 0:
-            wait_state(cluster, ['reverted', 'failed'])
+            wait_settings(cluster, ['reverted', 'failed'], 300)
 
 
 def certificate(c: Cluster) -> Dict[str, Any]:
@@ -314,7 +288,7 @@ def test_an_ingress_the_orchestrator_refuses_puts_everything_back(
         taken.bind((VIP, frontend))
         cluster.ceph('rgwbench', 'settings', 'apply', 'tls@rgw=on', 'tls@ingress=https',
                      '--yes-i-really-mean-it')
-        shown = wait_state(cluster, ['failed'])
+        shown = wait_settings(cluster, ['failed'], 300)
     assert 'already in use' in shown['error'], shown
     assert [(c['target'], c['state']) for c in shown['changes']] == [
         ('rgw/cert/rgw.default', 'undone'), ('rgw.default', 'undone'),

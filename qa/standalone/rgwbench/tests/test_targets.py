@@ -1,26 +1,17 @@
 """A load goes to every RGW daemon: two RGWs on one host, each with its share of the load."""
-import os
 from typing import Any, Dict, Iterator, List
 
 import pytest
 
-from conftest import RELEASES, Cluster, new_cluster_dir
+from conftest import RELEASES, Cluster, own_cluster
 from test_load import set_credentials, wait_load
 
 
 @pytest.fixture(scope='module', params=RELEASES)
 def two_rgws(request: Any) -> Iterator[Cluster]:
-    if os.geteuid() != 0:
-        pytest.fail('the integration tests need root (they start a real cluster)')
-    directory = new_cluster_dir('two-rgws-%s' % request.param)
-    os.rmdir(directory)  # `start` wants a new or empty folder
-    c = Cluster(request.param, directory)
-    try:
-        c.start('--rgws', '2', '--objectstore', 'memstore')
+    with own_cluster(request.param, 'two-rgws-%s' % request.param, '--rgws', '2', '--objectstore',
+                     'memstore') as c:
         yield c
-    finally:
-        if os.environ.get('RGWBENCH_KEEP_CLUSTERS') != '1':
-            c.destroy()
 
 
 def spread_load(cluster: Cluster, urls: List[str]) -> Dict[str, Dict[str, Any]]:

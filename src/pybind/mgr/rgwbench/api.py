@@ -97,10 +97,10 @@ class BenchAPI:
 
     # -- profiles and runs ----------------------------------------------------------
     def profiles(self) -> List[Dict[str, Any]]:
-        return [info.to_dict() for info in self.services.profiles.ls()]
+        return dump([info.shown() for info in self.services.profiles.ls()])
 
     def profile(self, profile: str) -> Dict[str, Any]:
-        return self.services.profiles.info(profile).to_dict()
+        return dump(self.services.profiles.info(profile).shown())
 
     def plan(self, profile: str, overrides: Mapping[str, Any]) -> Tuple[Dict[str, Any], str]:
         return self.services.starter.plan(profile, overrides)

@@ -24,7 +24,6 @@ from .runs.plan_text import run_plan_to_text
 from .serial import dump
 from .settings.registry import (all_settings, describe, parse_assignments, settings_list_to_text,
                                 settings_plan_to_text)
-from .settings.journal import findings_to_dicts
 from .settings.journal import findings_to_text as journal_findings_text
 from .settings.session import settings_to_text
 from .status import status_to_text
@@ -190,7 +189,7 @@ class Module(RemoteAPI, orchestrator.OrchestratorClientMixin, MgrModule):
     @read_command('rgwbench settings plan', text=settings_plan_to_text)
     def _cmd_settings_plan(self, settings: List[str]) -> List[Dict[str, Any]]:
         """Show every change applying settings (name=value ...) would make; changes nothing"""
-        return [p.to_dict() for p in self.services.settings.plan(parse_assignments(settings))]
+        return dump(self.services.settings.plan(parse_assignments(settings)))
 
     @write_command('rgwbench settings apply')
     def _cmd_settings_apply(self, settings: List[str], force: bool = False,
@@ -212,7 +211,7 @@ class Module(RemoteAPI, orchestrator.OrchestratorClientMixin, MgrModule):
     @read_command('rgwbench settings findings', text=journal_findings_text)
     def _cmd_settings_findings(self) -> List[Dict[str, str]]:
         """Show the targets someone else changed during a run, left as they made them"""
-        return findings_to_dicts(self.services.settings.findings())
+        return dump(self.services.settings.findings())
 
     @write_command('rgwbench settings acknowledge')
     def _cmd_settings_acknowledge(self) -> HandleCommandResult:

@@ -13,7 +13,17 @@ declares:
   came as null and those of the default that came at all. A class without
   ``nulls`` writes every None (unless the field says OMIT_NONE);
 * field metadata: FLAT (a dataclass whose keys sit beside the parent's, or a
-  dict of the keys that ``flat_keys`` names), OMIT_NONE, OMIT_EMPTY.
+  dict of the keys that ``flat_keys`` names), OMIT_NONE, OMIT_EMPTY (None
+  included), OMIT_DEFAULT, HIDDEN (a part of the object its document leaves
+  out); ``form(...)`` for a field whose document differs from its value (another
+  key, a converted value, the key older records had, the value when absent);
+  ``derived(fn)`` for a field written as ``fn(record)`` (a masked secret);
+* a class attribute ``COMPUTED`` (names of properties): keys written after the
+  fields, never read (a URL made of the fields, say).
+
+``view(cls, obj)`` makes a dataclass that is another form of ``obj`` (what a
+record shows of a type that holds more): each field is ``obj``'s attribute of
+its name, or ``of(fn)``'s ``fn(obj)``.
 
 A value of the wrong shape for its type (a list where a dict belongs, an item
 of a list of records that is not a dict) is left out when read.
@@ -22,7 +32,8 @@ import dataclasses
 import enum
 import functools
 import typing
-from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Tuple, Type, TypeVar
+from typing import (Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple, Type,
+                    TypeVar)
 
 T = TypeVar('T')
 Doc = Dict[str, Any]
@@ -32,6 +43,38 @@ EXTRA, NULLS = 'extra', 'nulls'
 FLAT = {'flat': True}
 OMIT_NONE = {'omit': 'none'}
 OMIT_EMPTY = {'omit': 'empty'}
+OMIT_DEFAULT = {'omit': 'default'}
+HIDDEN = {'hidden': True}
+COMPUTED = 'COMPUTED'
+_ABSENT = object()
+
+
+def form(*, key: Optional[str] = None, write: Optional[Callable[[Any], Any]] = None,
+         read: Optional[Callable[[Any], Any]] = None, older_keys: Tuple[str, ...] = (),
+         absent: Any = _ABSENT, omit: Optional[str] = None) -> Dict[str, Any]:
+    """Metadata of a field whose document is not its plain value: written under ``key``,
+    through ``write`` (a value not None) and read back through ``read``; read from
+    ``older_keys`` when ``key`` is not there, and ``absent`` when none is (a record older
+    than the field); ``omit``: 'none', 'empty' or 'default', checked on the written value."""
+    meta: Dict[str, Any] = {'omit': omit} if omit else {}
+    for name, value in (('key', key), ('write', write), ('read', read)):
+        if value is not None:
+            meta[name] = value
+    if older_keys:
+        meta['older_keys'] = older_keys
+    if absent is not _ABSENT:
+        meta['absent'] = absent
+    return meta
+
+
+def derived(make: Callable[[Any], Any]) -> Dict[str, Any]:
+    """Metadata of a field written as ``make(record)`` (read back as it came)."""
+    return {'derived': make}
+
+
+def of(make: Callable[[Any], Any]) -> Dict[str, Any]:
+    """Metadata of a field of a view: ``make(obj)`` of the object viewed (see ``view``)."""
+    return {'of': make}
 
 
 def flat_keys(keys: Callable[[], Tuple[str, ...]]) -> Dict[str, Any]:
@@ -67,13 +110,18 @@ def _hints(cls: Any) -> Dict[str, Any]:
 
 @_per_class
 def _fields(cls: Any) -> Tuple[dataclasses.Field, ...]:
-    return tuple(f for f in dataclasses.fields(cls) if f.name not in (EXTRA, NULLS))
+    return tuple(f for f in dataclasses.fields(cls)
+                 if f.name not in (EXTRA, NULLS) and not f.metadata.get('hidden'))
+
+
+def _key(f: dataclasses.Field) -> str:
+    return f.metadata.get('key', f.name)
 
 
 @_per_class
 def field_names(cls: Any) -> Tuple[str, ...]:
-    """The fields of a record written under their own name (not flat, not extra or nulls)."""
-    return tuple(f.name for f in _fields(cls) if not f.metadata.get('flat'))
+    """The keys of a record's own fields (not flat, not extra or nulls)."""
+    return tuple(_key(f) for f in _fields(cls) if not f.metadata.get('flat'))
 
 
 def _has(cls: Any, name: str) -> bool:
@@ -93,7 +141,8 @@ def known_keys(cls: Any) -> Tuple[str, ...]:
     keys: List[str] = []
     for f in _fields(cls):
         if not f.metadata.get('flat'):
-            keys.append(f.name)
+            keys.append(_key(f))
+            keys.extend(f.metadata.get('older_keys', ()))
         elif 'keys' in f.metadata:
             keys.extend(f.metadata['keys']())
         else:
@@ -121,21 +170,44 @@ def _dump_record(obj: Any) -> Doc:
     nulls = getattr(obj, NULLS) if _has(cls, NULLS) else None
     out: Doc = {}
     for f in _fields(cls):
-        value = getattr(obj, f.name)
-        if f.metadata.get('flat'):
+        meta = f.metadata
+        value = meta['derived'](obj) if 'derived' in meta else getattr(obj, f.name)
+        if meta.get('flat'):
             out.update(dump(value))
             continue
+        omit = meta.get('omit')
+        if omit == 'default' and value == _default(f):
+            continue
+        if value is not None and 'write' in meta:
+            value = meta['write'](value)
         if value is None:
             if nulls is not None and f.name not in nulls:
                 continue
-            if nulls is None and f.metadata.get('omit') == 'none':
+            if nulls is None and omit in ('none', 'empty'):
                 continue
-        elif f.metadata.get('omit') == 'empty' and not value:
+        elif omit == 'empty' and not value:
             continue
-        out[f.name] = dump(value)
+        out[_key(f)] = dump(value)
+    for name in getattr(cls, COMPUTED, ()):
+        out[name] = dump(getattr(obj, name))
     if _has(cls, EXTRA):
         out.update(getattr(obj, EXTRA))
     return out
+
+
+def _default(f: dataclasses.Field) -> Any:
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return _ABSENT
+
+
+def view(cls: Type[T], obj: Any) -> T:
+    """``obj`` in the form of the dataclass ``cls``: each field from ``obj``'s attribute of its
+    name, or from its ``of`` metadata."""
+    return cls(**{f.name: f.metadata['of'](obj) if 'of' in f.metadata else getattr(obj, f.name)
+                  for f in dataclasses.fields(cls)})  # type: ignore[arg-type]
 
 
 # -- reading ---------------------------------------------------------------------------------
@@ -152,9 +224,20 @@ def load(cls: Type[T], data: Mapping[str, Any]) -> T:
                 part = hints[f.name]
                 values[f.name] = load(part, {k: data[k] for k in known_keys(part) if k in data})
             continue
-        if f.name not in data:
+        meta = f.metadata
+        key = next((k for k in (_key(f),) + meta.get('older_keys', ()) if k in data), None)
+        if key is None:
+            if 'absent' in meta:
+                values[f.name] = meta['absent']
             continue
-        value = _value(hints[f.name], data[f.name])
+        if 'read' in meta:
+            value = data[key]
+            if value is not None:
+                value = meta['read'](value)
+            elif not _optional(hints[f.name])[0]:
+                value = SKIP
+        else:
+            value = _value(hints[f.name], data[key])
         if value is not SKIP:
             values[f.name] = value
     if _has(cls, EXTRA):

@@ -23,7 +23,7 @@ def build_status(ceph_version: str, release: str, orch: OrchestratorState,
         'ceph_version': ceph_version,
         'ceph_release': release,
         'orchestrator': dump(orch),
-        'rgw_daemons': [d.to_dict() for d in rgw_daemons(service_map)],
+        'rgw_daemons': dump(rgw_daemons(service_map)),
         'run_in_progress': active_run is not None,
         'active_run': active_run,
     }

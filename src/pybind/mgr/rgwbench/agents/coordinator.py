@@ -22,6 +22,7 @@ from .channel import AgentChannel
 from ..checks.clock_skew import AgentClocks, ClockSample
 from .launchers import ORCHESTRATOR, AgentLauncher
 from .sources import bare_ip
+from ..serial import dump
 
 # An agent stops its load and exits once the module's endpoint has not answered it
 # for this long (its dead-man switch, see loadgen/agent.py): a dead mgr leaves no
@@ -426,7 +427,7 @@ class AgentRun:
         return AgentRunSummary(
             start_at=self.start_at, agents={a: dict(s) for a, s in sorted(self.agents.items())},
             result=merged, stopped=self.stopped, refused=self.refused,
-            clocks={a: s.to_dict() for a, s in sorted(self.clocks.best().items())})
+            clocks={a: dump(s) for a, s in sorted(self.clocks.best().items())})
 
 
 @dataclass

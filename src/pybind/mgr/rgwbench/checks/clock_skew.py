@@ -23,20 +23,27 @@ bound.
 """
 import math
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Dict, Mapping, Optional
 
+from ..serial import form
 from .finding import Finding, Level
+
+
+def _ms(seconds: float) -> float:
+    return round(seconds * 1000, 3)
+
+
+def _seconds(ms: float) -> float:
+    return ms / 1000.0
 
 
 @dataclass(frozen=True)
 class ClockSample:
-    offset_s: float     # the agent's clock minus the mgr's
-    error_s: float      # the true offset is within offset_s +- error_s
-
-    def to_dict(self) -> Dict[str, float]:
-        return {'offset_ms': round(self.offset_s * 1000, 3),
-                'error_ms': round(self.error_s * 1000, 3)}
+    # the agent's clock minus the mgr's
+    offset_s: float = field(metadata=form(key='offset_ms', write=_ms, read=_seconds))
+    # the true offset is within offset_s +- error_s
+    error_s: float = field(metadata=form(key='error_ms', write=_ms, read=_seconds))
 
 
 def sample(sent: Optional[str], echo: Optional[str], received_at: float) -> Optional[ClockSample]:

@@ -1,14 +1,19 @@
 """The RGW daemons a cluster runs, as its service map describes them."""
 import ipaddress
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Dict, List, Optional, Tuple
+
+from ..serial import form
 
 WILDCARDS = ('0.0.0.0', '::', '[::]', '*', '')
 
 
-class Endpoint(NamedTuple):
+@dataclass(frozen=True, order=True)
+class Endpoint:
     scheme: str
     host: str
     port: int
+    COMPUTED: ClassVar[Tuple[str, ...]] = ('url',)
 
     @property
     def url(self) -> str:
@@ -17,27 +22,19 @@ class Endpoint(NamedTuple):
             host = '[%s]' % host
         return '%s://%s:%d' % (self.scheme, host, self.port)
 
-    def to_dict(self) -> Dict[str, Any]:
-        return {'scheme': self.scheme, 'host': self.host, 'port': self.port, 'url': self.url}
 
-
-class RGWDaemon(NamedTuple):
+@dataclass(frozen=True)
+class RGWDaemon:
     name: str
     host: str
     zone: Optional[str]
-    version: Optional[str]
-    frontends: List[str]
-    endpoints: List[Endpoint]
     pid: Optional[int] = None
     # The service map's key: the gid since Pacific, and the name the mgr knows the
     # daemon by (`ceph config show rgw.<gid>`).
     key: Optional[str] = None
-
-    def to_dict(self) -> Dict[str, Any]:
-        return {'name': self.name, 'host': self.host, 'zone': self.zone, 'pid': self.pid,
-                'key': self.key,
-                'ceph_version': self.version, 'frontends': self.frontends,
-                'endpoints': [e.to_dict() for e in self.endpoints]}
+    version: Optional[str] = field(default=None, metadata=form(key='ceph_version'))
+    frontends: List[str] = field(default_factory=list)
+    endpoints: List[Endpoint] = field(default_factory=list)
 
 
 def _split_host_port(text: str, default_port: int) -> Tuple[str, int]:

@@ -81,7 +81,7 @@ def masked_settings(settings: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def masked_profile(doc: Dict[str, Any]) -> Dict[str, Any]:
-    """A profile's document (Profile.to_dict) as it may be shown: each variant's settings
+    """A profile's document (serial.dump of a Profile) as it may be shown: each variant's settings
     masked as masked_settings does."""
     variants = doc.get('variants')
     if not isinstance(variants, list):

@@ -1,10 +1,12 @@
 """Built-in profiles and the operator's own, kept in the module's store."""
 import json
-from typing import Any, Dict, List, NamedTuple, Sequence, Union
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Dict, List, Sequence, Tuple, Union
 
 from ..errors import InvalidInput, NotFound
 from ..cluster.kvstore import Store
 from ..cluster.secret_options import masked_profile
+from ..serial import FLAT, dump, load
 from ..settings.base import Setting
 from .builtin import BUILTIN_DOCUMENTS, builtin_names, builtin_profiles
 from .estimates import estimate_seconds
@@ -16,17 +18,20 @@ STORE_PREFIX = 'profile/'
 MAX_STORED = 60000
 
 
-class ProfileInfo(NamedTuple):
+@dataclass(frozen=True)
+class ProfileInfo:
     """A profile as `profile ls` and `profile show` present it."""
-    profile: Profile
+    profile: Profile = field(metadata=FLAT)
     builtin: bool
+    COMPUTED: ClassVar[Tuple[str, ...]] = ('estimated_s',)
 
-    def to_dict(self) -> Dict[str, Any]:
-        # Shown to read-only users: a secret option's value of `config` masked.
-        data = masked_profile(self.profile.to_dict())
-        data['builtin'] = self.builtin
-        data['estimated_s'] = round(estimate_seconds(self.profile))
-        return data
+    @property
+    def estimated_s(self) -> int:
+        return round(estimate_seconds(self.profile))
+
+    def shown(self) -> 'ProfileInfo':
+        """As read-only users see it: a secret option's value of `config` masked."""
+        return ProfileInfo(load(Profile, masked_profile(dump(self.profile))), self.builtin)
 
 
 class ProfileStore:
@@ -47,7 +52,7 @@ class ProfileStore:
             if name in taken:
                 continue
             try:
-                found.append(ProfileInfo(Profile.from_dict(json.loads(text)), False))
+                found.append(ProfileInfo(load(Profile, json.loads(text)), False))
             except (ValueError, KeyError, TypeError):
                 continue  # not a profile this module wrote
         return found
@@ -69,7 +74,7 @@ class ProfileStore:
         if profile.name in builtin_names():
             raise InvalidInput('profile %s: a built-in profile has this name; choose another '
                                'name' % profile.name)
-        stored = json.dumps(profile.to_dict(), separators=(',', ':'))
+        stored = json.dumps(dump(profile), separators=(',', ':'))
         if len(stored) > MAX_STORED:
             raise InvalidInput('profile %s: too large to store (%d bytes, at most %d)'
                                % (profile.name, len(stored), MAX_STORED))

@@ -2,6 +2,7 @@
 from typing import Any, Dict, List, Sequence, Union
 
 from ..formatting import table
+from ..serial import load
 from ..settings.targets import AUTO, RGW, URLS, Target
 from .builtin import builtin_names
 from .estimates import estimate_seconds, format_duration
@@ -37,7 +38,7 @@ def _as_info(item: Union[ProfileInfo, Profile, Dict[str, Any]]) -> ProfileInfo:
         return item
     if isinstance(item, Profile):
         return ProfileInfo(item, item.name in builtin_names())
-    return ProfileInfo(Profile.from_dict(item),
+    return ProfileInfo(load(Profile, item),
                        bool(item.get('builtin', item.get('name') in builtin_names())))
 
 

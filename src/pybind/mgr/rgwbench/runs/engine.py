@@ -131,7 +131,7 @@ class RunEngine:
             plans = applier.plan(variant.settings, restart_rgw)
             variants.append({'name': variant.name, 'baseline': variant.name == profile.baseline,
                              'settings': masked_settings(variant.settings),
-                             'changes': [p.to_dict() for p in plans]})
+                             'changes': dump(plans)})
         agents = self._agents_planned(profile)
         # As the run sends them: GET working sets sized from the caches now.
         workloads = [self.checks.sized(w, max(1, len(agents['hosts'])), held_at_once(profile))
@@ -141,9 +141,9 @@ class RunEngine:
                 'placement': profile.placement or [],
                 'agents': agents,
                 'target': profile.target.to_value() or AUTO,
-                'workloads': [dict(w.to_dict(), prefill_time_s=self.checks.prefill_time())
+                'workloads': [dict(dump(w), prefill_time_s=self.checks.prefill_time())
                               if self.checks is not None and w.objects is not None and
-                              w not in profile.workloads else w.to_dict() for w in workloads],
+                              w not in profile.workloads else dump(w) for w in workloads],
                 'variants': variants, 's3_user': dump(user_plan(stored)),
                 'problems': applier.precheck(restart_osds=restart_osds) +
                 self._user_problems(stored) + (
@@ -212,7 +212,7 @@ class RunEngine:
                 self._job(workload, creds or PLACEHOLDER_KEYS, client, run_id, 0, 0.0)
             record = Run(run_id=run_id, profile=profile.name, state=RUNNING,
                          ceph_version=self.ceph_version(), started=self.clock(),
-                         baseline=profile.baseline, definition=masked_profile(profile.to_dict()),
+                         baseline=profile.baseline, definition=masked_profile(dump(profile)),
                          progress='starting', fraction=0.0, findings=found)
             self._record = record
             self._objects_read = {}
@@ -320,7 +320,7 @@ class RunEngine:
             client = applier.targets(profile.target, applier.apply(
                 journal, plans, progress=lambda line: None,
                 given_up=self._abort.is_set))
-            entry.client = client.to_dict()
+            entry.client = dump(client.shown())
             rgw_daemons = self.rgw_daemons() if any(
                 w.concurrency_per_rgw for w in profile.workloads) else 1
             for workload in profile.workloads:

@@ -1,5 +1,6 @@
 """Plan, apply, verify and revert settings, every change journaled before it is made."""
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..errors import Busy, InvalidInput, RGWBenchError
 from ..cluster.fencing import Fenced
@@ -11,23 +12,24 @@ from .changes import (RESTART, SERVICE, UNDO_LAST, Change, changed_meanwhile, cu
 from ..cluster.access import GaveUp
 from .daemon_settings import OSD_RESTART_TARGET, RGWRestart
 from ..cluster.secret_options import masked_settings
+from ..serial import derived
 from .tls import client_targets
 
 Log = Callable[[str], None]
 RGW_RESTART = RGWRestart.name
 
 
-class SettingPlan(NamedTuple):
-    setting: str
-    value: Any
-    changes: List[Change]
-    notes: List[str]
+def _masked_value(plan: 'SettingPlan') -> Any:
+    return masked_settings({plan.setting: plan.value})[plan.setting]
 
-    def to_dict(self) -> Dict[str, Any]:
-        # Plans are shown and stored: a secret option's value never in clear.
-        value = masked_settings({self.setting: self.value})[self.setting]
-        return {'setting': self.setting, 'value': value, 'notes': self.notes,
-                'changes': [c.to_dict() for c in self.changes]}
+
+@dataclass(frozen=True)
+class SettingPlan:
+    setting: str
+    # Plans are shown and stored: a secret option's value never in clear.
+    value: Any = field(metadata=derived(_masked_value))
+    notes: List[str]
+    changes: List[Change]
 
 
 class HealthRefusal(RGWBenchError):
@@ -101,7 +103,8 @@ class SettingsApplier:
             setting = self.settings[name]
             changes = setting.plan(ctx, view, value)
             view.add(changes)
-            plans.append(SettingPlan(name, value, changes, setting.notes(self.ctx, value)))
+            plans.append(SettingPlan(name, value, notes=setting.notes(self.ctx, value),
+                                     changes=changes))
         return without_early_restarts(plans)
 
     def precheck(self, force: bool = False, restart_osds: bool = False) -> List[str]:
@@ -217,7 +220,7 @@ def without_early_restarts(plans: List[SettingPlan]) -> List[SettingPlan]:
         for change in plan.changes:
             if change.kind == RESTART:
                 last[change.target] = index
-    return [plan._replace(changes=[c for c in plan.changes
+    return [replace(plan, changes=[c for c in plan.changes
                                    if c.kind != RESTART or last[c.target] == index])
             for index, plan in enumerate(plans)]
 

@@ -1,9 +1,11 @@
 """What every setting under test provides, and the view plans are made against."""
 import abc
 import copy
+from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from ..errors import InvalidInput
+from ..serial import of, view
 from ..cluster.kvstore import SecretStore
 from .changes import CONFIG, SERVICE, Change
 from ..cluster.access import ClusterAccess, NotReady
@@ -48,12 +50,20 @@ class ClientSide(NamedTuple):
     sse: Dict[str, Any] = {}              # Job fields: sse_c_key, sse_kms_key_id, sse_s3
     targets: Tuple[str, ...] = ()         # where the load went (targets.resolve_targets)
 
-    def to_dict(self) -> Dict[str, Any]:
-        # The SSE-KMS key id is a name, not key material: tests and reports use it.
-        # `endpoint`: the first target, as records before there were several had it.
-        return {'endpoint': self.targets[0] if self.targets else None,
-                'targets': list(self.targets), 'ca_bundle': bool(self.ca_bundle),
-                'sse': sorted(self.sse), 'sse_kms_key_id': self.sse.get('sse_kms_key_id')}
+    def shown(self) -> 'ClientShown':
+        return view(ClientShown, self)
+
+
+@dataclass(frozen=True)
+class ClientShown:
+    """A ClientSide as run records and `settings show` keep it: no key material."""
+    # the first target, as records before there were several had it
+    endpoint: Optional[str] = field(metadata=of(lambda c: c.targets[0] if c.targets else None))
+    targets: Tuple[str, ...]
+    ca_bundle: bool = field(metadata=of(lambda c: bool(c.ca_bundle)))
+    sse: List[str] = field(metadata=of(lambda c: sorted(c.sse)))     # the Job fields set
+    # a name, not key material: tests and reports use it
+    sse_kms_key_id: Optional[str] = field(metadata=of(lambda c: c.sse.get('sse_kms_key_id')))
 
 
 class SettingContext(NamedTuple):

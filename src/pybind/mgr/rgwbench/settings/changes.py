@@ -5,9 +5,11 @@ makes (`after`); making it and undoing it are the same operation, "put this
 state in place", so undo is as well tested as apply and is idempotent.
 """
 import json
-from typing import Any, Dict, List, NamedTuple, Optional, Protocol, Set
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Protocol, Set
 
 from ..cluster.secret_options import shown
+from ..serial import HIDDEN
 
 CONFIG, SERVICE, RESTART, USER = 'config', 'service', 'restart', 'user'
 CONFIG_KEY = 'config-key'
@@ -16,14 +18,12 @@ CONFIG_KEY = 'config-key'
 UNDO_LAST = (RESTART,)
 
 
-class Change(NamedTuple):
+@dataclass(frozen=True)
+class Change:
     kind: str
     target: str
-    after: Any
+    after: Any = field(metadata=HIDDEN)   # plans show the summary: `after` may hold a secret
     summary: str            # one line for plans and reports
-
-    def to_dict(self) -> Dict[str, Any]:
-        return {'kind': self.kind, 'target': self.target, 'summary': self.summary}
 
 
 def config_change(who: str, option: str, value: Optional[str]) -> Change:

@@ -11,6 +11,7 @@ recorded state whether or not its change was ever made, so a crash between
 """
 import json
 import time
+from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..errors import RGWBenchError
@@ -45,6 +46,15 @@ class Step(NamedTuple):
 
     def to_json(self) -> str:
         return json.dumps(self._asdict(), sort_keys=True)
+
+
+@dataclass(frozen=True)
+class StepShown:
+    """A step as `settings show` has it: not the states, which may hold a secret."""
+    kind: str
+    target: str
+    state: str
+    error: Optional[str]
 
 
 # An undoer sets a target back to a recorded state; it must be idempotent.
@@ -266,7 +276,8 @@ class Journal:
 HEALTH_CHANGED = 'RGWBENCH_CHANGED_DURING_RUN'
 
 
-class Finding(NamedTuple):
+@dataclass(frozen=True)
+class Finding:
     run_id: str
     kind: str
     target: str
@@ -311,16 +322,11 @@ def health_checks(store: SecretStore) -> Dict[str, Dict[str, Any]]:
                    'they were made; see `ceph rgwbench settings findings`, then '
                    '`ceph rgwbench settings acknowledge`' % len(found),
         'count': len(found),
-        'detail': ['run %s: %s %s: %s' % f for f in found]}}
-
-
-def findings_to_dicts(found: List[Finding]) -> List[Dict[str, str]]:
-    """For `ceph rgwbench settings findings -f json`."""
-    return [f._asdict() for f in found]
+        'detail': ['run %s: %s %s: %s' % (f.run_id, f.kind, f.target, f.finding) for f in found]}}
 
 
 def findings_to_text(found: List[Dict[str, str]]) -> str:
-    """For `ceph rgwbench settings findings` (the dicts of findings_to_dicts)."""
+    """For `ceph rgwbench settings findings` (the findings dumped)."""
     if not found:
         return 'no target was changed by someone else during a run'
     return '\n'.join('run %(run_id)s: %(kind)s %(target)s: %(finding)s' % f for f in found)

@@ -12,7 +12,9 @@ from typing import Any, Callable, Dict, List, Optional
 
 from ..errors import Busy, InvalidInput, NotFound, RGWBenchError
 from ..cluster.secret_options import masked_settings
-from .journal import (FINISHED, HEALTH_CHANGED, LEFT, Finding, Journal, Step, acknowledge, findings)
+from ..serial import dump, view
+from .journal import (FINISHED, HEALTH_CHANGED, LEFT, Finding, Journal, Step, StepShown,
+                      acknowledge, findings)
 from .journal import health_checks as journal_health_checks
 from ..cluster.kvstore import MAX_VALUE_BYTES, SecretStore, check_size, set_kept
 from .targets import Target
@@ -81,7 +83,7 @@ class SettingsSession:
             raise NotFound('no settings have been applied (see `ceph rgwbench settings plan`)')
         journal = Journal.unfinished(self.store)
         if journal is not None and journal.journal_id == state['journal_id']:
-            state['changes'] = steps_to_dicts(journal.steps())
+            state['changes'] = shown_steps(journal.steps())
         return state
 
     # -- commands -------------------------------------------------------------------
@@ -98,7 +100,7 @@ class SettingsSession:
             plans = applier.plan(settings, force=force)
             if not any(p.changes for p in plans):
                 raise InvalidInput('nothing to change: the cluster already runs with %s'
-                                   % ', '.join('%s=%s' % (p.setting, p.to_dict()['value'])
+                                   % ', '.join('%s=%s' % (p.setting, dump(p)['value'])
                                                for p in plans))
             problems = applier.precheck(force, restart_osds=restarts_osds(plans))
             if problems:
@@ -108,7 +110,7 @@ class SettingsSession:
             # Shown by `settings show`, `status` and the panel: no secret in clear.
             state = {'journal_id': journal_id, 'state': APPLYING,
                      'settings': masked_settings(settings),
-                     'plan': [p.to_dict() for p in plans], 'started': self.clock(),
+                     'plan': dump(plans), 'started': self.clock(),
                      'finished': None, 'progress': 'starting', 'client': None,
                      'error': None}
             check_size(STATE_KEY, json.dumps(state))   # before anything changes
@@ -130,7 +132,7 @@ class SettingsSession:
                 client = applier.targets(Target(), client)
             except RGWBenchError as e:
                 self.log.warning('no load targets under these settings: %s', e)
-            self._update(state=APPLIED, progress='in place', client=client.to_dict())
+            self._update(state=APPLIED, progress='in place', client=dump(client.shown()))
         except Exception as e:
             self.log.exception('applying settings failed; putting everything back')
             self._update(state=APPLY_FAILED, error='%s: %s' % (type(e).__name__, e),
@@ -184,7 +186,7 @@ class SettingsSession:
             if claim:
                 journal.claim()
             steps = applier.revert(journal, force=force)
-            self._update(changes=steps_to_dicts(steps))
+            self._update(changes=shown_steps(steps))
             if Journal.unfinished(self.store) is None:
                 set_kept(self.store, GAVE_UP_KEY, None)
             failed = ['%s %s: %s' % (s.kind, s.target, s.error) for s in steps
@@ -299,7 +301,7 @@ class SettingsSession:
                                journal.journal_id)
             steps = []
         if mine and steps:
-            self._update(changes=steps_to_dicts(steps))
+            self._update(changes=shown_steps(steps))
         if steps and all(s.state in FINISHED for s in steps) and mine:
             ended = self.state() or {}
             self._update(state=APPLY_FAILED if ended.get('state') == APPLY_FAILED else REVERTED,
@@ -332,9 +334,9 @@ def fit_state(state: Dict[str, Any]) -> str:
     return text
 
 
-def steps_to_dicts(steps: List[Step]) -> List[Dict[str, Any]]:
-    return [{'kind': s.kind, 'target': s.target, 'state': s.state, 'error': s.error}
-            for s in steps]
+def shown_steps(steps: List[Step]) -> List[Dict[str, Any]]:
+    """The steps as `settings show` has them: what was changed and how it went."""
+    return dump([view(StepShown, s) for s in steps])
 
 
 def settings_to_text(state: Dict[str, Any]) -> str:

@@ -31,6 +31,7 @@ import re
 import socket
 import ssl
 import uuid
+from dataclasses import replace
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..cluster.credentials import CredentialStore
@@ -247,8 +248,8 @@ class ServerSideEncryption(Setting):
 
     def _change(self, option: str, value: str) -> Change:
         # Plans are shown and kept: a secret (the KMS keys) is named, never shown.
-        return config_change(RGW, option, value)._replace(
-            summary='ceph config set %s %s %s' % (RGW, option, shown(option, value)))
+        return replace(config_change(RGW, option, value),
+                       summary='ceph config set %s %s %s' % (RGW, option, shown(option, value)))
 
     def notes(self, ctx: SettingContext, value: str) -> List[str]:
         notes = []

@@ -1,7 +1,13 @@
 """Data as real clusters report it, for tests."""
 import contextlib
+import copy
 import errno
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+
+from rgwbench.cluster.access import Daemon
+from rgwbench.cluster.rgw_admin import S3Keys
+from rgwbench.cluster.rgw_daemons import RGWDaemon
+from rgwbench.errors import NotFound
 
 from rgwbench.results.calibration import Floors
 from rgwbench.results.compare import comparison
@@ -130,6 +136,181 @@ class FakeWaits:
         if self.given_up():
             raise GaveUp('stopped waiting for %s: the run was aborted' % what)
         wait_a_few_polls(what, check)
+
+
+#: `config help`'s can_update_at_runtime of the options the fake cluster knows (tests add some)
+RUNTIME = {'rgw_thread_pool_size': True, 'ms_cluster_mode': False, 'osd_op_num_shards': False}
+#: the RGW service the fake cluster runs unless told otherwise
+RGW_SPEC: Dict[str, Any] = {
+    'service_type': 'rgw', 'service_id': 'default', 'service_name': 'rgw.default',
+    'placement': {'hosts': ['h1'], 'count_per_host': 1}, 'spec': {'rgw_frontend_port': 8000}}
+#: the RGW daemon the fake cluster's service map lists unless told otherwise
+RGW_DAEMON = RGWDaemon('default.h1.a', 'h1', 'default', version=None, frontends=[],
+                       endpoints=[], pid=7, key='4100')
+
+
+class HostSpecLike:
+    def __init__(self, hostname: str, addr: str) -> None:
+        self.hostname = hostname
+        self.addr = addr
+
+
+class FakeMgr:
+    def get_hosts(self) -> List[HostSpecLike]:
+        return [HostSpecLike('host1', '127.0.0.1'), HostSpecLike('other', '127.0.0.9')]
+
+
+class FakeCluster(FakeWaits):
+    """The parts of ClusterAccess settings use, in memory: a config database, service specs,
+    config-keys, the RGW daemons and what they run with, OSDs, health, S3 users.
+
+    Every call that changes something is logged in ``calls`` (and specs put in
+    ``applied``); one whose log line starts with ``fail_on`` fails, and a spec of the
+    service type ``refuse`` is refused as the orchestrator would.
+    """
+
+    def __init__(self, specs: Sequence[Dict[str, Any]] = (RGW_SPEC,),
+                 rgws: Sequence[RGWDaemon] = (RGW_DAEMON,)) -> None:
+        self.specs = {self.spec_from_json(s).service_name(): copy.deepcopy(s) for s in specs}
+        self.config: Dict[Tuple[str, str], str] = {('global', 'fsid_like'): 'x'}
+        self.keys: Dict[str, str] = {}                     # the config-key store
+        self.running: Dict[Tuple[str, str], str] = {}       # (daemon, option): value
+        self.rgws = list(rgws)
+        self.mgr: Any = FakeMgr()
+        self.calls: List[str] = []
+        self.applied: List[Any] = []
+        self.fail_on: Optional[str] = None
+        self.refuse: Optional[str] = None
+        self.health_status = 'HEALTH_OK'
+        self.unclean: Optional[str] = None
+        self.users: Dict[str, str] = {}     # S3 users by uid: their display names
+        self.user_keys = ('AK', 'SK')       # the keys the next user made gets
+
+    def _call(self, what: str) -> None:
+        self.calls.append(what)
+        if self.fail_on and what.startswith(self.fail_on):
+            raise RuntimeError('%s failed' % what)
+
+    @staticmethod
+    def spec_from_json(spec: Dict[str, Any]) -> Any:
+        from ceph.deployment.service_spec import ServiceSpec
+        return ServiceSpec.from_json(copy.deepcopy(spec))
+
+    @staticmethod
+    def orch(result: Any) -> Any:
+        return result
+
+    # ChangeTarget
+    def config_value(self, who: str, option: str) -> Optional[str]:
+        return self.config.get((who, option))
+
+    def put_config(self, who: str, option: str, value: Optional[str]) -> None:
+        self._call('config %s/%s=%s' % (who, option, value))
+        if value is None:
+            self.config.pop((who, option), None)
+        else:
+            self.config[(who, option)] = value
+
+    def services(self, service_type: Optional[str] = None) -> List[Dict[str, Any]]:
+        return [copy.deepcopy(s) for s in self.specs.values()
+                if service_type is None or s['service_type'] == service_type]
+
+    def service_spec(self, service_name: str) -> Optional[Dict[str, Any]]:
+        spec = self.specs.get(service_name)
+        return copy.deepcopy(spec) if spec else None
+
+    def put_service(self, service_name: str, spec: Optional[Dict[str, Any]]) -> None:
+        self._call('service %s' % service_name)
+        self.applied.append((service_name, spec))
+        if spec is not None and self.refuse and spec['service_type'] == self.refuse:
+            raise RuntimeError('the orchestrator refused %s' % service_name)
+        if spec is None:
+            self.specs.pop(service_name, None)
+        else:
+            self.specs[service_name] = copy.deepcopy(spec)
+            fields = spec.get('spec') or {}
+            if spec['service_type'] == 'rgw' and fields.get('ssl'):
+                # as cephadm does, and it never removes the key when ssl goes
+                self.keys['rgw/cert/%s' % service_name] = fields['rgw_frontend_ssl_certificate']
+
+    def config_key(self, key: str) -> Optional[str]:
+        return self.keys.get(key)
+
+    def put_config_key(self, key: str, value: Optional[str]) -> None:
+        if value is None:
+            self.keys.pop(key, None)
+        else:
+            self.keys[key] = value
+
+    def restart(self, daemons: str) -> None:
+        self._call('restart %s' % daemons)
+        # daemons that restart take what the config database says
+        for (who, option), value in self.config.items():
+            if daemons == 'osd' and who == 'osd':
+                for osd in self.osd_ids():
+                    self.running[('osd.%d' % osd, option)] = value
+            if daemons.startswith('rgw.') and who == 'client.rgw':
+                for rgw in self.rgws:
+                    self.running[('rgw.%s' % rgw.key, option)] = value
+        if daemons == 'osd':
+            for osd in self.osd_ids():
+                for option in ('ms_cluster_mode', 'ms_service_mode'):
+                    if ('osd', option) not in self.config:
+                        self.running.pop(('osd.%d' % osd, option), None)
+
+    def user_exists(self, uid: str) -> bool:
+        return uid in self.users
+
+    def create_user(self, uid: str, display_name: str) -> S3Keys:
+        self._call('user create %s' % uid)
+        self.users[uid] = display_name
+        return S3Keys(uid, *self.user_keys)
+
+    def remove_user(self, uid: str) -> None:
+        self._call('user rm %s' % uid)
+        self.users.pop(uid, None)
+
+    # what settings read
+    def command_json(self, **cmd: Any) -> Any:
+        assert cmd['prefix'] == 'config help'
+        if cmd['key'] not in RUNTIME:
+            raise NotFound('`config help` failed: -2')
+        return {'name': cmd['key'], 'can_update_at_runtime': RUNTIME[cmd['key']]}
+
+    def running_config(self, daemon: str, option: str) -> Optional[str]:
+        return self.running.get((daemon, option), 'crc secure' if option.startswith('ms_')
+                                else '512')
+
+    def rgw_daemons(self) -> List[RGWDaemon]:
+        return self.rgws
+
+    def osd_ids(self) -> List[int]:
+        return [0, 1]
+
+    def daemons(self, service_name: Optional[str] = None,
+                daemon_type: Optional[str] = None) -> List[Daemon]:
+        """The running daemons of each RGW spec: count_per_host on each of its hosts."""
+        found = []
+        for name, spec in sorted(self.specs.items()):
+            if spec['service_type'] != 'rgw' or service_name not in (None, name):
+                continue
+            placement = spec.get('placement') or {}
+            port = (spec.get('spec') or {}).get('rgw_frontend_port')
+            for host in placement.get('hosts') or []:
+                for i in range(int(placement.get('count_per_host') or 1)):
+                    daemon_id = '%s.%s.%s' % (spec['service_id'], host, 'abcdefgh'[i])
+                    found.append(Daemon('rgw.' + daemon_id, 'rgw', daemon_id, host, True,
+                                        [port] if port else [], '127.0.0.1'))
+        return found
+
+    def health(self) -> Tuple[str, List[str]]:
+        return self.health_status, ['OSD_FULL'] if self.health_status == 'HEALTH_ERR' else []
+
+    def pgs_not_clean(self) -> Optional[str]:
+        return self.unclean
+
+    def osd_restart_blocker(self) -> Optional[str]:
+        return self.osd_blocker
 
 
 def steady_seconds(ops_per_s: float, bytes_per_op: float, count: int) -> List[Dict[str, Any]]:

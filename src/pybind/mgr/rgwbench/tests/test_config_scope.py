@@ -3,7 +3,8 @@ from typing import Any, Dict, Optional
 
 import pytest
 from fixtures import MemoryStore
-from test_settings import FakeCluster, summaries
+from rgwbench.tests.fixtures import FakeCluster
+from test_settings import summaries
 
 from rgwbench.errors import InvalidInput
 from rgwbench.settings import config_scope
@@ -21,8 +22,9 @@ class KnowsEveryOption(FakeCluster):
 
 
 def applier(cluster: FakeCluster, options: Optional[Dict[str, str]] = None) -> SettingsApplier:
-    ctx = SettingContext(cluster=cluster, rgw_service=lambda: 'rgw.default',
-                         option=(options or {}).get, secrets=MemoryStore(), release=16)
+    ctx = SettingContext(cluster=cluster,  # type: ignore[arg-type]
+                         rgw_service=lambda: 'rgw.default', option=(options or {}).get,
+                         secrets=MemoryStore(), release=16)
     return SettingsApplier(ctx, [ConfigOption(), RGWRestart()])
 
 
@@ -84,8 +86,9 @@ def test_a_module_without_the_option_widens_nothing() -> None:
     def unknown(name: str) -> str:
         raise RuntimeError("Config option '%s' is not in rgwbench.MODULE_OPTIONS" % name)
 
-    ctx = SettingContext(cluster=KnowsEveryOption(), rgw_service=lambda: 'rgw.default',
-                         option=unknown, secrets=MemoryStore(), release=16)
+    ctx = SettingContext(cluster=KnowsEveryOption(),  # type: ignore[arg-type]
+                         rgw_service=lambda: 'rgw.default', option=unknown,
+                         secrets=MemoryStore(), release=16)
     with pytest.raises(InvalidInput, match='global/auth_cluster_required is outside'):
         SettingsApplier(ctx, [ConfigOption()]).plan(
             {'config': {'global/auth_cluster_required': 'none'}})

@@ -4,7 +4,7 @@ from typing import Any
 from fixtures import MemoryStore
 from test_settings_sse import context as sse_context
 from test_settings_sse import plan as sse_plan
-from test_settings_tls import RGW_SPEC, FakeCluster, free_port
+from test_settings_tls import RGW_SPEC, free_port, tls_cluster
 from test_settings_tls import context as tls_context
 
 from rgwbench.certs.pem import fingerprint, split_pem
@@ -15,7 +15,7 @@ from rgwbench.settings.tls import IngressTls, RGWTls
 
 
 def tls_applier(store: MemoryStore) -> SettingsApplier:
-    ctx = tls_context(FakeCluster([RGW_SPEC]), store, ingress_virtual_ip='127.0.0.1/32',
+    ctx = tls_context(tls_cluster([RGW_SPEC]), store, ingress_virtual_ip='127.0.0.1/32',
                       ingress_frontend_port=free_port(), ingress_monitor_port=free_port())
     return SettingsApplier(ctx, [RGWTls(), IngressTls()])
 
@@ -62,7 +62,7 @@ def test_an_sse_plan_leaves_the_store_unchanged_and_verify_keeps_its_key() -> No
     key_id = ServerSideEncryption().client_sse(ctx, 'kms-testing')['sse_kms_key_id']
     assert store.data == {}
     cluster: Any = ctx.cluster
-    cluster.running['rgw_crypt_s3_kms_backend'] = 'testing'
+    cluster.running[('rgw.4131', 'rgw_crypt_s3_kms_backend')] = 'testing'
     ServerSideEncryption().verify(ctx, 'kms-testing')
     assert key_id in (store.get_store(KEYS_STORE) or '')
     keys = [c.after for c in changes if c.target.endswith('kms_encryption_keys')]

@@ -7,9 +7,11 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 import pytest
 from ceph.deployment.service_spec import ServiceSpec
 from fixtures import MemoryStore
-from test_settings_tls import RGW_SPEC, FakeCluster, HostSpecLike
+from rgwbench.tests.fixtures import FakeCluster, HostSpecLike
+from test_settings_tls import RGW_SPEC, tls_cluster
 
 from rgwbench.errors import InvalidInput
+from rgwbench.serial import dump
 from rgwbench.certs.pem import describe_certificate
 from rgwbench.runs.plan_text import run_plan_to_text
 from rgwbench.settings.applier import SettingsApplier
@@ -238,7 +240,7 @@ def test_read_site_takes_rgw_hosts_their_addresses_and_whatever_is_in_use() -> N
 
 # -- the plan ------------------------------------------------------------------------------
 def ingress_context(store: MemoryStore) -> SettingContext:
-    return SettingContext(cluster=FakeCluster([RGW_SPEC]),
+    return SettingContext(cluster=tls_cluster([RGW_SPEC]),
                           rgw_service=lambda: 'rgw.default', option=lambda key: None,
                           secrets=store, release=16)
 
@@ -263,7 +265,7 @@ def test_a_plan_without_ingress_options_shows_the_vip_and_ports_it_chose() -> No
     plans = applier.plan({'tls@rgw': 'off', 'tls@ingress': 'https'})
     text = run_plan_to_text({
         'profile': 'tls', 'variants': [{'name': 'tls-ingress', 'baseline': False,
-                                        'changes': [p.to_dict() for p in plans]}],
+                                        'changes': dump(plans)}],
         'workloads': [], 'repeats': 1, 'estimated_s': 60, 'placement': [],
         'problems': []})
     assert '  - ceph orch apply ingress.rgw.default: HAProxy at %s on host1, port 443 ' \
@@ -290,7 +292,7 @@ def test_a_release_whose_ingress_spec_lacks_virtual_ips_list_is_told_apart() -> 
                 raise TypeError("__init__() got an unexpected keyword 'virtual_ips_list'")
             return FakeCluster.spec_from_json(spec)
 
-    assert takes_vip_list(FakeCluster([RGW_SPEC]))
+    assert takes_vip_list(tls_cluster([RGW_SPEC]))
     assert not takes_vip_list(OldRelease([RGW_SPEC]))
 
 

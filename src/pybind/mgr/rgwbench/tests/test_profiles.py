@@ -13,6 +13,7 @@ from rgwbench.profiles import (BUILTIN_DOCUMENTS, Profile, ProfileInfo, ProfileS
                                format_duration, parse_profile, profile_to_text, profiles_to_text,
                                with_overrides)
 from rgwbench.runs.plan_text import run_plan_to_text
+from rgwbench.serial import dump, load
 from rgwbench.settings.registry import all_settings
 from rgwbench.settings.targets import AUTO, INGRESS, RGW, URLS, Target
 
@@ -53,8 +54,8 @@ def test_every_builtin_parses_and_round_trips(document: Dict[str, Any]) -> None:
     profile = parse_profile(document, SETTINGS)
     assert profile.name == document['name']
     assert profile.baseline == profile.variants[0].name
-    assert parse_profile(json.dumps(profile.to_dict()), SETTINGS) == profile
-    assert Profile.from_dict(profile.to_dict()) == profile
+    assert parse_profile(json.dumps(dump(profile)), SETTINGS) == profile
+    assert load(Profile, dump(profile)) == profile
 
 
 def test_builtin_names() -> None:
@@ -100,7 +101,7 @@ def test_calibrate_runs_the_baseline_against_itself_interleaved() -> None:
     assert calibrate.variants[0].settings == calibrate.variants[1].settings == {
         'config': {'client.rgw/rgw_thread_pool_size': '512'}}
     assert calibrate.repeats >= 2 and calibrate.interleaved()
-    assert calibrate.to_dict()['order'] == 'interleaved'
+    assert dump(calibrate)['order'] == 'interleaved'
     assert estimate_seconds(calibrate) <= 30 * 60
 
 
@@ -108,9 +109,9 @@ def test_order_is_sequential_unless_interleaved_is_asked_for() -> None:
     base = {'name': 'x', 'variants': [{'name': 'a'}], 'workloads': [{'op': 'put'}]}
     profile = parse_profile(dict(base, repeats=2), SETTINGS)
     assert profile.order == 'sequential' and not profile.interleaved()
-    assert 'order' not in profile.to_dict()  # documents stored before the field read alike
+    assert 'order' not in dump(profile)  # documents stored before the field read alike
     interleaved = parse_profile(dict(base, repeats=2, order='interleaved'), SETTINGS)
-    assert interleaved.interleaved() and Profile.from_dict(interleaved.to_dict()) == interleaved
+    assert interleaved.interleaved() and load(Profile, dump(interleaved)) == interleaved
     assert 'interleaved' in profile_to_text(interleaved)
     # one repeat: nothing to interleave
     assert not parse_profile(dict(base, order='interleaved'), SETTINGS).interleaved()
@@ -126,8 +127,10 @@ def test_yaml_document_with_defaults() -> None:
     assert profile.variants[1] == Variant('sse-kms', {'tls@rgw': True, 'msgr2-secure': True,
                                                       'sse': 'kms-testing'})
     assert profile.workloads == [
-        Workload('put-4MiB', 'put', {}, '4MiB', 16, 60.0, 5.0, 0, 1),
-        Workload('get-big', 'get', {}, '4MiB', 16, 60.0, 5.0, 0, 1)]
+        Workload('put-4MiB', op='put', mix={}, size='4MiB', concurrency=16, duration_s=60.0,
+                 warmup_s=5.0, processes=0, buckets=1),
+        Workload('get-big', op='get', mix={}, size='4MiB', concurrency=16, duration_s=60.0,
+                 warmup_s=5.0, processes=0, buckets=1)]
     assert profile.placement == [] and profile.repeats == 1
 
 
@@ -157,12 +160,12 @@ def test_an_agent_runs_an_engine_process_per_core_unless_told() -> None:
     profile = parse_profile(doc(workloads=[{'op': 'get'}, {'op': 'put', 'processes': 1}]),
                             SETTINGS)
     assert [w.processes for w in profile.workloads] == [0, 1]
-    assert [w.to_dict()['processes'] for w in profile.workloads] == [0, 1]
+    assert [dump(w)['processes'] for w in profile.workloads] == [0, 1]
     assert [w.job_fields()['processes'] for w in profile.workloads] == [0, 1]
     assert Workload(name='w').processes == 0
     assert all(w.processes == 0 for p in builtin_profiles(SETTINGS) for w in p.workloads)
     # a workload stored before processes was a field ran one
-    assert Workload.from_dict({'name': 'old', 'op': 'put'}).processes == 1
+    assert load(Workload, {'name': 'old', 'op': 'put'}).processes == 1
     # a concurrency of 1 is still one process, whatever the cores
     (one,) = parse_profile(doc(workloads=[{'op': 'put', 'concurrency': 1}]),
                            SETTINGS).workloads
@@ -260,9 +263,9 @@ def test_refused_with_the_field_named(data: Any, message: str) -> None:
 def test_a_profile_names_its_target(raw: Any, expected: Target) -> None:
     profile = parse_profile(doc(target=raw), SETTINGS)
     assert profile.target == expected
-    assert parse_profile(profile.to_dict(), SETTINGS) == profile
-    assert Profile.from_dict(profile.to_dict()) == profile
-    assert ('target' in profile.to_dict()) == (expected.kind != AUTO)
+    assert parse_profile(dump(profile), SETTINGS) == profile
+    assert load(Profile, dump(profile)) == profile
+    assert ('target' in dump(profile)) == (expected.kind != AUTO)
 
 
 @pytest.mark.parametrize('raw,why', [
@@ -297,14 +300,14 @@ def test_store_round_trip() -> None:
     store = MemoryStore()
     profiles = ProfileStore(store, SETTINGS)
     profile = profiles.set(SSE_YAML)
-    assert json.loads(store.data['profile/mine']) == profile.to_dict()
+    assert json.loads(store.data['profile/mine']) == dump(profile)
     assert ' ' not in store.data['profile/mine'].replace('SSE at RGW against TLS and msgr2', '')
     assert profiles.get('mine') == profile
     listed = profiles.ls()
     assert [(i.profile.name, i.builtin) for i in listed] == \
         [(n, True) for n in builtin_names()] + [('mine', False)]
-    assert listed[-1].to_dict()['builtin'] is False
-    assert listed[-1].to_dict()['estimated_s'] == 2 * (2 * 70 + 60)
+    assert dump(listed[-1])['builtin'] is False
+    assert dump(listed[-1])['estimated_s'] == 2 * (2 * 70 + 60)
     profiles.rm('mine')
     assert 'profile/mine' not in store.data
     with pytest.raises(NotFound) as e:
@@ -475,7 +478,7 @@ def test_profile_to_text() -> None:
     assert '  put-4KiB  put  4KiB  16 per RGW   per core   10s       2s      1' in lines
     # the dict form (`-f json`) renders the same
     info = ProfileStore(MemoryStore(), SETTINGS).info('quick')
-    assert profile_to_text(info.to_dict()) == text
+    assert profile_to_text(dump(info)) == text
 
 
 def test_profile_to_text_says_what_the_engine_fields_set() -> None:
@@ -501,7 +504,7 @@ def test_profiles_to_text() -> None:
     assert lines[0].split() == ['PROFILE', 'KIND', 'VARIANTS', 'WORKLOADS', 'ESTIMATED']
     assert lines[-1].split() == ['mine', 'custom', 'tls-msgr2,', 'sse-kms', '2', '6m', '40s']
     assert lines[7].split()[:3] == ['quick', 'built-in', 'as-is,']
-    assert profiles_to_text([i.to_dict() for i in infos]) == profiles_to_text(infos)
+    assert profiles_to_text([dump(i) for i in infos]) == profiles_to_text(infos)
     assert profiles_to_text([]) == 'No profiles.'
 
 
@@ -538,8 +541,8 @@ def test_engine_fields_reach_the_job() -> None:
     assert job.range_header == 'bytes=0-1048575'
     assert job.working_set_bytes() == 5000 * (4 << 20)
     # the document form round-trips, the stored name included
-    assert parse_profile(profile.to_dict(), SETTINGS) == profile
-    assert Workload.from_dict(workload.to_dict()) == workload
+    assert parse_profile(dump(profile), SETTINGS) == profile
+    assert load(Workload, dump(workload)) == workload
 
 
 def test_unset_engine_fields_leave_the_engine_defaults() -> None:
@@ -550,8 +553,8 @@ def test_unset_engine_fields_leave_the_engine_defaults() -> None:
     assert (job.rate, job.objects, job.range, job.multipart_threshold, job.part_size) == (
         defaults.rate, defaults.objects, defaults.range, defaults.multipart_threshold,
         defaults.part_size)
-    assert set(workload.to_dict()) == {'name', 'op', 'size', 'concurrency', 'duration',
-                                       'warmup', 'processes', 'buckets', 'payload_signing'}
+    assert set(dump(workload)) == {'name', 'op', 'size', 'concurrency', 'duration',
+                                   'warmup', 'processes', 'buckets', 'payload_signing'}
 
 
 def test_rates_expand_to_a_workload_per_rate() -> None:
@@ -561,7 +564,7 @@ def test_rates_expand_to_a_workload_per_rate() -> None:
     assert [(w.name, w.rate) for w in profile.workloads] == [
         ('get-4KiB@100/s', 100.0), ('get-4KiB@200/s', 200.0), ('get-4KiB@12.5/s', 12.5),
         ('reads@50/s', 50.0), ('reads@100/s', 100.0)]
-    assert parse_profile(profile.to_dict(), SETTINGS) == profile
+    assert parse_profile(dump(profile), SETTINGS) == profile
 
 
 @pytest.mark.parametrize('workload, message', [
@@ -682,7 +685,7 @@ def test_a_concurrency_per_rgw_is_checked_kept_and_given_up_for_a_total() -> Non
     assert workload.for_rgws(3, 1024).concurrency == 96
     assert workload.for_rgws(0, 1024).concurrency == 32
     assert workload.for_rgws(100, 1024).concurrency == 1024
-    assert Workload.from_dict(workload.to_dict()) == workload
+    assert load(Workload, dump(workload)) == workload
     # a concurrency given on the command line is the total, per RGW no more
     (given,) = with_overrides(profile, concurrency=8).workloads
     assert given.concurrency == 8 and given.concurrency_per_rgw is None
@@ -700,7 +703,7 @@ def test_a_plan_says_how_each_agent_sends_the_load() -> None:
     def said(profile: Profile) -> List[str]:
         text = run_plan_to_text({
             'profile': profile.name, 'variants': [], 'repeats': 1, 'estimated_s': 60,
-            'problems': [], 'workloads': [w.to_dict() for w in profile.workloads]})
+            'problems': [], 'workloads': [dump(w) for w in profile.workloads]})
         return [line for line in text.splitlines() if line.startswith('each agent: ')]
     assert said(sse()) == [
         'each agent: one engine process per core of its host (at most '

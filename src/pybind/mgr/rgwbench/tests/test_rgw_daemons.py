@@ -3,6 +3,7 @@ from typing import Any, Dict, List
 import pytest
 
 from rgwbench.cluster.rgw_daemons import Endpoint, parse_frontend, rgw_daemons
+from rgwbench.serial import dump
 
 from fixtures import rgw_service_map
 
@@ -33,7 +34,7 @@ def test_frontend_endpoints(config: str, expected: List[str]) -> None:
 def test_endpoint_fields() -> None:
     assert parse_frontend('beast ssl_port=443', '127.0.0.1') == [
         Endpoint('https', '127.0.0.1', 443)]
-    assert Endpoint('https', '::1', 443).to_dict() == {
+    assert dump(Endpoint('https', '::1', 443)) == {
         'scheme': 'https', 'host': '::1', 'port': 443, 'url': 'https://[::1]:443'}
 
 
@@ -46,7 +47,7 @@ def test_daemons_from_service_map() -> None:
     assert found[0].zone == 'default'
     assert [e.url for e in found[0].endpoints] == ['http://127.0.0.1:25598']
     assert [e.url for e in found[1].endpoints] == ['https://127.0.0.1:443']
-    assert found[0].to_dict()['frontends'] == ['beast port=25598 tcp_nodelay=1']
+    assert dump(found[0])['frontends'] == ['beast port=25598 tcp_nodelay=1']
 
 
 def test_no_rgw_in_service_map() -> None:

@@ -8,7 +8,8 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 import pytest
 from fixtures import MemoryStore
 from test_agents import ThreadLauncher
-from test_settings import FakeCluster, applier
+from rgwbench.tests.fixtures import FakeCluster
+from test_settings import applier
 
 from rgwbench.agents.channel import AgentChannel
 from rgwbench.serial import dump, load
@@ -76,9 +77,10 @@ class ServingCluster(FakeCluster):
                 if service_type in (None, spec['service_type'])]
 
     def rgw_daemons(self) -> List[RGWDaemon]:
-        return [RGWDaemon(d.daemon_id, 'h1', 'default', None, [],
-                          [Endpoint('http', '127.0.0.1', self.stubs[i % len(self.stubs)].port)],
-                          7 + i, str(4100 + i))
+        return [RGWDaemon(d.daemon_id, 'h1', 'default', version=None, frontends=[],
+                          endpoints=[Endpoint('http', '127.0.0.1',
+                                              self.stubs[i % len(self.stubs)].port)],
+                          pid=7 + i, key=str(4100 + i))
                 for i, d in enumerate(self.daemons('rgw.default'))]
 
 
@@ -349,7 +351,7 @@ def test_an_abort_stops_waiting_for_an_osd_restart_and_puts_back_at_once(
                 s.cluster.wait_for('osd.0 to be up again', lambda: None)
                 time.sleep(0.01)
         restart(daemons)
-    s.cluster.restart = slow_osd_restart
+    s.cluster.restart = slow_osd_restart  # type: ignore[method-assign]
     run_id = s.engine.start(s.profile(variants=[
         {'name': 'as-is', 'settings': {}},
         {'name': 'secure', 'settings': {'msgr2-secure': 'on'}}]))

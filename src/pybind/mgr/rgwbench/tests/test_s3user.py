@@ -10,7 +10,8 @@ from unittest import mock
 import pytest
 from fixtures import MemoryStore
 from test_runs import Setup
-from test_settings import FakeCluster, applier
+from rgwbench.tests.fixtures import FakeCluster
+from test_settings import applier
 
 from rgwbench.serial import dump
 from rgwbench.cluster.credentials import CredentialStore

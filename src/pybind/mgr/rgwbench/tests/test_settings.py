@@ -6,126 +6,18 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 from fixtures import MemoryStore
-from rgwbench.tests.fixtures import FakeWaits
+from rgwbench.tests.fixtures import RGW_SPEC, RUNTIME, FakeCluster
 
 from rgwbench.errors import Busy, InvalidInput, NotFound, RGWBenchError
 from rgwbench.cluster.fencing import Fenced
 from rgwbench.settings.journal import Journal
-from rgwbench.cluster.rgw_admin import S3Keys
-from rgwbench.cluster.rgw_daemons import RGWDaemon
 from rgwbench.settings.applier import SettingsApplier
 from rgwbench.settings.base import SettingContext
-from rgwbench.cluster.access import (ClusterAccess, Daemon, GaveUp, NotReady, is_clean,
-                                     pg_states, pgs_not_reported_since)
+from rgwbench.cluster.access import (ClusterAccess, GaveUp, NotReady, is_clean, pg_states,
+                                     pgs_not_reported_since)
 from rgwbench.settings.daemon_settings import ConfigOption, Msgr2Secure, RGWPerHost, RGWRestart
 from rgwbench.settings.registry import parse_assignments
 from rgwbench.settings.session import SettingsSession
-
-RGW_SPEC = {'service_type': 'rgw', 'service_id': 'default', 'service_name': 'rgw.default',
-            'placement': {'hosts': ['h1'], 'count_per_host': 1},
-            'spec': {'rgw_frontend_port': 8000}}
-RUNTIME = {'rgw_thread_pool_size': True, 'ms_cluster_mode': False, 'osd_op_num_shards': False}
-
-
-class FakeCluster(FakeWaits):
-    """A cluster with a config database, specs and daemons that report their config."""
-
-    def __init__(self) -> None:
-        self.config: Dict[Tuple[str, str], str] = {('global', 'fsid_like'): 'x'}
-        self.specs: Dict[str, Dict[str, Any]] = {'rgw.default': copy.deepcopy(RGW_SPEC)}
-        self.running: Dict[Tuple[str, str], str] = {}
-        self.calls: List[str] = []
-        self.fail_on: Optional[str] = None
-        self.health_status = 'HEALTH_OK'
-        self.unclean: Optional[str] = None
-        self.rgws = [RGWDaemon('default.h1.a', 'h1', 'default', None, [], [], 7, '4100')]
-        self.users: Dict[str, str] = {}     # S3 users by uid: their display names
-        self.user_keys = ('AK', 'SK')       # the keys the next user made gets
-
-    def _call(self, what: str) -> None:
-        self.calls.append(what)
-        if self.fail_on and what.startswith(self.fail_on):
-            raise RuntimeError('%s failed' % what)
-
-    # ChangeTarget
-    def config_value(self, who: str, option: str) -> Optional[str]:
-        return self.config.get((who, option))
-
-    def put_config(self, who: str, option: str, value: Optional[str]) -> None:
-        self._call('config %s/%s=%s' % (who, option, value))
-        if value is None:
-            self.config.pop((who, option), None)
-        else:
-            self.config[(who, option)] = value
-
-    def service_spec(self, service_name: str) -> Optional[Dict[str, Any]]:
-        return copy.deepcopy(self.specs.get(service_name))
-
-    def put_service(self, service_name: str, spec: Optional[Dict[str, Any]]) -> None:
-        self._call('service %s' % service_name)
-        if spec is None:
-            self.specs.pop(service_name, None)
-        else:
-            self.specs[service_name] = copy.deepcopy(spec)
-
-    def restart(self, daemons: str) -> None:
-        self._call('restart %s' % daemons)
-        # daemons that restart take what the config database says
-        for (who, option), value in self.config.items():
-            if daemons == 'osd' and who == 'osd':
-                for osd in self.osd_ids():
-                    self.running[('osd.%d' % osd, option)] = value
-            if daemons.startswith('rgw.') and who == 'client.rgw':
-                self.running[('rgw.4100', option)] = value
-        if daemons == 'osd':
-            for osd in self.osd_ids():
-                for option in ('ms_cluster_mode', 'ms_service_mode'):
-                    if ('osd', option) not in self.config:
-                        self.running.pop(('osd.%d' % osd, option), None)
-
-    def user_exists(self, uid: str) -> bool:
-        return uid in self.users
-
-    def create_user(self, uid: str, display_name: str) -> S3Keys:
-        self._call('user create %s' % uid)
-        self.users[uid] = display_name
-        return S3Keys(uid, *self.user_keys)
-
-    def remove_user(self, uid: str) -> None:
-        self._call('user rm %s' % uid)
-        self.users.pop(uid, None)
-
-    # what settings read
-    def command_json(self, **cmd: Any) -> Any:
-        assert cmd['prefix'] == 'config help'
-        if cmd['key'] not in RUNTIME:
-            raise NotFound('`config help` failed: -2')
-        return {'name': cmd['key'], 'can_update_at_runtime': RUNTIME[cmd['key']]}
-
-    def running_config(self, daemon: str, option: str) -> Optional[str]:
-        return self.running.get((daemon, option), 'crc secure' if option.startswith('ms_')
-                                else '512')
-
-    def rgw_daemons(self) -> List[RGWDaemon]:
-        return self.rgws
-
-    def osd_ids(self) -> List[int]:
-        return [0, 1]
-
-    def daemons(self, service_name: Optional[str] = None,
-                daemon_type: Optional[str] = None) -> List[Daemon]:
-        per_host = int(self.specs['rgw.default']['placement'].get('count_per_host') or 1)
-        return [Daemon('rgw.default.h1.%d' % i, 'rgw', 'default.h1.%d' % i, 'h1', True, [], None)
-                for i in range(per_host)]
-
-    def health(self) -> Tuple[str, List[str]]:
-        return self.health_status, ['OSD_FULL'] if self.health_status == 'HEALTH_ERR' else []
-
-    def pgs_not_clean(self) -> Optional[str]:
-        return self.unclean
-
-    def osd_restart_blocker(self) -> Optional[str]:
-        return self.osd_blocker
 
 
 def applier(cluster: FakeCluster) -> SettingsApplier:

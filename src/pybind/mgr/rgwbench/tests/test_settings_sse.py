@@ -6,6 +6,7 @@ from typing import Any, Dict, List, Optional
 import pytest
 
 from rgwbench.errors import InvalidInput
+from rgwbench.serial import dump
 from rgwbench.tests.s3stub import StubS3
 from rgwbench.loadgen.sse import SSE
 from rgwbench.cluster.rgw_daemons import Endpoint, RGWDaemon
@@ -15,7 +16,7 @@ from rgwbench.settings.registry import all_settings
 from rgwbench.settings.sse import ServerSideEncryption, check_write, parse_version
 
 from fixtures import MemoryStore
-from rgwbench.tests.fixtures import FakeWaits
+from rgwbench.tests.fixtures import FakeCluster
 
 PACIFIC = 'ceph version 16.2.15 (618f4400) pacific (stable)'
 RGW_SPEC = {'service_type': 'rgw', 'service_id': 'default',
@@ -28,32 +29,11 @@ VAULT = {'sse_vault_addr': 'http://127.0.0.1:8200', 'sse_vault_auth': 'token',
          'sse_vault_key_id': 'bench/key'}
 
 
-class FakeCluster(FakeWaits):
-    def __init__(self, version: str = PACIFIC) -> None:
-        self.config: Dict[str, str] = {}
-        self.specs: Dict[str, Dict[str, Any]] = {'rgw.default': json.loads(
-            json.dumps(RGW_SPEC))}
-        self.running: Dict[str, str] = {}
-        self.daemons = [RGWDaemon('default.vm.abc', 'vm', 'default', version,
-                                  ['beast port=8000'], [Endpoint('http', '127.0.0.1', 8000)],
-                                  pid=10, key='4131')]
-
-    def config_value(self, who: str, option: str) -> Optional[str]:
-        return self.config.get('%s/%s' % (who, option))
-
-    def service_spec(self, service_name: str) -> Optional[Dict[str, Any]]:
-        return self.specs.get(service_name)
-
-    def rgw_daemons(self) -> List[RGWDaemon]:
-        return self.daemons
-
-    def running_config(self, daemon: str, option: str) -> Optional[str]:
-        return self.running.get(option)
-
-
 def context(options: Optional[Dict[str, str]] = None, release: int = 16,
             version: str = PACIFIC) -> SettingContext:
-    cluster = FakeCluster(version)
+    cluster = FakeCluster([RGW_SPEC], rgws=[RGWDaemon(
+        'default.vm.abc', 'vm', 'default', version=version, frontends=['beast port=8000'],
+        endpoints=[Endpoint('http', '127.0.0.1', 8000)], pid=10, key='4131')])
     values = dict(options or {})
     return SettingContext(cluster=cluster, rgw_service=lambda: 'rgw.default',  # type: ignore
                           option=values.get, secrets=MemoryStore(), release=release)
@@ -112,21 +92,21 @@ def test_kms_testing_plan_key_kept_and_hidden() -> None:
     assert plan(ctx, 'kms-testing') == changes
     client = ServerSideEncryption().client(ctx, 'kms-testing', ClientSide())
     assert client.sse == {'sse_kms_key_id': key_id}
-    assert client.to_dict()['sse_kms_key_id'] == key_id
-    assert key not in json.dumps(client.to_dict())
+    assert dump(client.shown())['sse_kms_key_id'] == key_id
+    assert key not in json.dumps(dump(client.shown()))
 
 
 def test_kms_testing_keeps_keys_already_there_and_is_in_place_once_applied() -> None:
     ctx = context()
     cluster: Any = ctx.cluster
-    cluster.config['client.rgw/rgw_crypt_s3_kms_encryption_keys'] = 'theirs=AAAA'
+    cluster.config[('client.rgw', 'rgw_crypt_s3_kms_encryption_keys')] = 'theirs=AAAA'
     changes = plan(ctx, 'kms-testing')
     keys = configs(changes)['client.rgw/rgw_crypt_s3_kms_encryption_keys'].split()
     assert keys[0] == 'theirs=AAAA' and len(keys) == 2
     assert 'theirs=<secret>' in ' '.join(c.summary for c in changes)
     for change in changes:
         if change.kind == CONFIG:
-            cluster.config[change.target] = change.after
+            cluster.config[tuple(change.target.split('/', 1))] = change.after
     assert plan(ctx, 'kms-testing') == []
 
 
@@ -191,11 +171,11 @@ def test_sse_c_changes_only_require_ssl_and_keeps_its_key() -> None:
     key = first.sse['sse_c_key']
     assert len(base64.b64decode(key)) == 32
     assert ServerSideEncryption().client(ctx, 'sse-c', ClientSide()).sse == {'sse_c_key': key}
-    assert key not in json.dumps(first.to_dict())
+    assert key not in json.dumps(dump(first.shown()))
     SSE.from_settings(customer_key=key)  # the engine takes it
     # nothing to do when RGW already takes SSE over plain HTTP
     cluster: Any = ctx.cluster
-    cluster.config['client.rgw/rgw_crypt_require_ssl'] = 'false'
+    cluster.config[('client.rgw', 'rgw_crypt_require_ssl')] = 'false'
     assert plan(ctx, 'sse-c') == []
 
 
@@ -272,11 +252,11 @@ def test_notes_say_when_no_write_check_is_possible() -> None:
 def test_verify_reads_the_running_backend() -> None:
     ctx = context()
     cluster: Any = ctx.cluster
-    cluster.running['rgw_crypt_s3_kms_backend'] = 'vault'
+    cluster.running[('rgw.4131', 'rgw_crypt_s3_kms_backend')] = 'vault'
     with pytest.raises(SettingNotInEffect) as e:
         ServerSideEncryption().verify(ctx, 'kms-testing')
     assert 'rgw.4131 runs with rgw_crypt_s3_kms_backend = vault, not testing' in str(e.value)
-    cluster.running['rgw_crypt_s3_kms_backend'] = 'testing'
+    cluster.running[('rgw.4131', 'rgw_crypt_s3_kms_backend')] = 'testing'
     ServerSideEncryption().verify(ctx, 'kms-testing')  # no credentials: no write
     ServerSideEncryption().verify(ctx, 'off')
 
@@ -298,7 +278,8 @@ def test_verify_refuses_plain_http_when_rgw_wants_tls() -> None:
     ctx = context()
     ctx.secrets.set_store('credentials/s3', json.dumps({'access_key': 'A', 'secret_key': 'S'}))
     cluster: Any = ctx.cluster
-    cluster.running.update(rgw_crypt_require_ssl='true', rgw_trust_forwarded_https='false')
+    cluster.running.update({('rgw.4131', 'rgw_crypt_require_ssl'): 'true',
+                            ('rgw.4131', 'rgw_trust_forwarded_https'): 'false'})
     with pytest.raises(SettingNotInEffect) as e:
         ServerSideEncryption().verify(ctx, 'sse-c')
     assert 'serves plain HTTP only' in str(e.value)
@@ -374,7 +355,8 @@ def test_check_write_when_nothing_listens() -> None:
 def test_a_kms_backend_in_production_use_is_not_switched_without_force(
         value: str, configured: Dict[str, str], where: str) -> None:
     ctx = context(dict(VAULT))
-    ctx.cluster.config.update(configured)  # type: ignore[attr-defined]
+    ctx.cluster.config.update(  # type: ignore[attr-defined]
+        {tuple(target.split('/', 1)): value for target, value in configured.items()})
     with pytest.raises(InvalidInput) as refused:
         plan(ctx, value)
     message = str(refused.value)
@@ -386,5 +368,5 @@ def test_a_kms_backend_in_production_use_is_not_switched_without_force(
 
 def test_the_same_backend_already_in_use_is_no_switch() -> None:
     ctx = context(dict(VAULT))
-    ctx.cluster.config['client.rgw/rgw_crypt_s3_kms_backend'] = 'vault'  # type: ignore
+    ctx.cluster.config[('client.rgw', 'rgw_crypt_s3_kms_backend')] = 'vault'  # type: ignore
     assert 'client.rgw/rgw_crypt_s3_kms_backend' not in configs(plan(ctx, 'kms-vault'))

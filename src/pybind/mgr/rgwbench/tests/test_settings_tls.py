@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional
 import pytest
 from ceph.deployment.service_spec import ServiceSpec
 from fixtures import MemoryStore
-from rgwbench.tests.fixtures import FakeWaits
+from rgwbench.tests.fixtures import FakeCluster
 
 from rgwbench.errors import InvalidInput, NotFound
 from rgwbench.settings.journal import Journal
@@ -21,7 +21,6 @@ from rgwbench.cluster.rgw_daemons import rgw_daemons
 from rgwbench.settings.applier import SettingsApplier
 from rgwbench.settings.base import ClientSide, PlanView, SettingContext
 from rgwbench.settings.changes import service_change
-from rgwbench.cluster.access import Daemon, NotReady
 from rgwbench.settings.tls import client_targets
 from rgwbench.settings.tls import (GENERATED_KEY, OPERATOR_KEY, Certificates, IngressTls, RGWTls,
                                    certificate_to_text, tls_problem)
@@ -32,87 +31,11 @@ RGW_SPEC: Dict[str, Any] = {
     'placement': {'hosts': ['host1']}, 'spec': {'rgw_frontend_port': 8000}}
 
 
-class HostSpecLike:
-    def __init__(self, hostname: str, addr: str) -> None:
-        self.hostname = hostname
-        self.addr = addr
-
-
-class FakeMgr:
-    def get_hosts(self) -> List[HostSpecLike]:
-        return [HostSpecLike('host1', '127.0.0.1'), HostSpecLike('other', '127.0.0.9')]
-
-
-class FakeCluster(FakeWaits):
-    """The parts of ClusterAccess TLS settings use, over specs kept in memory."""
-
-    def __init__(self, specs: List[Dict[str, Any]], frontend: str = 'beast port=8000') -> None:
-        self.specs = {self.spec_from_json(s).service_name(): copy.deepcopy(s) for s in specs}
-        self.mgr = FakeMgr()
-        self.frontend = frontend
-        self.applied: List[Any] = []
-        self.refuse: Optional[str] = None
-        self.keys: Dict[str, str] = {}
-
-    @staticmethod
-    def spec_from_json(spec: Dict[str, Any]) -> Any:
-        return ServiceSpec.from_json(copy.deepcopy(spec))
-
-    @staticmethod
-    def orch(result: Any) -> Any:
-        return result
-
-    def services(self, service_type: Optional[str] = None) -> List[Dict[str, Any]]:
-        return [copy.deepcopy(s) for s in self.specs.values()
-                if service_type is None or s['service_type'] == service_type]
-
-    def service_spec(self, service_name: str) -> Optional[Dict[str, Any]]:
-        spec = self.specs.get(service_name)
-        return copy.deepcopy(spec) if spec else None
-
-    def put_service(self, service_name: str, spec: Optional[Dict[str, Any]]) -> None:
-        self.applied.append((service_name, spec))
-        if spec is not None and self.refuse and spec['service_type'] == self.refuse:
-            raise RuntimeError('the orchestrator refused %s' % service_name)
-        if spec is None:
-            self.specs.pop(service_name, None)
-        else:
-            self.specs[service_name] = copy.deepcopy(spec)
-            fields = spec.get('spec') or {}
-            if spec['service_type'] == 'rgw' and fields.get('ssl'):
-                # as cephadm does, and it never removes the key when ssl goes
-                self.keys['rgw/cert/%s' % service_name] = fields['rgw_frontend_ssl_certificate']
-
-    def config_key(self, key: str) -> Optional[str]:
-        return self.keys.get(key)
-
-    def put_config_key(self, key: str, value: Optional[str]) -> None:
-        if value is None:
-            self.keys.pop(key, None)
-        else:
-            self.keys[key] = value
-
-    def config_value(self, who: str, option: str) -> Optional[str]:
-        return None
-
-    def daemons(self, service_name: Optional[str] = None,
-                daemon_type: Optional[str] = None) -> List[Daemon]:
-        if service_name == 'rgw.default':
-            return [Daemon('rgw.default.host1.a', 'rgw', 'default.host1.a', 'host1', True, [8000],
-                           '127.0.0.1')]
-        return []
-
-    def rgw_daemons(self) -> Any:
-        return rgw_daemons({'services': {'rgw': {'daemons': {'4131': {
-            'addr': '127.0.0.1:0/1', 'metadata': {
-                'id': 'default.host1.a', 'hostname': 'host1',
-                'frontend_config#0': self.frontend}}}}}})
-
-    def wait_for(self, what: str, check: Callable[[], Optional[str]],
-                 timeout_s: Optional[float] = None) -> None:
-        missing = check()
-        if missing is not None:
-            raise NotReady('timed out waiting for %s: %s' % (what, missing))
+def tls_cluster(specs: List[Dict[str, Any]], frontend: str = 'beast port=8000') -> FakeCluster:
+    """A cluster of the specs whose one RGW daemon, on host1, serves `frontend`."""
+    return FakeCluster(specs, rgws=rgw_daemons({'services': {'rgw': {'daemons': {'4131': {
+        'addr': '127.0.0.1:0/1', 'metadata': {
+            'id': 'default.host1.a', 'hostname': 'host1', 'frontend_config#0': frontend}}}}}}))
 
 
 def context(cluster: FakeCluster, store: Optional[MemoryStore] = None,
@@ -228,8 +151,8 @@ def test_a_bad_certificate_written_around_the_check_is_refused_when_used(pems: A
     store = MemoryStore()
     store.set_store(OPERATOR_KEY, pems['good']['cert'] + pems['other']['key'])
     with pytest.raises(InvalidInput) as e:
-        RGWTls().plan(context(FakeCluster([RGW_SPEC]), store),
-                      PlanView(FakeCluster([RGW_SPEC])), True)  # type: ignore
+        RGWTls().plan(context(tls_cluster([RGW_SPEC]), store),
+                      PlanView(tls_cluster([RGW_SPEC])), True)  # type: ignore
     assert 'does not match' in str(e.value) and 'certificate rm' in str(e.value)
 
 
@@ -280,7 +203,7 @@ def plan(setting: Any, cluster: FakeCluster, value: Any, store: Optional[MemoryS
 
 
 def test_rgw_tls_on_keeps_the_port_and_names_every_rgw_host() -> None:
-    store, cluster = MemoryStore(), FakeCluster([RGW_SPEC])
+    store, cluster = MemoryStore(), tls_cluster([RGW_SPEC])
     (key, change) = plan(RGWTls(), cluster, True, store)
     assert change.kind == 'service' and change.target == 'rgw.default'
     fields = change.after['spec']
@@ -298,26 +221,26 @@ def test_rgw_tls_on_keeps_the_port_and_names_every_rgw_host() -> None:
 
 
 def test_rgw_tls_on_the_operators_port() -> None:
-    (_, change) = plan(RGWTls(), FakeCluster([RGW_SPEC]), True, rgw_ssl_port=8443)
+    (_, change) = plan(RGWTls(), tls_cluster([RGW_SPEC]), True, rgw_ssl_port=8443)
     assert change.after['spec']['rgw_frontend_port'] == 8443
 
 
 def test_rgw_tls_keeps_the_default_port_of_a_spec_without_one() -> None:
     spec = dict(RGW_SPEC, spec={})
-    (_, change) = plan(RGWTls(), FakeCluster([spec]), True)
+    (_, change) = plan(RGWTls(), tls_cluster([spec]), True)
     assert change.after['spec']['rgw_frontend_port'] == 80
 
 
 def test_rgw_tls_already_in_place_plans_nothing() -> None:
-    store, cluster = MemoryStore(), FakeCluster([RGW_SPEC])
+    store, cluster = MemoryStore(), tls_cluster([RGW_SPEC])
     (_, change) = plan(RGWTls(), cluster, True, store)
     cluster.put_service('rgw.default', change.after)
     assert plan(RGWTls(), cluster, True, store) == []
 
 
 def test_rgw_tls_off_plans_nothing_when_off_and_takes_ssl_away_when_on() -> None:
-    assert plan(RGWTls(), FakeCluster([RGW_SPEC]), False) == []
-    store, cluster = MemoryStore(), FakeCluster([RGW_SPEC])
+    assert plan(RGWTls(), tls_cluster([RGW_SPEC]), False) == []
+    store, cluster = MemoryStore(), tls_cluster([RGW_SPEC])
     (_, on) = plan(RGWTls(), cluster, True, store)
     cluster.put_service('rgw.default', on.after)
     (off,) = plan(RGWTls(), cluster, False, store)
@@ -325,7 +248,7 @@ def test_rgw_tls_off_plans_nothing_when_off_and_takes_ssl_away_when_on() -> None
 
 
 def test_rgw_tls_composes_with_earlier_plans_of_the_same_spec() -> None:
-    cluster = FakeCluster([RGW_SPEC])
+    cluster = tls_cluster([RGW_SPEC])
     view = PlanView(cluster)  # type: ignore[arg-type]
     spec = copy.deepcopy(RGW_SPEC)
     spec['placement']['count_per_host'] = 2
@@ -348,7 +271,7 @@ def free_port() -> int:
 def test_a_new_https_ingress_in_front_of_the_rgw_service() -> None:
     store = MemoryStore()
     frontend, monitor = free_port(), free_port()
-    (change,) = plan(IngressTls(), FakeCluster([RGW_SPEC]), 'https', store,
+    (change,) = plan(IngressTls(), tls_cluster([RGW_SPEC]), 'https', store,
                      ingress_virtual_ip='127.0.0.1/32', ingress_frontend_port=frontend,
                      ingress_monitor_port=monitor)
     assert change.target == 'ingress.rgw.default'
@@ -367,7 +290,7 @@ def test_a_new_https_ingress_in_front_of_the_rgw_service() -> None:
 
 
 def test_a_plain_ingress_has_no_certificate() -> None:
-    (change,) = plan(IngressTls(), FakeCluster([RGW_SPEC]), 'http',
+    (change,) = plan(IngressTls(), tls_cluster([RGW_SPEC]), 'http',
                      ingress_virtual_ip='127.0.0.1/32', ingress_frontend_port=free_port(),
                      ingress_monitor_port=free_port())
     assert change.after['spec']['ssl'] is False
@@ -380,7 +303,7 @@ def test_an_existing_ingress_is_changed_with_its_own_address() -> None:
                 'placement': {'hosts': ['host1']},
                 'spec': {'backend_service': 'rgw.default', 'virtual_ip': '127.0.0.1/32',
                          'frontend_port': frontend, 'monitor_port': monitor}}
-    cluster = FakeCluster([RGW_SPEC, existing])
+    cluster = tls_cluster([RGW_SPEC, existing])
     store = MemoryStore()
     (change,) = plan(IngressTls(), cluster, 'https', store)
     assert change.target == 'ingress.front'
@@ -403,7 +326,7 @@ def test_a_variant_loads_every_frontend_of_its_ingress_or_every_rgw() -> None:
                         'frontend_port': 9443, 'monitor_port': 9444, 'ssl': True}}
     store = MemoryStore()
     Certificates(store).for_names(['127.0.0.1'])
-    ctx = context(FakeCluster([RGW_SPEC, ingress]), store)
+    ctx = context(tls_cluster([RGW_SPEC, ingress]), store)
     client = IngressTls().client(ctx, 'https', ClientSide())
     frontends = ('https://10.9.0.2:9443', 'https://10.9.0.1:9443')
     assert client.ingress == frontends and client.ca_bundle
@@ -415,7 +338,7 @@ def test_a_variant_loads_every_frontend_of_its_ingress_or_every_rgw() -> None:
     urls = Target(kind=URLS, urls=('http://10.0.0.5:80',))
     assert client_targets(ctx, urls, client).targets == urls.urls
     # TLS at RGW: every daemon's HTTPS endpoint
-    ctx = context(FakeCluster([RGW_SPEC], frontend='beast ssl_port=8443'), store)
+    ctx = context(tls_cluster([RGW_SPEC], frontend='beast ssl_port=8443'), store)
     client = RGWTls().client(ctx, True, ClientSide())
     assert client_targets(ctx, Target(), client).targets == ('https://127.0.0.1:8443',)
     # the cluster as it is serves HTTPS only: that is where the load goes
@@ -425,7 +348,7 @@ def test_a_variant_loads_every_frontend_of_its_ingress_or_every_rgw() -> None:
 
 
 def test_ingress_off_without_an_ingress_plans_nothing() -> None:
-    assert plan(IngressTls(), FakeCluster([RGW_SPEC]), 'off') == []
+    assert plan(IngressTls(), tls_cluster([RGW_SPEC]), 'off') == []
 
 
 def test_an_ingress_port_in_use_fails_the_plan() -> None:
@@ -434,7 +357,7 @@ def test_an_ingress_port_in_use_fails_the_plan() -> None:
         busy.listen(1)
         port = busy.getsockname()[1]
         with pytest.raises(InvalidInput) as e:
-            plan(IngressTls(), FakeCluster([RGW_SPEC]), 'http',
+            plan(IngressTls(), tls_cluster([RGW_SPEC]), 'http',
                  ingress_virtual_ip='127.0.0.1/32', ingress_frontend_port=port,
                  ingress_monitor_port=free_port())
     assert '127.0.0.1:%d is already in use' % port in str(e.value)
@@ -443,18 +366,18 @@ def test_an_ingress_port_in_use_fails_the_plan() -> None:
 
 def test_ingress_options_are_checked() -> None:
     with pytest.raises(InvalidInput) as e:
-        plan(IngressTls(), FakeCluster([RGW_SPEC]), 'http', ingress_virtual_ip='vip.example',
+        plan(IngressTls(), tls_cluster([RGW_SPEC]), 'http', ingress_virtual_ip='vip.example',
              ingress_frontend_port=1, ingress_monitor_port=2)
     assert 'not an IP address' in str(e.value)
     with pytest.raises(InvalidInput) as e:
-        plan(IngressTls(), FakeCluster([RGW_SPEC]), 'http', ingress_virtual_ip='127.0.0.1',
+        plan(IngressTls(), tls_cluster([RGW_SPEC]), 'http', ingress_virtual_ip='127.0.0.1',
              ingress_frontend_port=5, ingress_monitor_port=5)
     assert 'both 5' in str(e.value)
 
 
 # -- apply, failure and revert with the applier ---------------------------------------------
 def test_a_refused_ingress_puts_the_rgw_spec_back() -> None:
-    store, cluster = MemoryStore(), FakeCluster([RGW_SPEC])
+    store, cluster = MemoryStore(), tls_cluster([RGW_SPEC])
     cluster.refuse = 'ingress'
     ctx = context(cluster, store, ingress_virtual_ip='127.0.0.1/32',
                   ingress_frontend_port=free_port(), ingress_monitor_port=free_port())
@@ -475,7 +398,7 @@ def test_the_certificate_the_orchestrator_keeps_for_rgw_is_put_back(
         before: Dict[str, str], monkeypatch: Any) -> None:
     """cephadm writes rgw/cert/<service> for an RGW spec with ssl and leaves it there."""
     monkeypatch.setattr(RGWTls, 'verify', lambda *args: None)  # no RGW serves here
-    store, cluster = MemoryStore(), FakeCluster([RGW_SPEC])
+    store, cluster = MemoryStore(), tls_cluster([RGW_SPEC])
     cluster.keys = dict(before)
     applier = SettingsApplier(context(cluster, store), [RGWTls()])
     plans = applier.plan({'tls@rgw': 'on'})
@@ -529,7 +452,7 @@ def test_verify_wants_the_exact_certificate(tls_server: Any) -> None:
     tls = Certificates(store).for_names(['127.0.0.1'])
     port = tls_server(tls.bundle.server_pem)
     assert tls_problem('127.0.0.1', port, tls) is None
-    cluster = FakeCluster([RGW_SPEC], frontend='beast ssl_port=%d' % port)
+    cluster = tls_cluster([RGW_SPEC], frontend='beast ssl_port=%d' % port)
     ctx = context(cluster, store)
     RGWTls().verify(ctx, True)
     client = RGWTls().client(ctx, True, ClientSide())
@@ -544,7 +467,7 @@ def test_verify_wants_the_exact_certificate(tls_server: Any) -> None:
 def test_verify_fails_on_plain_http_and_a_stale_map() -> None:
     store = MemoryStore()
     Certificates(store).for_names(['127.0.0.1'])
-    ctx = context(FakeCluster([RGW_SPEC]), store)
+    ctx = context(tls_cluster([RGW_SPEC]), store)
     with pytest.raises(Exception) as e:
         RGWTls().verify(ctx, True)
     assert 'no HTTPS endpoint in the service map for default.host1.a' in str(e.value)
@@ -561,7 +484,7 @@ def test_generated_key_is_in_the_store_only(pems: Any) -> None:
 def test_a_spec_the_release_would_refuse_fails_the_plan() -> None:
     spec = copy.deepcopy(RGW_SPEC)
     spec['spec']['rgw_realm'] = 'only-a-realm'
-    cluster = FakeCluster([RGW_SPEC])
+    cluster = tls_cluster([RGW_SPEC])
     view = PlanView(cluster)  # type: ignore[arg-type]
     view.add([service_change('rgw.default', spec, 'an earlier setting')])
     with pytest.raises(InvalidInput) as e:

@@ -3,7 +3,8 @@ import threading
 from typing import List, Optional
 
 from fixtures import MemoryStore
-from test_settings import FakeCluster, applier, session
+from rgwbench.tests.fixtures import FakeCluster
+from test_settings import applier, session
 
 from rgwbench.settings.journal import UNDO_FAILED, UNDONE, Journal
 from rgwbench.settings.session import HEALTH_GAVE_UP
@@ -101,7 +102,8 @@ def test_settings_show_and_the_journal_never_hold_a_secret_option_in_clear() -> 
             return {'name': cmd['key'], 'can_update_at_runtime': True}
 
     cluster, store = Knows(), MemoryStore()
-    ctx = SettingContext(cluster=cluster, rgw_service=lambda: 'rgw.default',
+    ctx = SettingContext(cluster=cluster,  # type: ignore[arg-type]
+                         rgw_service=lambda: 'rgw.default',
                          option={'config_allow': 'client.rgw/rgw_crypt_default_*'}.get,
                          secrets=MemoryStore(), release=16)
     s = SettingsSession(store, lambda: SettingsApplier(ctx, [ConfigOption(), RGWRestart()]),

@@ -1,6 +1,9 @@
 """Compare-and-set undo: a target someone else changed during a run is left, and said so."""
+from typing import Optional
+
 from fixtures import MemoryStore
-from test_settings import FakeCluster, applier
+from rgwbench.tests.fixtures import FakeCluster
+from test_settings import applier
 
 from rgwbench.settings.changes import CONFIG_KEY, config_key_change, put_state
 from rgwbench.settings.journal import (HEALTH_CHANGED, LEFT, UNDONE, Journal, acknowledge,
@@ -77,10 +80,7 @@ class KeyStore(FakeCluster):
         super().__init__()
         self.keys = {'rgw/cert/rgw.default': 'operator-pem'}
 
-    def config_key(self, key: str) -> object:
-        return self.keys.get(key)
-
-    def put_config_key(self, key: str, value: object) -> None:
+    def put_config_key(self, key: str, value: Optional[str]) -> None:
         self._call('config-key %s' % key)
         self.keys[key] = str(value)
 
@@ -100,7 +100,8 @@ def test_a_certificate_replaced_mid_run_is_left() -> None:
 
 
 def test_settings_show_says_what_was_left_and_is_not_failed() -> None:
-    from rgwbench.settings.journal import findings_to_dicts, findings_to_text
+    from rgwbench.serial import dump
+    from rgwbench.settings.journal import findings_to_text
     from rgwbench.settings.session import put_back_progress
     cluster, store = FakeCluster(), MemoryStore()
     a = applier(cluster)
@@ -109,7 +110,7 @@ def test_settings_show_says_what_was_left_and_is_not_failed() -> None:
     cluster.config[('client.rgw', 'rgw_thread_pool_size')] = '300'
     steps = a.revert(journal)
     assert put_back_progress(steps).startswith('put back but 1 target(s) someone else changed')
-    assert findings_to_text(findings_to_dicts(findings(store))).startswith(
+    assert findings_to_text(dump(findings(store))).startswith(
         'run run1: config client.rgw/rgw_thread_pool_size: ceph config client.rgw')
 
 
