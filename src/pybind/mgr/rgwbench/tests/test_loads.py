@@ -1,7 +1,9 @@
 import json
 import os
+import secrets
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 from dataclasses import replace
@@ -383,11 +385,18 @@ def local_agent_left(store: MemoryStore, load_id: str, folder: str, host: str) -
     return key
 
 
+def own_agent_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> str:
+    """A folder named as a local agent's, in a temporary folder of the test's own (only
+    such a folder is removed as a leftover)."""
+    monkeypatch.setattr(tempfile, 'tempdir', str(tmp_path))
+    return str(tmp_path / ('rgwbench-agent-' + secrets.token_hex(6)))
+
+
 def test_a_local_agent_of_another_host_is_reported_and_its_record_kept(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
     store = MemoryStore()
     CredentialStore(store).set('access_key: A\nsecret_key: S')
-    folder = str(tmp_path / 'rgwbench-agent-y')
+    folder = own_agent_folder(monkeypatch, tmp_path)
     os.mkdir(folder)
     key = local_agent_left(store, 'l3', folder, 'other-host')
     deleted: List[str] = []
@@ -438,8 +447,9 @@ def test_a_new_load_keeps_what_an_older_one_left_and_is_never_removed_itself(
     gate.set()
 
 
-def test_a_local_agent_left_behind_is_ended_and_its_folder_removed(tmp_path: Any) -> None:
-    folder = str(tmp_path / 'rgwbench-agent-x')
+def test_a_local_agent_left_behind_is_ended_and_its_folder_removed(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    folder = own_agent_folder(monkeypatch, tmp_path)
     os.mkdir(folder)
     proc = subprocess.Popen(['sleep', '60'], cwd=folder)
     try:

@@ -3,7 +3,7 @@ import errno
 import json
 import threading
 import time
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, Iterator, List, Tuple
 
 import pytest
 from mgr_module import HandleCommandResult
@@ -43,9 +43,14 @@ class ModuleUnderTest(Module):
 
 
 @pytest.fixture(scope='module', autouse=True)
-def registered() -> None:
+def registered() -> Iterator[None]:
+    """As the mgr does once. _register_commands adds to the class's list, and other test
+    files take this fixture too: each gets the lists back as they were."""
+    commands, options = list(Module.COMMANDS), list(Module.MODULE_OPTIONS)
     Module._register_options('rgwbench')
     Module._register_commands('rgwbench')
+    yield
+    Module.COMMANDS[:], Module.MODULE_OPTIONS[:] = commands, options
 
 
 def call(mod: Module, prefix: str, **args: Any) -> HandleCommandResult:
