@@ -289,6 +289,9 @@ class CephadmCluster:
             self.ceph(['config', 'set', 'mgr', 'mgr/cephadm/container_image_' + daemon,
                        self.state['image']])
         self.ceph(['config', 'set', 'osd', 'osd_memory_target', '939524096'])
+        # cephadm would size each host's OSDs from the memory it sees free, again after
+        # each failover: a value of its own would come and go under the tests' snapshots.
+        self.ceph(['config', 'set', 'osd', 'osd_memory_target_autotune', 'false'])
         self.ceph(['config', 'set', 'global', 'mon_max_pg_per_osd', '500'])
 
     def _osds(self, count: int) -> None:

@@ -76,7 +76,9 @@ def _parser() -> argparse.ArgumentParser:
         "the Ceph Dashboard with rgwbench's tab: the release's dashboard patched and its "
         'frontend built (cached; printed: its folder); Pacific: its REST API only, in the '
         "frontend its package has")))
-    tab.add_argument('--release', default='tentacle', choices=dashboard.RELEASES)
+    tab.add_argument('--release', choices=dashboard.RELEASES, help=(
+        "the release's dashboard (default: with --serve the cluster's release, else "
+        'tentacle)'))
     tab.add_argument('--check', action='store_true', help=(
         "instead: the patch's controller tests, its openapi.yaml against the generated "
         'one, and its jest specs'))
@@ -122,6 +124,12 @@ def main(argv: Optional[List[str]] = None) -> int:
                           args.objectstore, args.containers)
             print(json.dumps(cluster.s3_endpoints()['endpoints']))
         elif args.command == 'dashboard':
+            served = cluster.state.get('release') if args.serve else None
+            if args.release is None:
+                args.release = served or 'tentacle'
+            elif served is not None and args.release != served:
+                raise ClusterError("the cluster at %s runs %s, not %s: it serves only its own "
+                                   "release's dashboard" % (cluster.dir, served, args.release))
             hostpackages.ensure(hostpackages.HOST, releases.stderr_log)
             hostpackages.ensure(hostpackages.DASHBOARD, releases.stderr_log)
             releases.get(args.release).ensure_installed(releases.stderr_log)

@@ -204,7 +204,7 @@ def test_the_rgw_manager_role_plans_starts_follows_reads_and_aborts_runs_through
         assert status == 200, (status, live)
         if live is None or live['run_id'] != run_id:
             break
-        messages.add(str(live.get('message')))
+        messages.add(str(live.get('progress')))
         assert time.monotonic() < deadline, messages
         time.sleep(0.5)
     assert any('workload' in m for m in messages), messages
