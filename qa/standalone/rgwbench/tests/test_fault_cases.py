@@ -18,6 +18,7 @@ import os
 import re
 import signal
 import subprocess
+import tempfile
 import time
 from typing import Any, Dict, Iterator, List, Optional
 
@@ -303,15 +304,21 @@ def test_an_osd_down_when_the_undo_restarts_the_osds(two_osds: Cluster) -> None:
     wait_clean(c)
 
 
-def operators_certificate(directory: str) -> str:
-    """A certificate and key of the operator's own (PEM), not the module's."""
-    key, cert = os.path.join(directory, 'op.key'), os.path.join(directory, 'op.crt')
-    subprocess.run(['openssl', 'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2',
-                    '-keyout', key, '-out', cert, '-subj', '/CN=operator',
-                    '-addext', 'subjectAltName=IP:127.0.0.1'],
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    with open(cert) as c, open(key) as k:
-        return c.read() + k.read()
+def operators_certificate() -> str:
+    """A certificate and key of the operator's own (PEM), not the module's.
+
+    In a folder of its own: pytest's shared temporary folder is cleaned by whichever
+    session on the machine starts next."""
+    with tempfile.TemporaryDirectory(prefix='rgwbench-operator-') as folder:
+        key, cert = os.path.join(folder, 'op.key'), os.path.join(folder, 'op.crt')
+        made = subprocess.run(['openssl', 'req', '-x509', '-newkey', 'rsa:2048', '-nodes',
+                               '-days', '2', '-keyout', key, '-out', cert, '-subj',
+                               '/CN=operator', '-addext', 'subjectAltName=IP:127.0.0.1'],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              universal_newlines=True)
+        assert made.returncode == 0, made.stdout
+        with open(cert) as c, open(key) as k:
+            return c.read() + k.read()
 
 
 def rgw_spec(c: Cluster) -> Dict[str, Any]:
@@ -320,7 +327,7 @@ def rgw_spec(c: Cluster) -> Dict[str, Any]:
 
 
 def test_an_operators_config_set_and_orch_apply_mid_run_are_kept(
-        two_osds: Cluster, profile: str, tmp_path: Any) -> None:
+        two_osds: Cluster, profile: str) -> None:
     c = two_osds
     wait_clean(c)
     wait_idle(c)
@@ -328,7 +335,7 @@ def test_an_operators_config_set_and_orch_apply_mid_run_are_kept(
     original = rgw_spec(c)
     service = str(original['service_name'])
     cert_key = 'rgw/cert/' + service
-    pem = operators_certificate(str(tmp_path))
+    pem = operators_certificate()
     run_id = c.ceph('rgwbench', 'run', '--profile', profile,
                     '--yes-i-really-mean-it').stdout.strip()
     try:
