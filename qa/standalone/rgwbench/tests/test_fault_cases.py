@@ -372,7 +372,8 @@ def test_an_operators_config_set_and_orch_apply_mid_run_are_kept(
         told_by_module = {('config', 'client.rgw/' + POOL), ('service', service)}
         assert told_by_module <= findings, findings
         assert findings - told_by_module <= {('config-key', cert_key)}, findings
-        assert 'RGWBENCH_CHANGED_DURING_RUN' in c.ceph_json('health', 'detail')['checks']
+        wait_for('the health warning', lambda: 'RGWBENCH_CHANGED_DURING_RUN' in c.ceph_json(
+            'health', 'detail')['checks'], timeout=60)
         # Everything else put back: the other option, the run's user and buckets.
         after = fault_snapshot(c)
         config = {(o['section'], o['name']) for o in after['config']}
@@ -388,5 +389,7 @@ def test_an_operators_config_set_and_orch_apply_mid_run_are_kept(
         if cert_key not in before['config_keys']:
             c.ceph('config-key', 'rm', cert_key)
         c.ceph('rgwbench', 'settings', 'acknowledge')
-    assert 'RGWBENCH_CHANGED_DURING_RUN' not in c.ceph_json('health', 'detail')['checks']
+    # The mons learn the mgr's health checks with its next report.
+    wait_for('the warning gone', lambda: 'RGWBENCH_CHANGED_DURING_RUN' not in c.ceph_json(
+        'health', 'detail')['checks'], timeout=60)
     assert wait_unchanged(c, before) == []
