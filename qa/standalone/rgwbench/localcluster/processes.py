@@ -104,6 +104,12 @@ class ProcessTable:
 
     def start(self, name: str, argv: List[str], env: Optional[Dict[str, str]] = None,
               cwd: Optional[str] = None) -> int:
+        """Start `name`, or leave it be when it runs already (its pid), as systemd
+        starts a unit: a mgr that hung between the stop and the start of a restart,
+        and resumed after another mgr restarted the daemon, would start a second one."""
+        running = self.pid(name)
+        if running is not None:
+            return running
         os.makedirs(self.pid_dir, exist_ok=True)
         os.makedirs(self.out_dir, exist_ok=True)
         with open(os.path.join(self.out_dir, name + '.out'), 'ab') as out:

@@ -90,6 +90,24 @@ def test_a_crash_is_told_from_a_kill_and_from_a_run_after_it(tmp_path: pathlib.P
     assert crashed_since_start(str(tmp_path / 'none.log'), 'ceph-mgr') is None
 
 
+def test_a_daemon_that_runs_is_not_started_a_second_time(tmp_path: pathlib.Path) -> None:
+    """As systemd starts a unit that runs: nothing happens (a mgr resumed in the middle
+    of a restart another mgr has finished started a second radosgw, which found its
+    port taken and ended, leaving the first one running and recorded nowhere)."""
+    from localcluster.processes import ProcessTable
+    procs = ProcessTable(str(tmp_path))
+    first = procs.start('rgw.a', ['sleep', '60'])
+    try:
+        assert procs.start('rgw.a', ['sleep', '60']) == first
+        assert procs.pid('rgw.a') == first
+    finally:
+        assert procs.stop(['rgw.a'], timeout=5) == ['rgw.a']
+    # Stopped, it starts again.
+    second = procs.start('rgw.a', ['sleep', '60'])
+    assert second != first
+    procs.stop(['rgw.a'], timeout=5)
+
+
 def test_a_mgr_that_crashes_while_the_cluster_starts_is_waited_for_not_called_dead(
         tmp_path: pathlib.Path) -> None:
     from localcluster.cluster import ClusterError, LocalCluster

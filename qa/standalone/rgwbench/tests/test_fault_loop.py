@@ -74,6 +74,8 @@ FAIL_NEXT_CALL = os.path.join('orch', 'fail-next-call')
 #   tls/generated                         the self-signed certificate of the TLS settings,
 #                                         stored the first time one is applied and used
 #                                         by every run after (a plan does not store it).
+#   settings/state                        what the last `settings apply` did, shown by
+#                                         `settings show` until the next one.
 # And outside the module: config-history/ (the monitors' log of every `config set`,
 # which grows by design; the config itself is compared as `config dump` and as the
 # `config/` keys), mgr/progress/ (the progress module keeps completed events), and
@@ -81,7 +83,8 @@ FAIL_NEXT_CALL = os.path.join('orch', 'fail-next-call')
 # change with every restart: what they describe is compared as `orch ps`; and
 # mgr/devicehealth/ (its last scrape's time, which it writes again after a failover).
 KEPT_PREFIXES = tuple('mgr/rgwbench/' + p for p in (
-    'result/', 'result_index/', 'journal/history/', 'panel/generated/', 'tls/generated')) + (
+    'result/', 'result_index/', 'journal/history/', 'panel/generated/', 'tls/generated',
+    'settings/state')) + (
     'config-history/', 'mgr/progress/', 'mgr/%s/daemon/' % ORCH_BACKEND, 'mgr/devicehealth/')
 
 
