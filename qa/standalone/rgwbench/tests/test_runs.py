@@ -247,6 +247,65 @@ def test_calibrate_stores_the_floor_later_comparisons_use(runs: Cluster) -> None
     runs.ceph('config-key', 'rm', 'mgr/rgwbench/calibration')
 
 
+THROTTLE_NAME = 'throttle-test'
+THROTTLE_LIMIT = 1
+THROTTLE_CONNECTIONS = 32
+THROTTLE_REPEATS = 4
+# RGW's request scheduler (beast's `throttler`, the default on both releases) admits
+# THROTTLE_LIMIT request at a time and answers every other one 503 SlowDown at once; a
+# refused request is an error, not an operation. So the throttled variant completes at
+# most one PUT per time RGW takes to serve one (which the 503s, answered meanwhile on
+# the same cores, lengthen), where the baseline serves 32 at once: its RGW and OSD
+# work on different requests on both cores instead of handing one request back and
+# forth. The drop is far beyond 20 %, whatever the machine's noise. Four interleaved
+# repeats a side give Welch's test at least 3 degrees of freedom, each repeat an
+# application of its own (an RGW restart), so the noise it is tested against is the
+# noise between applications, measured by the run itself.
+THROTTLE_PROFILE: Dict[str, Any] = {
+    'name': THROTTLE_NAME, 'baseline': 'as-is',
+    'repeats': THROTTLE_REPEATS, 'order': 'interleaved',
+    'variants': [{'name': 'as-is', 'settings': {}},
+                 {'name': 'throttled',
+                  'settings': {'config': {'client.rgw/rgw_max_concurrent_requests':
+                                          THROTTLE_LIMIT}}}],
+    'workloads': [{'name': 'put-4KiB', 'op': 'put', 'size': '4KiB', 'duration': 5,
+                   'warmup': 1, 'concurrency': THROTTLE_CONNECTIONS}]}
+
+
+def test_a_throttled_rgw_is_marked_a_throughput_drop_when_repeats_interleave(
+        runs: Cluster) -> None:
+    """A real change is found by a run that measures the noise between applications
+    itself: no floor, no calibration, the repeats' spread (issue 36)."""
+    proc = runs.ceph_input(json.dumps(THROTTLE_PROFILE), 'rgwbench', 'profile', 'set')
+    assert proc.returncode == 0, proc.stderr
+    before = snapshot(runs)
+    run_id = runs.ceph('rgwbench', 'run', '--profile', THROTTLE_NAME,
+                       '--yes-i-really-mean-it').stdout.strip()
+    record = wait_run(runs, run_id, timeout=1200)
+    assert record['state'] == 'complete', record.get('error')
+    assert record['definition']['order'] == 'interleaved'
+    for variant in record['variants']:
+        assert [c['kind'] for c in variant['changes']].count('restart') == THROTTLE_REPEATS, \
+            variant['changes']
+        assert all(len(w['repeats']) == THROTTLE_REPEATS for w in variant['workloads'])
+    throttled = next(v for v in record['variants'] if v['name'] == 'throttled')
+    assert ('config', 'undone') in [(c['kind'], c['state']) for c in throttled['changes']]
+    [row] = [r for r in record['comparison'] if r['variant'] == 'throttled']
+    ops = row['intervals']['ops_pct']
+    seen = 'ops/s %s: %s; each repeat: %s' % (
+        row['ops_pct'], ops, {v['name']: [r['ops_per_s'] for r in v['workloads'][0]['repeats']]
+                              for v in record['variants']})
+    assert row['ops_pct'] < 0 and ops['significant'], seen
+    # tested against the repeats' own spread, not held to a floor nor left untested
+    assert ops['method'] == 'repeats' and ops['floor_pct'] is None, seen
+    assert ops.get('floor_source') != 'untested', seen
+    assert re.search(r'throttled .*-[0-9.]+% ±[0-9.]+\*',
+                     runs.ceph('rgwbench', 'results', 'show', run_id).stdout)
+    runs.wait_rgw_registered()
+    assert snapshot(runs) == before and buckets(runs) == []
+    runs.ceph('rgwbench', 'profile', 'rm', THROTTLE_NAME)
+
+
 CHOSEN_INGRESS = re.compile(r'HAProxy at \S+ on \S+, port \d+ \(monitor \d+\) '
                             r'\[chosen from the cluster')
 
