@@ -10,7 +10,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 import pytest
 import secrets_shown
-from conftest import SMALL_LOAD_ARGS, Cluster, one_line
+from conftest import SMALL_LOAD_ARGS, Cluster, one_line, wait_pgs_clean
 from test_kmip import s3_client
 from test_settings_tls import OPTIONS
 
@@ -289,6 +289,8 @@ def test_a_throttled_rgw_is_marked_a_throughput_drop_when_repeats_interleave(
     client.put_object(Bucket='throttle-test-pools', Key='first', Body=b'x')
     client.delete_object(Bucket='throttle-test-pools', Key='first')
     client.delete_bucket(Bucket='throttle-test-pools')
+    unclean = wait_pgs_clean(runs, timeout=300)  # a run refuses to start before
+    assert unclean is None, unclean
     before = snapshot(runs)
     run_id = runs.ceph('rgwbench', 'run', '--profile', THROTTLE_NAME,
                        '--yes-i-really-mean-it').stdout.strip()
