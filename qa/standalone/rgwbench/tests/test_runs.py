@@ -259,11 +259,12 @@ THROTTLE_REPEATS = 4
 # the same cores lengthen, where the baseline has 32 in flight: RGW and the OSDs work
 # on different requests at once, on every core, instead of handing one request back and
 # forth. The drop is at least the share of the cluster's throughput that comes from
-# serving requests side by side, on two cores well over 20 % (Pacific, on the loaded
-# test machine: -68.5 %, 52-118 ops/s against 149-282). Four interleaved repeats a side
-# give Welch's test at least 3 degrees of freedom, each repeat an application of its own
-# (an RGW restart), so the noise it is tested against is that between applications,
-# measured by the run itself.
+# serving requests side by side, on two cores well over 20 % (on the loaded test
+# machine: Pacific -86.6 %, 18-91 ops/s against 256-560; Tentacle -82.9 %, 68-105
+# against 426-622; and -68.5 % on Pacific when the first repeat also made RGW's pools,
+# see below). Four interleaved repeats a side give Welch's test at least 3 degrees of
+# freedom, each repeat an application of its own (an RGW restart), so the noise it is
+# tested against is that between applications, measured by the run itself.
 THROTTLE_PROFILE: Dict[str, Any] = {
     'name': THROTTLE_NAME, 'baseline': 'as-is',
     'repeats': THROTTLE_REPEATS, 'order': 'interleaved',
