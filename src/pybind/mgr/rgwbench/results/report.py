@@ -346,11 +346,12 @@ def untested_note(rows: Sequence[Comparison]) -> List[str]:
         return []
     return ['untested against restart noise: each variant ran in one application and this',
             '   cluster was never calibrated, so the noise between two applications of the',
-            '   same settings (an RGW restart, drift) is unknown: no change is marked (the ±',
-            '   includes a floor of %.0f%%, a guess). To test the changes, run the calibrate' %
-            UNTESTED_FLOOR_PCT,
-            '   profile once (ceph rgwbench run --profile calibrate), or give the profile',
-            '   repeats of 2 or more with order: interleaved.']
+            '   same settings (an RGW restart, drift) is unknown: no change is marked, not',
+            '   even where its interval leaves out 0 (the ± includes a floor of %.0f%%, a '
+            'guess).' % UNTESTED_FLOOR_PCT,
+            '   To test the changes, run the calibrate profile once (ceph rgwbench run',
+            '   --profile calibrate), or give the profile repeats of 2 or more with',
+            '   order: interleaved.']
 
 
 def calibration_lines(run: Run) -> List[str]:
