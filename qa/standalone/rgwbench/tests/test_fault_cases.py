@@ -24,11 +24,11 @@ from typing import Any, Dict, Iterator, List, Optional
 
 import pytest
 
-from conftest import Cluster, pg_states, wait_for
+from conftest import Cluster, pg_states, wait_for, wait_settings
 from localcluster.processes import ProcessTable, osd_stop_grace
 from test_fault_loop import differences, fault_snapshot, run_state, wait_idle, wait_unchanged
 from test_runs import wait_run
-from test_settings import wait_clean, wait_state
+from test_settings import wait_clean
 
 MODULE = 'mgr/rgwbench/'
 JOURNAL = MODULE + 'journal/'
@@ -265,7 +265,7 @@ def test_an_osd_down_when_the_undo_restarts_the_osds(two_osds: Cluster) -> None:
     wait_idle(c)
     before = fault_snapshot(c)
     c.ceph('rgwbench', 'settings', 'apply', 'msgr2-secure=on', '--yes-i-really-mean-it')
-    assert wait_state(c, ['applied', 'failed'])['state'] == 'applied'
+    assert wait_settings(c, ['applied', 'failed'], 600)['state'] == 'applied'
     procs = ProcessTable(c.dir)
     assert procs.stop(['osd.1'], timeout=osd_stop_grace('memstore')) == ['osd.1']
     try:
@@ -297,7 +297,7 @@ def test_an_osd_down_when_the_undo_restarts_the_osds(two_osds: Cluster) -> None:
         c.start()  # the OSD back, as its unit would start it
         wait_clean(c)
         c.ceph('rgwbench', 'settings', 'revert', check=False)
-        reverted = wait_state(c, ['reverted'])
+        reverted = wait_settings(c, ['reverted'], 600)
     assert {ch['state'] for ch in reverted['changes']} == {'undone'}, reverted
     assert c.ceph_json('rgwbench', 'status')['settings_in_place'] is None
     assert wait_unchanged(c, before) == []
