@@ -270,6 +270,9 @@ def test_a_failover_mid_run_puts_the_rgw_spec_and_its_certificate_back(
     """`ceph mgr fail` while TLS at RGW (an RGW spec cephadm redeploys, a certificate
     in its store) is in place: the standby, a cephadm mgr container that mounts the
     module too, ends the run and puts the spec back."""
+    # A mgr cephadm redeployed a moment ago knows no PG yet (a run refuses to start).
+    unclean = wait_pgs_clean(cephadm, timeout=300)
+    assert unclean is None, unclean
     before = snapshot(cephadm, [])
     s3 = cephadm.s3()
     proc = cephadm.ceph_input(json.dumps({'access_key': s3['access_key'],
@@ -312,6 +315,8 @@ def test_sse_with_tls_msgr2_and_a_keepalived_ingress_puts_everything_back(
     """The `sse` profile on cephadm: TLS at RGW by its spec, msgr2 secure mode with the
     OSDs restarted through cephadm, SSE, and TLS at an HAProxy ingress whose VIP
     keepalived holds (off loopback rgwbench takes only the VIPs it is given)."""
+    unclean = wait_pgs_clean(cephadm, timeout=300)
+    assert unclean is None, unclean
     vip = str(ipaddress.ip_network(NETWORK).broadcast_address - 1)
     cephadm.ceph('config', 'set', 'mgr', 'mgr/rgwbench/ingress_virtual_ip',
                  '%s/%d' % (vip, ipaddress.ip_network(NETWORK).prefixlen))
