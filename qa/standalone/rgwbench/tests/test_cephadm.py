@@ -118,6 +118,15 @@ def test_status_sees_the_rgw_cephadm_runs(cephadm: Cluster) -> None:
     cephadm.wait_rgw_registered()
 
 
+def store_credentials(c: Cluster) -> None:
+    """The cluster's test user as the S3 credentials runs and loads sign with."""
+    s3 = c.s3()
+    proc = c.ceph_input(json.dumps({'access_key': s3['access_key'],
+                                    'secret_key': s3['secret_key']}),
+                        'rgwbench', 'credentials', 'set')
+    assert proc.returncode == 0, proc.stderr
+
+
 def snapshot(c: Cluster, run_ids: List[str]) -> Dict[str, Any]:
     """What a run must put back: settings, specs, keys, identities, data, daemons."""
     def admin(*args: str) -> Any:
@@ -151,11 +160,7 @@ def snapshot(c: Cluster, run_ids: List[str]) -> Dict[str, Any]:
 def test_a_quick_run_with_agents_in_containers_puts_everything_back(
         cephadm: Cluster) -> None:
     before = snapshot(cephadm, [])
-    s3 = cephadm.s3()
-    proc = cephadm.ceph_input(json.dumps({'access_key': s3['access_key'],
-                                          'secret_key': s3['secret_key']}),
-                              'rgwbench', 'credentials', 'set')
-    assert proc.returncode == 0, proc.stderr
+    store_credentials(cephadm)
     fsid = cephadm.ceph('fsid').stdout.strip()
     # cephadm names a custom container's: ceph-<fsid>-container-<service id>-<host>...
     agents: Dict[str, str] = {}
@@ -226,11 +231,7 @@ def test_each_rgw_containers_cpu_agrees_with_the_hosts_proc(cephadm: Cluster) ->
     reports for it is what /proc says of that process over the same window."""
     rgws = radosgw_host_pids(cephadm, cephadm.ceph('fsid').stdout.strip())
     assert rgws, 'no radosgw process in the RGW containers'
-    s3 = cephadm.s3()
-    proc = cephadm.ceph_input(json.dumps({'access_key': s3['access_key'],
-                                          'secret_key': s3['secret_key']}),
-                              'rgwbench', 'credentials', 'set')
-    assert proc.returncode == 0, proc.stderr
+    store_credentials(cephadm)
     watch = Watch(rgws)
     watch.start()
     try:
@@ -276,11 +277,7 @@ def test_a_failover_mid_run_puts_the_rgw_spec_and_its_certificate_back(
     unclean = wait_pgs_clean(cephadm, timeout=300)
     assert unclean is None, unclean
     before = snapshot(cephadm, [])
-    s3 = cephadm.s3()
-    proc = cephadm.ceph_input(json.dumps({'access_key': s3['access_key'],
-                                          'secret_key': s3['secret_key']}),
-                              'rgwbench', 'credentials', 'set')
-    assert proc.returncode == 0, proc.stderr
+    store_credentials(cephadm)
     proc = cephadm.ceph_input(json.dumps(FAILOVER_PROFILE), 'rgwbench', 'profile', 'set')
     assert proc.returncode == 0, proc.stderr
     run_id = cephadm.ceph('rgwbench', 'run', '--profile', FAILOVER_PROFILE['name'],
@@ -324,10 +321,7 @@ def test_sse_with_tls_msgr2_and_a_keepalived_ingress_puts_everything_back(
                  '%s/%d' % (vip, ipaddress.ip_network(NETWORK).prefixlen))
     before = snapshot(cephadm, [])
     osds_up_from = {o['osd']: o['up_from'] for o in cephadm.ceph_json('osd', 'dump')['osds']}
-    s3 = cephadm.s3()
-    cephadm.ceph_input(json.dumps({'access_key': s3['access_key'],
-                                   'secret_key': s3['secret_key']}),
-                       'rgwbench', 'credentials', 'set')
+    store_credentials(cephadm)
     fsid = cephadm.ceph('fsid').stdout.strip()
     kinds: Set[str] = set()
     vip_held = []
