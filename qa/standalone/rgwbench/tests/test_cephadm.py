@@ -4,16 +4,15 @@ module, every daemon in podman, the module installed as the docs tell an operato
 One cephadm cluster may run on a machine at a time (its mgr's fixed ports): these
 tests share one, and `cluster stop` must leave none of cephadm's marks behind.
 """
-import ipaddress
 import json
 import os
 import subprocess
 import time
-from typing import Any, Dict, Iterator, List, Optional, Set
+from typing import Any, Dict, Iterator, List, Optional
 
 import pytest
 from conftest import SMALL_LOAD_ARGS, Cluster, new_cluster_dir, wait_pgs_clean
-from localcluster.cephadm_cluster import BRIDGE, INGRESS_SYSCTLS, NETWORK
+from localcluster.cephadm_cluster import BRIDGE, INGRESS_SYSCTLS
 from test_loadgen_real import new_prefix, run_json
 from test_runs import FAST, wait_run
 from test_server_figures import DURATION_S, WARMUP_S, Watch
@@ -258,105 +257,3 @@ def test_each_rgw_containers_cpu_agrees_with_the_hosts_proc(cephadm: Cluster) ->
         assert daemon['cpu_cores'] > 0 and daemon['rss_mib'] > 0, daemon
         seen = watch.cores(daemon['daemon'], start, start + DURATION_S)
         assert daemon['cpu_cores'] == pytest.approx(seen, rel=0.2), (daemon, seen)
-
-
-FAILOVER_PROFILE: Dict[str, Any] = {
-    'name': 'cephadm-failover', 'baseline': 'as-is',
-    'variants': [{'name': 'as-is', 'settings': {}},
-                 {'name': 'tls-rgw', 'settings': {'tls@rgw': True}}],
-    'workloads': [{'name': 'put-4KiB', 'op': 'put', 'size': '4KiB', 'duration': 20,
-                   'warmup': 1, 'concurrency': 2, 'rate': 20}]}
-
-
-def test_a_failover_mid_run_puts_the_rgw_spec_and_its_certificate_back(
-        cephadm: Cluster) -> None:
-    """`ceph mgr fail` while TLS at RGW (an RGW spec cephadm redeploys, a certificate
-    in its store) is in place: the standby, a cephadm mgr container that mounts the
-    module too, ends the run and puts the spec back."""
-    # A mgr cephadm redeployed a moment ago knows no PG yet (a run refuses to start).
-    unclean = wait_pgs_clean(cephadm, timeout=300)
-    assert unclean is None, unclean
-    before = snapshot(cephadm, [])
-    store_credentials(cephadm)
-    proc = cephadm.ceph_input(json.dumps(FAILOVER_PROFILE), 'rgwbench', 'profile', 'set')
-    assert proc.returncode == 0, proc.stderr
-    run_id = cephadm.ceph('rgwbench', 'run', '--profile', FAILOVER_PROFILE['name'],
-                          '--yes-i-really-mean-it').stdout.strip()
-    deadline = time.monotonic() + 900
-    while True:
-        active = cephadm.ceph_json('rgwbench', 'status')['active_run']
-        current = (active or {}).get('current') or {}
-        if current.get('workload') and current.get('variant') == 'tls-rgw':
-            break
-        assert active is not None and time.monotonic() < deadline, active
-        time.sleep(1)
-    rgw_spec = cephadm.ceph_json('orch', 'ls', '--service_type', 'rgw', '--export')[0]
-    assert rgw_spec['spec'].get('ssl') is True, rgw_spec
-    failed = cephadm.fail_over_mgr()
-    record = wait_run(cephadm, run_id, timeout=900)
-    assert record['state'] == 'failed' and 'mgr restarted' in record['error'], record
-    assert cephadm.ceph_json('mgr', 'stat')['active_name'] != failed
-    deadline = time.monotonic() + 600
-    while any(k.endswith('rgwbench/journal/active')
-              for k in json.loads(cephadm.ceph('config-key', 'ls').stdout)):
-        assert time.monotonic() < deadline, 'the journal of the run is still open'
-        time.sleep(2)
-    cephadm.ceph('rgwbench', 'profile', 'rm', FAILOVER_PROFILE['name'])
-    cephadm.ceph('rgwbench', 'credentials', 'rm')
-    cephadm.wait_rgw_registered()
-    after = snapshot(cephadm, [run_id])
-    for part in before:
-        assert after[part] == before[part], part
-
-
-def test_sse_with_tls_msgr2_and_a_keepalived_ingress_puts_everything_back(
-        cephadm: Cluster) -> None:
-    """The `sse` profile on cephadm: TLS at RGW by its spec, msgr2 secure mode with the
-    OSDs restarted through cephadm, SSE, and TLS at an HAProxy ingress whose VIP
-    keepalived holds (off loopback rgwbench takes only the VIPs it is given)."""
-    unclean = wait_pgs_clean(cephadm, timeout=300)
-    assert unclean is None, unclean
-    vip = str(ipaddress.ip_network(NETWORK).broadcast_address - 1)
-    cephadm.ceph('config', 'set', 'mgr', 'mgr/rgwbench/ingress_virtual_ip',
-                 '%s/%d' % (vip, ipaddress.ip_network(NETWORK).prefixlen))
-    before = snapshot(cephadm, [])
-    osds_up_from = {o['osd']: o['up_from'] for o in cephadm.ceph_json('osd', 'dump')['osds']}
-    store_credentials(cephadm)
-    fsid = cephadm.ceph('fsid').stdout.strip()
-    kinds: Set[str] = set()
-    vip_held = []
-
-    def look() -> None:
-        for name in _podman(['ps', '--format', '{{.Names}}']).split():
-            if name.startswith('ceph-%s-' % fsid):
-                kinds.add(name[len('ceph-%s-' % fsid):].split('-')[0])
-        addresses = subprocess.run(['ip', '-o', 'addr', 'show', 'dev', BRIDGE],
-                                   stdout=subprocess.PIPE, universal_newlines=True).stdout
-        if ' %s/' % vip in addresses:
-            vip_held.append(vip)
-    # As test_runs' sse run: 4 writers, 10 requests a second, 20 objects to read.
-    run_id = cephadm.ceph('rgwbench', 'run', '--profile', 'sse', *FAST, '--concurrency', '4',
-                          '--rate', '10', '--objects', '20',
-                          '--yes-i-really-mean-it').stdout.strip()
-    record = wait_run(cephadm, run_id, timeout=1800, meanwhile=look, every_s=3)
-    assert record['state'] == 'complete', record.get('error')
-    assert [v['name'] for v in record['variants']] == ['tls-msgr2', 'sse-rgw', 'sse-ingress']
-    for variant in record['variants']:
-        assert variant['error'] is None, variant
-        assert all(c['state'] == 'undone' for c in variant['changes']), variant['changes']
-        for workload in variant['workloads']:
-            assert workload['ops'] > 0 and workload['errors'] == 0, workload
-    assert {'haproxy', 'keepalived'} <= kinds, kinds
-    assert vip_held, 'keepalived never held %s on %s' % (vip, BRIDGE)
-    # msgr2's variant restarted every OSD through cephadm (and its undo again).
-    after_up = {o['osd']: o['up_from'] for o in cephadm.ceph_json('osd', 'dump')['osds']}
-    assert all(after_up[o] > up for o, up in osds_up_from.items()), (osds_up_from, after_up)
-    cephadm.ceph('rgwbench', 'credentials', 'rm')
-    cephadm.wait_rgw_registered()
-    after = snapshot(cephadm, [run_id])
-    cephadm.ceph('config', 'rm', 'mgr', 'mgr/rgwbench/ingress_virtual_ip')
-    for part in before:
-        assert after[part] == before[part], part
-    assert ' %s/' % vip not in subprocess.run(
-        ['ip', '-o', 'addr', 'show', 'dev', BRIDGE], stdout=subprocess.PIPE,
-        universal_newlines=True).stdout
