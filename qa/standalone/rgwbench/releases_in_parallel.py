@@ -37,8 +37,11 @@ RESTART_HEAVY_FIXTURE = 'two_osds'
 # once one shard of ~1790; the multi-host tests ~900 before the runs' ~1000. So
 # each of those four has a shard of its own; of the two-RGW tests (each on
 # clusters of their own) the server figures go with the multi-host tests (the
-# loads' shard was then the last, at ~1350), the targets with the restarts.
-OWN_SHARD = {'test_fault_loop.py': 'faults', 'test_scale.py': 'scale',
+# loads' shard was then the last, at ~1350), the targets with the restarts. The fault
+# cases (~500 a release) go with the fault loop: in the restarts' shard, beside the
+# settings and the dashboard's runs, that shard was the last by far.
+OWN_SHARD = {'test_fault_loop.py': 'faults', 'test_fault_cases.py': 'faults',
+             'test_scale.py': 'scale',
              'test_targets.py': 'restarts', 'test_server_figures.py': 'hosts',
              'test_runs.py': 'runs', 'test_run_own_user.py': 'hosts', 'test_hosts.py': 'hosts',
              'test_load.py': 'loads', 'test_hostile_input.py': 'loads',
