@@ -7,12 +7,12 @@ tests share one, and `cluster stop` must leave none of cephadm's marks behind.
 import json
 import os
 import subprocess
-import time
 from typing import Any, Dict, Iterator, List, Optional
 
 import pytest
 from conftest import SMALL_LOAD_ARGS, Cluster, new_cluster_dir, wait_pgs_clean
 from localcluster.cephadm_cluster import BRIDGE, INGRESS_SYSCTLS
+from test_load import wait_load
 from test_loadgen_real import new_prefix, run_json
 from test_runs import FAST, wait_run
 from test_server_figures import DURATION_S, WARMUP_S, Watch
@@ -237,12 +237,7 @@ def test_each_rgw_containers_cpu_agrees_with_the_hosts_proc(cephadm: Cluster) ->
         load_id = cephadm.ceph('rgwbench', 'load', '--op', 'put', '--size', '4KiB',
                                '--concurrency', '8', '--duration', str(DURATION_S),
                                '--warmup', str(WARMUP_S)).stdout.strip()
-        deadline = time.monotonic() + 600
-        record = cephadm.ceph_json('rgwbench', 'load', 'show', load_id)
-        while record['state'] == 'running':
-            assert time.monotonic() < deadline, 'load still running'
-            time.sleep(1)
-            record = cephadm.ceph_json('rgwbench', 'load', 'show', load_id)
+        record = wait_load(cephadm, load_id, timeout=600)
     finally:
         watch.done.set()
         watch.join()

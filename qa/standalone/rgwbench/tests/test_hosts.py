@@ -17,6 +17,7 @@ import pytest
 
 from conftest import (RELEASES, Cluster, new_cluster_dir, one_line, own_addresses, own_cluster,
                       processes_of)
+from test_load import wait_load
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(HERE))))
@@ -564,12 +565,7 @@ def test_an_agents_enrolment_from_another_host_is_refused_and_its_spec_holds_no_
         assert set(json.loads(body)) == {'error'}, body   # no token in the answer
     finally:
         # Credentials are not changed while a load holds them: its end first.
-        record: Dict[str, Any] = (hosts3.ceph_json('rgwbench', 'load', 'show', load_id)
-                                  if load_id else {'state': 'not started'})
-        while record['state'] == 'running':
-            assert time.monotonic() < deadline + 240, 'load still running'
-            time.sleep(1)
-            record = hosts3.ceph_json('rgwbench', 'load', 'show', load_id)
+        record = wait_load(hosts3, load_id, timeout=360) if load_id else {}
         hosts3.ceph('rgwbench', 'credentials', 'rm')
     # The agent enrolled from its own host, whenever the other try came.
     assert record['state'] == 'complete', record['error']
