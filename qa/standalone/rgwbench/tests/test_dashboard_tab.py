@@ -101,6 +101,21 @@ def dashboard(runs: Cluster) -> Iterator[Dashboard]:  # noqa: F811 (the fixture 
         runs.ceph('dashboard', 'ac-role-delete', role, check=False)
 
 
+def quick_overrides(duration_s: int) -> Dict[str, str]:
+    """A `quick` run's overrides: a small load, `duration_s` a workload."""
+    return {'duration': str(duration_s), 'warmup': '1', 'rate': str(SMALL_LOAD['rate']),
+            'objects': str(SMALL_LOAD['objects'])}
+
+
+def start_quick_run(dashboard: Dashboard, token: str, duration_s: int) -> str:
+    """A `quick` run started through the REST API, confirmed; its id."""
+    status, body = dashboard.api('POST', '/api/rgwbench/run', {
+        'profile': 'quick', 'confirm': True, 'overrides': quick_overrides(duration_s)},
+        token=token)
+    assert status == 201, (status, body)
+    return str(body['run_id'])
+
+
 def chrome_log(driver: WebDriver) -> List[Dict[str, Any]]:
     """The page's console (Chrome's driver keeps it, see the browser fixture)."""
     entries: List[Dict[str, Any]] = getattr(driver, 'get_log')('browser')
@@ -183,8 +198,7 @@ def test_the_rgw_manager_role_plans_starts_follows_reads_and_aborts_runs_through
     """What the tab does, through the REST API alone (Pacific has no tab)."""
     before = snapshot(dashboard.cluster)
     manager = dashboard.token('rgw-manager')
-    overrides = {'duration': '8', 'warmup': '1', 'rate': str(SMALL_LOAD['rate']),
-                 'objects': str(SMALL_LOAD['objects'])}
+    overrides = quick_overrides(duration_s=8)
     status, plan = dashboard.api('POST', '/api/rgwbench/profile/quick/plan',
                                  {'overrides': overrides}, token=manager)
     assert status == 200 and 'quick' in plan['text'], (status, plan)
@@ -216,11 +230,7 @@ def test_the_rgw_manager_role_plans_starts_follows_reads_and_aborts_runs_through
     dashboard.cluster.wait_rgw_registered()
     assert snapshot(dashboard.cluster) == before
 
-    status, body = dashboard.api('POST', '/api/rgwbench/run', {
-        'profile': 'quick', 'confirm': True,
-        'overrides': dict(overrides, duration='60')}, token=manager)
-    assert status == 201, (status, body)
-    aborted_id = body['run_id']
+    aborted_id = start_quick_run(dashboard, manager, duration_s=60)
     status, body = dashboard.api('POST', '/api/rgwbench/abort', {}, token=manager)
     assert status == 200 and body['run_id'] == aborted_id, (status, body)
     record = wait_run(dashboard.cluster, aborted_id)
@@ -317,13 +327,7 @@ def test_a_manager_aborts_a_run_from_the_tab(
         dashboard: Dashboard, browser: WebDriver) -> None:  # noqa: F811
     release = dashboard.cluster.release
     before = snapshot(dashboard.cluster)
-    manager = dashboard.token('bench-manager')
-    status, body = dashboard.api('POST', '/api/rgwbench/run', {
-        'profile': 'quick', 'confirm': True,
-        'overrides': {'duration': '60', 'warmup': '1', 'rate': str(SMALL_LOAD['rate']),
-                      'objects': str(SMALL_LOAD['objects'])}}, token=manager)
-    assert status == 201, (status, body)
-    run_id = body['run_id']
+    run_id = start_quick_run(dashboard, dashboard.token('bench-manager'), duration_s=60)
     login(browser, dashboard, 'bench-manager')
     browser.get(dashboard.url + '/#/rgwbench/run/' + run_id)
     WebDriverWait(browser, 120).until(lambda d: d.find_elements(
