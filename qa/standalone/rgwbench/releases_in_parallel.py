@@ -14,13 +14,23 @@ clusters its tests use. Given test files, each release runs them in one
 pytest. Each shard's output goes to a log of its own, printed whole when it
 ends; the exit status is that of the first shard that failed (0 when none did).
 
+Tests marked `quiet` (their check holds only where the machine's own noise is
+below what they measure) run in a shard of their own per release, started once
+at most QUIET_AMONG other shards are still running. A shard still running when
+the integration tests have taken RGWBENCH_BUDGET seconds (default 3300) is
+interrupted as Ctrl-C would (its fixtures stop their clusters, pytest prints
+where each test was) and killed 180 s later: CI ends in its time, and says which
+shard and test it cut.
+
 RGWBENCH_RELEASES (default "pacific,tentacle") lists the releases;
 RGWBENCH_PHASES names a file each shard's time is added to (a line of
 "name, seconds, exit status", tab-separated), for `./dev test`'s time table;
 the tests a shard ran twice are listed in JUNIT_DIR/reruns-RELEASE-SHARD.txt.
 """
+import dataclasses
 import glob
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -58,6 +68,11 @@ ONE_RELEASE = {'test_cephadm.py': 'tentacle'}
 # passed the second time is still named at CI's end (junit_total.py).
 RERUNS = ['--reruns', '1', '--reruns-delay', '15']
 
+QUIET = 'quiet'
+QUIET_AMONG = 2
+BUDGET_S = 3300
+KILL_AFTER_S = 180
+
 
 def shards(pytest_args: List[str], release: str = '') -> Dict[str, List[str]]:
     """Shard name to pytest arguments: the folder split in two, or the arguments as given."""
@@ -66,17 +81,60 @@ def shards(pytest_args: List[str], release: str = '') -> Dict[str, List[str]]:
         return {'all': pytest_args}
     options = [a for a in pytest_args if a not in folders]
     found: Dict[str, List[str]] = {'restarts': [], 'others': []}
+    quiet: List[str] = []
     for path in sorted(glob.glob(os.path.join(folders[0], 'test_*.py'))):
         only = ONE_RELEASE.get(os.path.basename(path))
         if only and release and only != release:
             continue
+        with open(path) as f:
+            text = f.read()
+        if '@pytest.mark.%s' % QUIET in text:
+            quiet.append(path)
         own = OWN_SHARD.get(os.path.basename(path))
         if own:
             found.setdefault(own, []).append(path)
             continue
-        with open(path) as f:
-            found['restarts' if RESTART_HEAVY_FIXTURE in f.read() else 'others'].append(path)
-    return {name: options + files for name, files in found.items() if files}
+        found['restarts' if RESTART_HEAVY_FIXTURE in text else 'others'].append(path)
+    chosen = {name: options + ['-m', 'not %s' % QUIET] + files
+              for name, files in found.items() if files}
+    if quiet:
+        chosen[QUIET] = options + ['-m', QUIET] + quiet
+    return chosen
+
+
+def interrupt(proc: 'subprocess.Popen[bytes]', since: float) -> None:
+    """Ctrl-C to the shard's pytest, then, KILL_AFTER_S later, SIGKILL to its group."""
+    if not since:
+        proc.send_signal(signal.SIGINT)
+    elif time.monotonic() - since > KILL_AFTER_S:
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+@dataclasses.dataclass
+class Shard:
+    name: str
+    proc: 'subprocess.Popen[bytes]'
+    log: str
+    interrupted_at: float = 0.0
+
+
+def start(release: str, shard: str, args: List[str], junit_dir: str) -> Shard:
+    name = '%s %s' % (release, shard)
+    out = tempfile.NamedTemporaryFile('w', prefix='rgwbench-%s-%s-' % (release, shard),
+                                      suffix='.log', delete=False)
+    junit = os.path.join(junit_dir, 'integration-%s-%s.xml' % (release, shard))
+    command = [sys.executable, '-m', 'pytest', '-p', 'no:cacheprovider',
+               '--durations=15', '--junitxml=%s' % junit] + RERUNS
+    reruns = os.path.join(junit_dir, 'reruns-%s-%s.txt' % (release, shard))
+    # A session of its own: a shard over the budget is killed with every process it
+    # started, and only the shard's pytest gets the Ctrl-C.
+    proc = subprocess.Popen(command + args, stdout=out, stderr=subprocess.STDOUT,
+                            start_new_session=True,
+                            env=dict(os.environ, RGWBENCH_RELEASES=release,
+                                     RGWBENCH_RERUNS=reruns))
+    out.close()
+    print('integration tests of %s started (pid %d)' % (name, proc.pid), flush=True)
+    return Shard(name, proc, out.name)
 
 
 def main(argv: List[str]) -> int:
@@ -86,43 +144,60 @@ def main(argv: List[str]) -> int:
     junit_dir, pytest_args = argv[0], argv[1:]
     releases = [r for r in os.environ.get('RGWBENCH_RELEASES', 'pacific,tentacle').split(',')
                 if r]
+    budget = float(os.environ.get('RGWBENCH_BUDGET', BUDGET_S))
     os.makedirs(junit_dir, exist_ok=True)
-    running: Dict[str, Tuple[subprocess.Popen, str]] = {}
+    running: List[Shard] = []
+    waiting: List[Tuple[str, List[str]]] = []
     for release in releases:
-        for shard, args in shards(pytest_args, release).items():
-            name = '%s %s' % (release, shard)
-            out = tempfile.NamedTemporaryFile('w', prefix='rgwbench-%s-%s-' % (release, shard),
-                                              suffix='.log', delete=False)
-            junit = os.path.join(junit_dir, 'integration-%s-%s.xml' % (release, shard))
-            command = [sys.executable, '-m', 'pytest', '-p', 'no:cacheprovider',
-                       '--durations=15', '--junitxml=%s' % junit] + RERUNS
-            reruns = os.path.join(junit_dir, 'reruns-%s-%s.txt' % (release, shard))
-            proc = subprocess.Popen(command + args, stdout=out, stderr=subprocess.STDOUT,
-                                    env=dict(os.environ, RGWBENCH_RELEASES=release,
-                                             RGWBENCH_RERUNS=reruns))
-            out.close()
-            running[name] = (proc, out.name)
-            print('integration tests of %s started (pid %d)' % (name, proc.pid), flush=True)
+        for kind, args in shards(pytest_args, release).items():
+            if kind == QUIET:
+                waiting.append((release, args))
+            else:
+                running.append(start(release, kind, args, junit_dir))
     status = 0
     began = time.monotonic()
-    while running:
-        for name, (proc, log) in list(running.items()):
-            if proc.poll() is None:
-                continue
-            del running[name]
-            took = time.monotonic() - began
-            print('=' * 30, '%s: exit %d after %.0f s' % (name, proc.returncode, took),
-                  '=' * 30)
-            with open(log, errors='replace') as f:
-                sys.stdout.write(f.read())
-            sys.stdout.flush()
-            os.unlink(log)
-            if os.environ.get('RGWBENCH_PHASES'):
-                with open(os.environ['RGWBENCH_PHASES'], 'a') as phases:
-                    phases.write('  integration %s\t%d\t%d\n' % (name, took, proc.returncode))
-            if proc.returncode and not status:
-                status = proc.returncode
-        time.sleep(1)
+    try:
+        while running or waiting:
+            if waiting and len(running) <= QUIET_AMONG:
+                running += [start(release, QUIET, args, junit_dir) for release, args in waiting]
+                waiting = []
+            over = time.monotonic() - began > budget
+            for shard in list(running):
+                if shard.proc.poll() is None:
+                    if over:
+                        if not shard.interrupted_at:
+                            print('%s: interrupted, the integration tests are over their '
+                                  'budget of %.0f s' % (shard.name, budget), flush=True)
+                        interrupt(shard.proc, shard.interrupted_at)
+                        shard.interrupted_at = shard.interrupted_at or time.monotonic()
+                    continue
+                running.remove(shard)
+                took = time.monotonic() - began
+                returncode = shard.proc.returncode or (1 if shard.interrupted_at else 0)
+                print('=' * 30, '%s: exit %d after %.0f s%s' % (
+                    shard.name, returncode, took,
+                    ' (interrupted: over the budget)' if shard.interrupted_at else ''),
+                    '=' * 30)
+                with open(shard.log, errors='replace') as f:
+                    sys.stdout.write(f.read())
+                sys.stdout.flush()
+                os.unlink(shard.log)
+                if os.environ.get('RGWBENCH_PHASES'):
+                    with open(os.environ['RGWBENCH_PHASES'], 'a') as phases:
+                        phases.write('  integration %s\t%d\t%d\n' % (shard.name, took,
+                                                                     returncode))
+                if returncode and not status:
+                    status = returncode
+            if over and waiting:
+                print('not started, over the budget: %s' % ', '.join(
+                    '%s %s' % (release, QUIET) for release, _ in waiting), flush=True)
+                waiting = []
+                status = status or 1
+            time.sleep(1)
+    except KeyboardInterrupt:
+        for shard in running:
+            shard.proc.send_signal(signal.SIGINT)
+        raise
     return status
 
 

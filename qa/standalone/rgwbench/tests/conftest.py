@@ -290,6 +290,9 @@ def pytest_configure(config: Any) -> None:
     config.addinivalue_line('markers', 'releases(*names): a test of what only these '
                             'releases have (the Dashboard tab: Tentacle); not collected '
                             'for the others')
+    config.addinivalue_line('markers', 'quiet: a test whose check holds only where the '
+                            'machine\'s own noise is below what it measures; CI runs it '
+                            'once most shards have ended (releases_in_parallel.py)')
 
 
 def release_of(item: Any) -> Optional[str]:
