@@ -4,9 +4,11 @@ import fcntl
 import json
 import os
 import random
+import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 from typing import ContextManager, Dict, Iterator, List, Optional, Sequence, Tuple
 
@@ -99,6 +101,7 @@ class ProcessTable:
     """
 
     def __init__(self, run_dir: str) -> None:
+        self.run_dir = run_dir
         self.pid_dir = os.path.join(run_dir, 'pids')
         self.out_dir = os.path.join(run_dir, 'out')
 
@@ -107,10 +110,14 @@ class ProcessTable:
         """Start `name`, or leave it be when it runs already (its pid), as systemd
         starts a unit: a mgr that hung between the stop and the start of a restart,
         and resumed after another mgr restarted the daemon, would start a second one."""
+        with self._daemon_lock(name):
+            return self._start(name, argv, env, cwd)
+
+    def _start(self, name: str, argv: List[str], env: Optional[Dict[str, str]],
+               cwd: Optional[str]) -> int:
         running = self.pid(name)
         if running is not None:
             return running
-        os.makedirs(self.pid_dir, exist_ok=True)
         os.makedirs(self.out_dir, exist_ok=True)
         with open(os.path.join(self.out_dir, name + '.out'), 'ab') as out:
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out,
@@ -122,6 +129,41 @@ class ProcessTable:
             f.write('%d %s\n' % (proc.pid, started))
         os.rename(tmp, self._pid_file(name))
         return proc.pid
+
+    @contextlib.contextmanager
+    def _daemon_lock(self, name: str) -> Iterator[None]:
+        """One start, or one restart, of a daemon at a time, as systemd runs one job
+        per unit: two mgrs restarting the same radosgw side by side (one failed over
+        while the other took over) each started one, and the pid file named only the
+        one that lost the port."""
+        os.makedirs(self.pid_dir, exist_ok=True)
+        with open(os.path.join(self.pid_dir, name + '.lock'), 'w') as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            yield
+
+    def restart(self, name: str, argv: List[str], timeout: float = STOP_GRACE_S,
+                env: Optional[Dict[str, str]] = None, cwd: Optional[str] = None) -> None:
+        """Stop and start `name` in a process of its own, and wait for it.
+
+        As `systemctl restart` hands both halves to systemd: the caller, the mgr's
+        test orchestrator, may be failed over between the stop and the start (seen in
+        CI: an OSD left stopped by a mgr failed over mid-restart) or hung there
+        (SIGSTOP) while another mgr restarts the daemon; the restart ends all the same,
+        and no lock is held by a hung caller."""
+        python = shutil.which('python3') or sys.executable
+        proc = subprocess.run(
+            [python, os.path.abspath(__file__), 'restart', self.run_dir, name, str(timeout),
+             cwd or '', '--'] + argv,
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            start_new_session=True, universal_newlines=True,
+            env=dict(os.environ, **(env or {})))
+        if proc.returncode != 0:
+            raise RuntimeError('restart of %s failed: %s' % (name, proc.stdout.strip()))
+
+    def _restart(self, name: str, argv: List[str], timeout: float, cwd: Optional[str]) -> None:
+        with self._daemon_lock(name):
+            self._stop([name], timeout)
+            self._start(name, argv, None, cwd)
 
     def _pid_file(self, name: str) -> str:
         return os.path.join(self.pid_dir, name + '.pid')
@@ -157,6 +199,9 @@ class ProcessTable:
 
     def stop(self, names: Sequence[str], timeout: float = STOP_GRACE_S) -> List[str]:
         """SIGTERM, then SIGKILL whatever is left; returns the names stopped."""
+        return self._stop(names, timeout)
+
+    def _stop(self, names: Sequence[str], timeout: float) -> List[str]:
         live: Dict[str, Tuple[int, str]] = {}
         for name in names:
             record = self._record(name)
@@ -176,6 +221,12 @@ class ProcessTable:
         for pid, _ in live.values():
             _reap(pid)
         for n in names:
+            # Only the record of what this stop ended (or of nothing alive): a stop
+            # that hung and resumed after another started the daemon again keeps
+            # the new one's record.
+            record = self._record(n)
+            if record is not None and record != live.get(n) and self.pid(n) is not None:
+                continue
             try:
                 os.unlink(self._pid_file(n))
             except OSError:
@@ -201,3 +252,18 @@ def _reap(pid: int) -> None:
         if _start_time(pid) is None:
             return
         time.sleep(0.05)
+
+
+def main(argv: List[str]) -> int:
+    """`processes.py restart RUN_DIR NAME GRACE CWD -- ARGV...`: ProcessTable.restart's
+    own process (the daemon's environment is this process's)."""
+    if len(argv) < 7 or argv[0] != 'restart' or argv[5] != '--':
+        sys.stderr.write(main.__doc__ or '')
+        return 2
+    run_dir, name, grace, cwd, command = argv[1], argv[2], float(argv[3]), argv[4], argv[6:]
+    ProcessTable(run_dir)._restart(name, command, grace, cwd or None)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))

@@ -268,7 +268,8 @@ class LocalOrchestrator(MgrModule, orchestrator.Orchestrator):
         restart only starts its unit again, keeping what an operator changed.
         """
         procs = self._procs()
-        self._stop(ctx, [daemon.name])
+        if ctx.containers is not None:
+            self._stop(ctx, [daemon.name])
         if prepare:
             kind.prepare(spec, daemon)
         folder = ctx.daemon_dir(daemon.name)
@@ -280,7 +281,8 @@ class LocalOrchestrator(MgrModule, orchestrator.Orchestrator):
         host = ctx.host(daemon.host)
         # cephadm gives every container its host's name in NODE_NAME.
         env = dict(kind.env(spec, daemon), NODE_NAME=host.name)
-        procs.start(daemon.name, host.argv(kind.argv(spec, daemon)), env=env, cwd=folder)
+        # Stopped and started again by a process of its own (see ProcessTable.restart).
+        procs.restart(daemon.name, host.argv(kind.argv(spec, daemon)), env=env, cwd=folder)
         self.state.set_daemon(daemon._replace(started=now()))
         self.log.info('deployed %s on %s', daemon.name, daemon.host)
 
@@ -430,11 +432,12 @@ class LocalOrchestrator(MgrModule, orchestrator.Orchestrator):
                 raise orchestrator.OrchestratorError(
                     'this orchestrator does not %s %s daemons' % (action, daemon_type))
             procs = self._procs()
-            procs.stop([daemon_name], timeout=osd_stop_grace(
-                load_cluster(self.cluster_dir).get('objectstore')))
-            if action != 'stop':
-                procs.start(daemon_name, ctx.host(host).argv(
-                    ['ceph-osd', '-f', '-c', ctx.conf, '-i', daemon_id]))
+            grace = osd_stop_grace(load_cluster(self.cluster_dir).get('objectstore'))
+            if action == 'stop':
+                procs.stop([daemon_name], timeout=grace)
+            else:
+                procs.restart(daemon_name, ctx.host(host).argv(
+                    ['ceph-osd', '-f', '-c', ctx.conf, '-i', daemon_id]), timeout=grace)
         return "Scheduled to %s %s on host '%s'" % (action, daemon_name, host)
 
     @orchestrator.handle_orch_error

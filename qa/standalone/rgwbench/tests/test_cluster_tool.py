@@ -3,6 +3,7 @@ import os
 import pathlib
 import signal
 import subprocess
+import sys
 import time
 import types
 import urllib.request
@@ -106,6 +107,35 @@ def test_a_daemon_that_runs_is_not_started_a_second_time(tmp_path: pathlib.Path)
     second = procs.start('rgw.a', ['sleep', '60'])
     assert second != first
     procs.stop(['rgw.a'], timeout=5)
+
+
+def test_a_restart_whose_caller_dies_between_the_stop_and_the_start_still_starts(
+        tmp_path: pathlib.Path) -> None:
+    """As `systemctl restart`: seen in CI, a mgr failed over while its test orchestrator
+    restarted an OSD left the OSD stopped. The caller here is killed while the daemon,
+    deaf to SIGTERM, takes its stop grace to end."""
+    from localcluster.processes import ProcessTable
+    procs = ProcessTable(str(tmp_path))
+    deaf = ['sh', '-c', 'trap "" TERM; while :; do sleep 0.2; done']
+    first = procs.start('osd.9', deaf)
+    caller = subprocess.Popen([sys.executable, '-c', (
+        'import sys; sys.path.insert(0, %r)\n'
+        'from localcluster.processes import ProcessTable\n'
+        'ProcessTable(%r).restart("osd.9", %r, timeout=3)') % (
+            os.path.dirname(CLUSTER), str(tmp_path), deaf)])
+    try:
+        time.sleep(1.5)  # the stop is under way: SIGTERM sent, the grace not over
+        assert procs.pid('osd.9') == first
+        caller.kill()
+        caller.wait()
+        deadline = time.monotonic() + 30
+        while procs.pid('osd.9') in (None, first):
+            assert time.monotonic() < deadline, 'osd.9 left stopped'
+            time.sleep(0.2)
+    finally:
+        procs.stop(['osd.9'], timeout=1)
+    assert not os.path.exists('/proc/%d' % first) or \
+        open('/proc/%d/stat' % first).read().split()[2] == 'Z'
 
 
 def test_a_mgr_that_crashes_while_the_cluster_starts_is_waited_for_not_called_dead(

@@ -66,13 +66,19 @@ def no_run_left(runs: Cluster) -> Iterator[None]:
 def wait_run(c: Cluster, run_id: str, timeout: float = 900,
              meanwhile: Optional[Callable[[], None]] = None,
              every_s: float = 2) -> Dict[str, Any]:
-    """The run's record once it has ended; `meanwhile` is called every `every_s` until then."""
+    """The run's record once it has ended and the module has let it go; `meanwhile` is
+    called every `every_s` until then.
+
+    An aborted or failed run's record says so before the module has put everything
+    back: until then `status` still names it, and another run is refused (EBUSY)."""
     deadline = time.monotonic() + timeout
     while True:
         record: Optional[Dict[str, Any]] = c.try_ceph_json('rgwbench', 'results', 'show',
                                                            run_id)
         if record is not None and record['state'] != 'running':
-            return record
+            shown = c.try_ceph_json('rgwbench', 'status')
+            if shown is not None and (shown['active_run'] or {}).get('run_id') != run_id:
+                return record
         assert time.monotonic() < deadline, 'run %s still running' % run_id
         if meanwhile is not None:
             meanwhile()

@@ -12,6 +12,7 @@ import time
 from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Protocol, Tuple
 
 from ..errors import RGWBenchError
+from .fencing import check_active
 from .orchestration import orchestrator_backend
 from .rgw_admin import S3Keys, UserAdmin
 from .rgw_daemons import RGWDaemon, rgw_daemons
@@ -272,6 +273,7 @@ class ClusterAccess:
             return
         # Read before asking: daemons that restart at once must look restarted.
         before = self.rgw_identities() if daemons.startswith('rgw.') else {}
+        check_active(self.mgr, 'restart %s' % daemons)
         self.orch(self.mgr.service_action('restart', daemons))
         self.log('restarted %s' % daemons)
         if daemons.startswith('rgw.'):
@@ -316,6 +318,9 @@ class ClusterAccess:
         for osd in self.osd_ids():
             self.wait_for('osd.%d to be ok to stop' % osd, lambda: self._not_ok_to_stop(osd))
             up_from = self._osd_up_from(osd)
+            # Each OSD's restart is a change of its own: a mgr that hung mid-way and
+            # resumed after another took over must not go on to the next OSD.
+            check_active(self.mgr, 'restart osd.%d' % osd)
             self.orch(self.mgr.daemon_action('restart', 'osd.%d' % osd))
             self.log('restarting osd.%d' % osd)
             self.wait_for('osd.%d to be up again' % osd,

@@ -476,6 +476,37 @@ def test_the_next_osd_restarts_only_once_the_pgs_reported_since_the_last_came_ba
     assert mgr.reported == mgr.epoch
 
 
+class FailedOverDuringRestartMgr(OsdRestartMgr):
+    """The mgr `x`, failed over (the mgr map names `y`) while it restarted osd.0."""
+
+    def __init__(self) -> None:
+        super().__init__(stale_reads=0)
+        self.restarted: List[str] = []
+        self.active = 'x'
+
+    def get_mgr_id(self) -> str:
+        return 'x'
+
+    def daemon_action(self, action: str, daemon_name: str, image: Optional[str] = None) -> None:
+        super().daemon_action(action, daemon_name, image)
+        self.restarted.append(daemon_name)
+        self.active = 'y'
+
+    def get(self, data_name: str) -> Any:
+        if data_name == 'mgr_map':
+            return {'epoch': 20, 'active_name': self.active}
+        return super().get(data_name)
+
+
+def test_a_mgr_failed_over_mid_way_through_the_osd_restarts_restarts_no_other() -> None:
+    mgr = FailedOverDuringRestartMgr()
+    cluster = ClusterAccess(mgr, lambda found: found, lambda spec: spec,  # type: ignore
+                            timeout_s=60, clock=lambda: 0.0, sleep=lambda s: None)
+    with pytest.raises(Fenced, match='no longer the active mgr .* restart osd.1'):
+        cluster.restart_osds()
+    assert mgr.restarted == ['osd.0']
+
+
 class InstantRestartMgr:
     """An orchestrator whose restart of an RGW service is done before it returns."""
 
