@@ -6,8 +6,7 @@ from typing import Any, Dict, Iterator
 import pytest
 
 from conftest import Cluster
-from test_load import buckets, credentials, wait_load  # noqa: F401 (a fixture)
-from test_runs import wait_run
+from helpers import buckets, wait_load, wait_run
 
 PROFILE = 'fields-test'
 
