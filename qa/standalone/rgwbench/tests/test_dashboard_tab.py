@@ -81,7 +81,7 @@ class Dashboard:
 
 
 @pytest.fixture(scope='module')
-def dashboard(runs: Cluster) -> Iterator[Dashboard]:  # noqa: F811 (the fixture imported)
+def dashboard(runs: Cluster) -> Iterator[Dashboard]:
     proc = runs.tool('dashboard', '--serve', '--port', str(free_port()),
                      timeout=BUILD_TIMEOUT_S)
     found = Dashboard(runs, proc.stdout.strip().splitlines()[-1])

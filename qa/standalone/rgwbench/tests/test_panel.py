@@ -26,7 +26,7 @@ from panel_client import (HTTPS, SHOTS, Panel, browser, free_port,  # noqa: F401
 
 
 @pytest.fixture(scope='module')
-def panel(runs: Cluster) -> Iterator[Panel]:  # noqa: F811 (the fixture imported above)
+def panel(runs: Cluster) -> Iterator[Panel]:
     port = free_port()
     first = runs.ceph('config', 'get', 'mgr', 'mgr/rgwbench/panel_port').stdout.strip()
     # An option changed at runtime moves the panel (config_notify).
