@@ -66,14 +66,21 @@ def free_port(taken: Sequence[int] = (), count: int = 1, owner: str = '') -> int
     raise RuntimeError('no free TCP port found on 127.0.0.1')
 
 
-def _start_time(pid: int) -> Optional[str]:
-    """The kernel's start time of a live process, None for a dead or zombie one."""
+def stat_fields(pid: int) -> Optional[List[str]]:
+    """The fields of /proc/PID/stat after the command name (state first); None when gone."""
     try:
         with open('/proc/%d/stat' % pid) as f:
-            fields = f.read().rsplit(')', 1)[1].split()
+            text = f.read()
     except OSError:
         return None
-    return None if fields[0] == 'Z' else fields[19]
+    # The command name, in parentheses, may hold spaces: the fields follow its last ')'.
+    return text.rsplit(')', 1)[1].split()
+
+
+def _start_time(pid: int) -> Optional[str]:
+    """The kernel's start time of a live process, None for a dead or zombie one."""
+    fields = stat_fields(pid)
+    return None if fields is None or fields[0] == 'Z' else fields[19]
 
 
 # What `podman stop` gives a cephadm container: SIGTERM, then SIGKILL after 10 s.

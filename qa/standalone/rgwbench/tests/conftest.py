@@ -674,3 +674,38 @@ def own_addresses(info: Dict[str, Any], count: int) -> Tuple[List[str], int]:
     free = [a for a in (str(subnet.broadcast_address - n) for n in range(1, count + 5))
             if a not in taken]
     return free[:count], subnet.prefixlen
+
+
+# -- fixtures the test files share ----------------------------------------------------------
+
+def set_credentials(cluster: Cluster, doc: Dict[str, Any]) -> 'subprocess.CompletedProcess[str]':
+    return cluster.ceph_input(json.dumps(doc), 'rgwbench', 'credentials', 'set', timeout=60)
+
+
+@pytest.fixture
+def credentials(cluster: Cluster) -> Iterator[Dict[str, Any]]:
+    s3 = cluster.s3()
+    proc = set_credentials(cluster, {'access_key': s3['access_key'],
+                                     'secret_key': s3['secret_key']})
+    assert proc.returncode == 0, proc.stderr
+    yield s3
+    cluster.ceph('rgwbench', 'credentials', 'rm')
+
+
+@pytest.fixture(scope='module')
+def runs(two_osds: Cluster) -> Iterator[Cluster]:
+    """Stored credentials. No ingress option is set: `tls@ingress` variants take the
+    address and ports the module chooses from the cluster, as on a user's cluster."""
+    for option in OPTIONS:
+        assert two_osds.ceph('config', 'get', 'mgr', 'mgr/rgwbench/%s' % option
+                             ).stdout.strip() in ('', '0'), option
+    s3 = two_osds.s3()
+    proc = two_osds.ceph_input(json.dumps({'access_key': s3['access_key'],
+                                           'secret_key': s3['secret_key']}),
+                               'rgwbench', 'credentials', 'set')
+    assert proc.returncode == 0, proc.stderr
+    yield two_osds
+    two_osds.ceph('rgwbench', 'credentials', 'rm')
+
+
+OPTIONS = ('ingress_virtual_ip', 'ingress_frontend_port', 'ingress_monitor_port')

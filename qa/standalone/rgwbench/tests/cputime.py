@@ -17,6 +17,8 @@ import resource
 import threading
 from typing import Dict, List, Optional, Set, Tuple
 
+from localcluster.processes import stat_fields
+
 PERIOD_S = 2.0
 # A process this young may not have exec'd its own program yet: it is looked at again.
 SETTLED_S = 5.0
@@ -24,16 +26,6 @@ CLOCK_TICKS = os.sysconf('SC_CLK_TCK')
 
 # A process is one pid at one start time (a pid can be used again).
 ProcessKey = Tuple[int, int]
-
-
-def _stat_fields(pid: int) -> Optional[List[str]]:
-    try:
-        with open('/proc/%d/stat' % pid) as f:
-            text = f.read()
-    except OSError:
-        return None
-    # The command name, in parentheses, may hold spaces: the fields follow its last ')'.
-    return text[text.rfind(')') + 2:].split()
 
 
 class Ledger:
@@ -80,7 +72,7 @@ class Ledger:
         with self.lock:
             self.others &= pids
             for pid in pids - self.others:
-                fields = _stat_fields(pid)
+                fields = stat_fields(pid)
                 if fields is None:
                     continue
                 key = (pid, int(fields[19]))
@@ -103,7 +95,7 @@ class Ledger:
         while step > 1 and seen < 64:
             if step == own:
                 return 'child'
-            fields = _stat_fields(step)
+            fields = stat_fields(step)
             step, seen = (int(fields[1]) if fields else 0), seen + 1
         try:
             with open('/proc/%d/cmdline' % pid, 'rb') as f:

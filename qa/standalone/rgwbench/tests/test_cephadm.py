@@ -12,10 +12,7 @@ from typing import Any, Dict, Iterator, List, Optional
 import pytest
 from conftest import SMALL_LOAD_ARGS, Cluster, new_cluster_dir, wait_pgs_clean
 from localcluster.cephadm_cluster import BRIDGE, INGRESS_SYSCTLS
-from test_load import wait_load
-from test_loadgen_real import new_prefix, run_json
-from test_runs import FAST, wait_run
-from test_server_figures import DURATION_S, WARMUP_S, Watch
+from helpers import DURATION_S, FAST, WARMUP_S, Watch, new_prefix, run_json, wait_load, wait_run
 
 RELEASE = 'tentacle'
 ROOT_KEYS = '/root/.ssh/authorized_keys'

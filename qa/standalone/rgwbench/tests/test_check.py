@@ -11,10 +11,9 @@ from typing import AbstractSet, Any, Dict, Iterator, List, Set, Tuple
 
 import pytest
 
-from conftest import RELEASES, Cluster, one_line, own_cluster
-from test_load import agent_folders, buckets, osd_utilization, set_credentials, wait_load
-from test_orchestrator import cluster_argv
-from test_runs import snapshot, wait_run
+from conftest import RELEASES, Cluster, one_line, own_cluster, set_credentials
+from helpers import (agent_folders, buckets, cluster_argv, osd_utilization, snapshot, wait_load,
+                     wait_run)
 
 
 def check(cluster: Cluster, *args: str) -> List[Dict[str, Any]]:

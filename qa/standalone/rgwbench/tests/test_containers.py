@@ -17,7 +17,7 @@ from typing import Any, Dict, Iterator, Optional, Set
 import pytest
 
 from conftest import RELEASES, Cluster, own_cluster
-from test_server_figures import Watch, ceph_input
+from helpers import Watch, ceph_input
 
 WARMUP_S, DURATION_S = 2, 8
 PODMAN = ['podman', '--runtime', 'runc', '--cgroup-manager', 'cgroupfs']

@@ -19,14 +19,13 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 from conftest import SMALL_LOAD, Cluster
-from test_panel import browser, free_port, shot  # noqa: F401 (browser: a fixture)
-from test_runs import runs, wait_run  # noqa: F401 (runs: a fixture)
-from test_runs import snapshot as cluster_snapshot
 
 from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import Select, WebDriverWait
+from helpers import wait_run
+from panel_client import browser, free_port, shot  # noqa: F401 (browser: a fixture)
 
 EXPERIMENTAL = 'application/vnd.ceph.api.v0.1+json'
 READER_ROLE = 'rgw-reader'
@@ -82,7 +81,7 @@ class Dashboard:
 
 
 @pytest.fixture(scope='module')
-def dashboard(runs: Cluster) -> Iterator[Dashboard]:  # noqa: F811 (the fixture imported)
+def dashboard(runs: Cluster) -> Iterator[Dashboard]:
     proc = runs.tool('dashboard', '--serve', '--port', str(free_port()),
                      timeout=BUILD_TIMEOUT_S)
     found = Dashboard(runs, proc.stdout.strip().splitlines()[-1])
@@ -123,9 +122,9 @@ def chrome_log(driver: WebDriver) -> List[Dict[str, Any]]:
 
 
 def snapshot(c: Cluster) -> Dict[str, Any]:
-    """What a run puts back (test_runs.snapshot), but the dashboard's own settings,
+    """What a run puts back (helpers.snapshot), but the dashboard's own settings,
     which it rewrites itself as users log in (its MULTICLUSTER_CONFIG)."""
-    found = cluster_snapshot(c)
+    found = snapshot(c)
     found['config'] = [e for e in found['config']
                        if not str(e.get('name', '')).startswith('mgr/dashboard/')]
     return found

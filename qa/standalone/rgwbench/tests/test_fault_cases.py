@@ -26,9 +26,8 @@ import pytest
 
 from conftest import Cluster, pg_states, wait_for, wait_settings
 from localcluster.processes import ProcessTable, osd_stop_grace
-from test_fault_loop import differences, fault_snapshot, run_state, wait_idle, wait_unchanged
-from test_runs import wait_run
-from test_settings import wait_clean
+from helpers import (differences, fault_snapshot, run_state, wait_clean, wait_idle, wait_run,
+                     wait_unchanged)
 
 MODULE = 'mgr/rgwbench/'
 JOURNAL = MODULE + 'journal/'

@@ -30,15 +30,12 @@ import os
 import random
 import signal
 import time
-from typing import Any, Callable, Counter, Dict, List, Optional, Tuple
+from typing import Any, Callable, Counter, Dict, List, Tuple
 
 from conftest import Cluster
-from localcluster.cluster import ORCH_BACKEND
 from localcluster.processes import ProcessTable
-from test_load import agent_folders
-from test_runs import snapshot as runs_snapshot
-from test_runs import wait_run
-from test_settings import wait_clean, wait_settled
+from helpers import (agent_processes, fault_snapshot, run_state, wait_clean, wait_idle, wait_run,
+                     wait_unchanged)
 
 ROUNDS = int(os.environ.get('RGWBENCH_FAULT_ROUNDS') or 5)
 PROFILE_NAME = 'fault-loop'
@@ -56,148 +53,16 @@ PROFILE: Dict[str, Any] = {
     'workloads': [{'name': 'get-4KiB', 'op': 'get', 'size': '4KiB', 'duration': 3,
                    'warmup': 1, 'concurrency': 4, 'objects': 200}]}
 FAULTS = ('mgr', 'radosgw', 'agent', 'orchestrator')
-# The options the variant changes, as the daemons that run with them report them.
-TOUCHED = ('osd/ms_cluster_mode', 'osd/ms_service_mode', 'rgw/ms_client_mode',
-           'rgw/rgw_thread_pool_size', 'rgw/rgw_frontends')
 # A run lasts 90 to 120 s on this machine class: a fault is
 # injected within that (later ones land after the end, which is allowed).
 HORIZON_S = 90
 # The test backend fails its next call while this file is in the cluster folder.
 FAIL_NEXT_CALL = os.path.join('orch', 'fail-next-call')
-# What the module keeps in the config-key store on purpose after a run, left
-# out of the comparison:
-#   result/<run>/..., result_index/<run>  the run's result, kept until `results rm`;
-#   journal/history/<run>                 the summary of a closed journal (the last 20);
-#   panel/generated/<mgr>                 the panel's self-signed certificate, made the
-#                                         first time a mgr serves the panel (a failover
-#                                         can make a standby serve it for the first time).
-#   tls/generated                         the self-signed certificate of the TLS settings,
-#                                         stored the first time one is applied and used
-#                                         by every run after (a plan does not store it).
-#   settings/state                        what the last `settings apply` did, shown by
-#                                         `settings show` until the next one.
-# And outside the module: config-history/ (the monitors' log of every `config set`,
-# which grows by design; the config itself is compared as `config dump` and as the
-# `config/` keys), mgr/progress/ (the progress module keeps completed events), and
-# the test orchestrator's daemon records (mgr/<backend>/daemon/), whose start times
-# change with every restart: what they describe is compared as `orch ps`; and
-# mgr/devicehealth/ (its last scrape's time, which it writes again after a failover).
-KEPT_PREFIXES = tuple('mgr/rgwbench/' + p for p in (
-    'result/', 'result_index/', 'journal/history/', 'panel/generated/', 'tls/generated',
-    'settings/state')) + (
-    'config-history/', 'mgr/progress/', 'mgr/%s/daemon/' % ORCH_BACKEND, 'mgr/devicehealth/')
-
-
-def kept_on_purpose(key: str) -> bool:
-    return key.startswith(KEPT_PREFIXES)
-
-
-def config_keys(c: Cluster) -> Dict[str, str]:
-    dump: Dict[str, str] = json.loads(c.ceph('config-key', 'dump').stdout)
-    return {k: v for k, v in dump.items() if not kept_on_purpose(k)}
-
-
-def agent_processes(c: Cluster) -> List[Tuple[int, str]]:
-    """(pid, cwd) of the processes working in an agent folder of this cluster (a mgr's
-    local agent, or the folder of an agent container the orchestrator started)."""
-    found = []
-    for entry in os.listdir('/proc'):
-        if not entry.isdigit():
-            continue
-        try:
-            cwd = os.readlink('/proc/%s/cwd' % entry)
-        except OSError:
-            continue
-        if c.dir in cwd and 'rgwbench-agent' in cwd:  # a mgr's process or a container
-            found.append((int(entry), cwd))
-    return sorted(found)
-
-
-def fault_snapshot(c: Cluster) -> Dict[str, Any]:
-    """Everything a run may change and must put back."""
-    snap = runs_snapshot(c)  # config dump, specs, daemons
-    snap['daemons'] = sorted((d['daemon_type'], d['daemon_id'], d.get('status_desc'))
-                             for d in c.ceph_json('orch', 'ps'))
-    running = {}
-    # One `config show-with-defaults` a daemon (by its name: an RGW's key in the service map
-    # changes when it restarts).
-    daemons = [('osd.%d' % osd, 'osd.%d' % osd) for osd in c.ceph_json('osd', 'ls')] + [
-        ('rgw.%s' % d['name'], 'rgw.%s' % d['key'])
-        for d in c.ceph_json('rgwbench', 'status')['rgw_daemons']]
-    for name, who in daemons:
-        shown = {o['name']: o['value'] for o in c.ceph_json('config', 'show-with-defaults', who)}
-        for option in TOUCHED:
-            if name.startswith(option.split('/')[0] + '.'):
-                running['%s/%s' % (name, option.split('/')[1])] = shown.get(
-                    option.split('/')[1])
-    snap.update(
-        running=running,
-        users=sorted(json.loads(c.tool('radosgw-admin', '--', 'user', 'list').stdout)),
-        buckets=sorted(json.loads(c.tool('radosgw-admin', '--', 'bucket', 'list').stdout)),
-        config_keys=config_keys(c),
-        agent_folders=agent_folders(c),
-        agent_processes=agent_processes(c))
-    return snap
-
-
-def differences(before: Dict[str, Any], after: Dict[str, Any]) -> List[str]:
-    found = []
-    for part in sorted(set(before) | set(after)):
-        old, new = before.get(part), after.get(part)
-        if old == new:
-            continue
-        if isinstance(old, dict) and isinstance(new, dict):
-            for key in sorted(set(old) | set(new)):
-                if old.get(key) != new.get(key):
-                    # config-key values can hold keys and certificates: names only
-                    shown = ((old.get(key), new.get(key)) if part != 'config_keys' else
-                             ('present' if key in old else 'absent',
-                              'present' if key in new else 'absent'))
-                    found.append('%s %s: %r -> %r' % (part, key, *shown))
-        elif isinstance(old, list) and isinstance(new, list):
-            gone = [x for x in old if x not in new]
-            added = [x for x in new if x not in old]
-            found.append('%s: gone %s, added %s' % (part, gone, added))
-        else:
-            found.append('%s: %r -> %r' % (part, old, new))
-    return found
 
 
 def status(c: Cluster) -> Dict[str, Any]:
     shown: Dict[str, Any] = c.ceph_json('rgwbench', 'status')
     return shown
-
-
-def wait_idle(c: Cluster, timeout: float = 600) -> None:
-    """Until the module says nothing is in progress, in place or left to remove."""
-    deadline = time.monotonic() + timeout
-    while True:
-        shown = c.try_ceph_json('rgwbench', 'status')
-        if shown is not None and not shown['run_in_progress'] and \
-                shown['active_run'] is None and shown['active_load'] is None and \
-                shown['settings_in_place'] is None and not shown.get('leftovers'):
-            return
-        assert time.monotonic() < deadline, 'the module is still busy: %s' % shown
-        time.sleep(2)
-
-
-def wait_unchanged(c: Cluster, before: Dict[str, Any], timeout: float = 180) -> List[str]:
-    """The differences left once the cluster has had `timeout` to settle (none: equal).
-
-    Restarted daemons take a moment to show in the service map and `orch ps`.
-    """
-    wait_settled(c, before)
-    deadline = time.monotonic() + timeout
-    while True:
-        found = differences(before, fault_snapshot(c))
-        if not found or time.monotonic() > deadline:
-            return found
-        time.sleep(3)
-
-
-def run_state(c: Cluster, run_id: str) -> Optional[str]:
-    record = c.try_ceph_json('rgwbench', 'results', 'show', run_id)
-    return None if record is None else str(record['state'])
 
 
 # -- the faults: each returns what it hit, in a few words ---------------------

@@ -25,8 +25,8 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 
 import pytest
 from conftest import Cluster, active_mgr_pid, rss_bytes, stream, tls_socket
-from test_load import agent_folders, buckets, wait_load
-from test_panel import HTTPS, Panel, free_port
+from helpers import agent_folders, buckets, wait_load
+from panel_client import HTTPS, Panel, free_port
 
 # How much the active mgr may grow over one test. It holds what it parsed only while it
 # parses it, and never reads more of a body than its limit; the margin is the allocator's

@@ -17,7 +17,7 @@ import pytest
 
 from conftest import (RELEASES, Cluster, new_cluster_dir, one_line, own_addresses, own_cluster,
                       processes_of)
-from test_load import wait_load
+from helpers import wait_load
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(HERE))))

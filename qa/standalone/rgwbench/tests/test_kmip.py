@@ -14,8 +14,9 @@ from typing import Any, Dict, Iterator
 
 import pytest
 
-from conftest import (CLUSTER, DATA_POOL, Cluster, client_rgw_options, kmip, new_cluster_dir,
-                      one_line, rados_objects, restart_rgw)
+from conftest import (CLUSTER, Cluster, client_rgw_options, kmip, new_cluster_dir, one_line,
+                      restart_rgw)
+from helpers import raw_head, s3_client
 
 KMIP_OPTIONS = ('rgw_crypt_s3_kms_backend', 'rgw_crypt_kmip_addr', 'rgw_crypt_kmip_ca_path',
                 'rgw_crypt_kmip_client_cert', 'rgw_crypt_kmip_client_key',
@@ -47,37 +48,6 @@ def kmip_rgw(cluster: Cluster, kmip_server: Dict[str, str]) -> Iterator[Dict[str
                 cluster.ceph('config', 'rm', 'client.rgw', name)
         restart_rgw(cluster)
         assert client_rgw_options(cluster, KMIP_OPTIONS) == before
-
-
-def s3_client(cluster: Cluster) -> Any:
-    import boto3
-    from botocore.config import Config
-
-    s3 = cluster.s3()
-    config = Config(request_checksum_calculation='when_required',
-                    response_checksum_validation='when_required',
-                    s3={'addressing_style': 'path'}, signature_version='s3v4',
-                    retries={'total_max_attempts': 1}, connect_timeout=10, read_timeout=60)
-    return boto3.client('s3', endpoint_url=s3['url'], aws_access_key_id=s3['access_key'],
-                        aws_secret_access_key=s3['secret_key'], region_name='us-east-1',
-                        config=config)
-
-
-def raw_head(cluster: Cluster, bucket: str, key: str) -> bytes:
-    """The bytes RADOS holds in a small object's head: its data as stored."""
-    stats = json.loads(cluster.tool('radosgw-admin', '--', 'bucket', 'stats', '--bucket',
-                                    bucket, timeout=120).stdout)
-    name = '%s_%s' % (stats['marker'], key)
-    assert name in rados_objects(cluster)
-    # Into the cluster folder: a chroot's rados sees it at the same path.
-    path = os.path.join(cluster.dir, 'raw-%s' % uuid.uuid4().hex[:8])
-    try:
-        cluster.tool('rados', '--', '-p', DATA_POOL, 'get', name, path, timeout=120)
-        with open(path, 'rb') as f:
-            return f.read()
-    finally:
-        if os.path.exists(path):
-            os.unlink(path)
 
 
 def test_kmip_server_start_is_idempotent_and_keys_are_unique(

@@ -4,48 +4,14 @@ import errno
 import json
 import os
 import signal
-import subprocess
 import time
-from typing import Any, Dict, Iterator, List, Tuple
+from typing import Any, Dict, List, Tuple
 
 import pytest
 
 import secrets_shown
-from conftest import Cluster, active_mgr_pid, one_line, rados_objects
-
-
-def set_credentials(cluster: Cluster, doc: Dict[str, Any]) -> 'subprocess.CompletedProcess[str]':
-    return cluster.ceph_input(json.dumps(doc), 'rgwbench', 'credentials', 'set', timeout=60)
-
-
-@pytest.fixture
-def credentials(cluster: Cluster) -> Iterator[Dict[str, Any]]:
-    s3 = cluster.s3()
-    proc = set_credentials(cluster, {'access_key': s3['access_key'],
-                                     'secret_key': s3['secret_key']})
-    assert proc.returncode == 0, proc.stderr
-    yield s3
-    cluster.ceph('rgwbench', 'credentials', 'rm')
-
-
-def buckets(cluster: Cluster) -> List[str]:
-    # Asked again once: Tentacle's `radosgw-admin bucket list` once hung for half an
-    # hour in CI while the cluster and the module answered everything else.
-    try:
-        found = cluster.tool('radosgw-admin', '--', 'bucket', 'list', timeout=180)
-    except subprocess.TimeoutExpired:
-        found = cluster.tool('radosgw-admin', '--', 'bucket', 'list', timeout=180)
-    return json.loads(found.stdout)
-
-
-def wait_load(cluster: Cluster, load_id: str, timeout: float = 180) -> Dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while True:
-        record: Dict[str, Any] = cluster.ceph_json('rgwbench', 'load', 'show', load_id)
-        if record['state'] != 'running':
-            return record
-        assert time.monotonic() < deadline, 'load %s still running' % load_id
-        time.sleep(1)
+from conftest import Cluster, active_mgr_pid, one_line, rados_objects, set_credentials
+from helpers import agent_folders, buckets, osd_utilization, wait_load
 
 
 def test_credentials_are_stored_and_never_shown(cluster: Cluster) -> None:
@@ -102,19 +68,6 @@ def test_bad_load_input_changes_nothing(cluster: Cluster, credentials: Dict[str,
     assert cluster.ceph('orch', 'ls', '--export').stdout == services
     assert buckets(cluster) == before
     assert cluster.ceph_json('rgwbench', 'status')['active_load'] is None
-
-
-def agent_folders(cluster: Cluster) -> List[str]:
-    """What a local agent and its engine unpack under the mgr's temporary folder.
-
-    Each mgr of a local cluster has a folder of its own (TMPDIR), so the
-    agents of other clusters on this machine are not counted.
-    """
-    found = []
-    for tmp in json.loads(cluster.tool('info').stdout)['mgr_tmp'].values():
-        found += [os.path.join(tmp, d) for d in os.listdir(tmp)
-                  if d.startswith(('rgwbench-agent-', 'rgwbench-engine-'))]
-    return sorted(found)
 
 
 def test_load_with_a_local_agent(cluster: Cluster, credentials: Dict[str, Any]) -> None:
@@ -284,12 +237,6 @@ def working_in(pid: str, folders: List[str]) -> bool:
         return any(f in os.readlink('/proc/%s/cwd' % pid) for f in folders)
     except OSError:
         return False
-
-
-def osd_utilization(cluster: Cluster) -> float:
-    """The fullest OSD's use of its store, 0 to 1."""
-    nodes = cluster.ceph_json('osd', 'df')['nodes']
-    return max(float(n['utilization']) for n in nodes) / 100
 
 
 def test_a_put_load_stops_before_an_osd_gets_nearfull(

@@ -21,10 +21,8 @@ import pytest
 
 from conftest import (DATA_POOL, Cluster, answers, client_rgw_options, one_line, processes_of,
                       restart_rgw, rgw_started, wait_for)
+from helpers import LOADGEN, loadgen, new_prefix, run_json
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(HERE))))
-LOADGEN = os.path.join(REPO, 'src', 'pybind', 'mgr', 'rgwbench', 'loadgen')
 SIZE = 4096
 # Enough requests for our radosgw to be seen using CPU (check_figures).
 RGW_TICK_OPS = 200
@@ -52,25 +50,6 @@ def engine_module(sub: str) -> Any:
 
 
 # -- running the engine -------------------------------------------------------------
-
-def loadgen(endpoint: str, s3: Dict[str, Any], *args: str,
-            timeout: float = 240) -> 'subprocess.CompletedProcess[str]':
-    argv = [sys.executable, LOADGEN, '--endpoint', endpoint, '--access-key=' + s3['access_key'],
-            '--secret-key=' + s3['secret_key']] + list(args)
-    return subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, timeout=timeout)
-
-
-def run_json(endpoint: str, s3: Dict[str, Any], *args: str) -> Dict[str, Any]:
-    proc = loadgen(endpoint, s3, '--json', *args)
-    assert proc.returncode == 0, 'loadgen %s failed (%d): %s' % (
-        ' '.join(args), proc.returncode, proc.stderr[-2000:])
-    result: Dict[str, Any] = json.loads(proc.stdout)
-    return result
-
-
-def new_prefix(tag: str) -> str:
-    return 'lg-%s-%s' % (tag, uuid.uuid4().hex[:8])
 
 
 def buckets_of(cluster: Cluster) -> List[str]:

@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from conftest import Cluster, answers, free_ports, one_line, wait_for
+from helpers import cluster_argv
 
 VIP = '127.0.0.77'
 
@@ -237,15 +238,6 @@ def test_osd_restart_keeps_every_object(cluster: Cluster) -> None:
             assert got == data, name
     finally:
         cluster.ceph('osd', 'pool', 'rm', pool, pool, '--yes-i-really-really-mean-it')
-
-
-def cluster_argv(cluster: Cluster, program: str, *args: str) -> List[str]:
-    info = json.loads(cluster.tool('info').stdout)
-    prefix = [] if info['release'] == 'pacific' else [
-        'chroot', '/var/cache/rgwbench/chroot-%s' % info['release']]
-    if os.environ.get('RGWBENCH_CACHE') and prefix:
-        prefix[1] = os.path.join(os.environ['RGWBENCH_CACHE'], 'chroot-' + info['release'])
-    return prefix + [program, '-c', info['conf']] + list(args)
 
 
 def osd_pid(cluster: Cluster, osd: int) -> Optional[int]:

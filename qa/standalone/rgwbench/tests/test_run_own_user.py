@@ -1,14 +1,10 @@
 """`ceph rgwbench run` with no S3 credentials stored: the run's own S3 user comes and goes."""
 import json
-from typing import Iterator, List
+from typing import Iterator
 
 import pytest
 from conftest import SMALL_LOAD_ARGS, Cluster
-from test_runs import FAST, wait_run
-
-
-def users(c: Cluster) -> List[str]:
-    return sorted(json.loads(c.tool('radosgw-admin', '--', 'user', 'list').stdout))
+from helpers import FAST, users, wait_run
 
 
 @pytest.fixture

@@ -6,15 +6,13 @@ and a failover needs a standby mgr.
 import json
 import re
 import time
-from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
+from typing import Any, Dict, Iterator, List, Set, Tuple
 
 import pytest
 import secrets_shown
 from conftest import SMALL_LOAD_ARGS, Cluster, one_line, wait_pgs_clean
-from test_kmip import s3_client
-from test_settings_tls import OPTIONS
+from helpers import FAST, rgwbench_buckets, s3_client, snapshot, wait_run
 
-FAST = ['--duration', '4', '--warmup', '1']
 FAILOVER_NAME = 'failover-test'
 FAILOVER_PROFILE: Dict[str, Any] = {
     'name': FAILOVER_NAME, 'baseline': 'as-is',
@@ -25,34 +23,6 @@ FAILOVER_PROFILE: Dict[str, Any] = {
                    'warmup': 1, 'concurrency': 2, 'rate': 20}]}
 
 
-def snapshot(c: Cluster) -> Dict[str, Any]:
-    return {'config': c.ceph_json('config', 'dump'),
-            'specs': c.ceph_json('orch', 'ls', '--export'),
-            'daemons': sorted((d['daemon_type'], d['daemon_id'])
-                              for d in c.ceph_json('orch', 'ps'))}
-
-
-def buckets(c: Cluster) -> List[str]:
-    return [b for b in json.loads(c.tool('radosgw-admin', '--', 'bucket', 'list').stdout)
-            if b.startswith('rgwbench-')]
-
-
-@pytest.fixture(scope='module')
-def runs(two_osds: Cluster) -> Iterator[Cluster]:
-    """Stored credentials. No ingress option is set: `tls@ingress` variants take the
-    address and ports the module chooses from the cluster, as on a user's cluster."""
-    for option in OPTIONS:
-        assert two_osds.ceph('config', 'get', 'mgr', 'mgr/rgwbench/%s' % option
-                             ).stdout.strip() in ('', '0'), option
-    s3 = two_osds.s3()
-    proc = two_osds.ceph_input(json.dumps({'access_key': s3['access_key'],
-                                           'secret_key': s3['secret_key']}),
-                               'rgwbench', 'credentials', 'set')
-    assert proc.returncode == 0, proc.stderr
-    yield two_osds
-    two_osds.ceph('rgwbench', 'credentials', 'rm')
-
-
 @pytest.fixture(autouse=True)
 def no_run_left(runs: Cluster) -> Iterator[None]:
     """A test that failed with its run going ends it: the next tests find none."""
@@ -61,28 +31,6 @@ def no_run_left(runs: Cluster) -> Iterator[None]:
     if active is not None:
         runs.ceph('rgwbench', 'abort', check=False)
         wait_run(runs, active['run_id'])
-
-
-def wait_run(c: Cluster, run_id: str, timeout: float = 900,
-             meanwhile: Optional[Callable[[], None]] = None,
-             every_s: float = 2) -> Dict[str, Any]:
-    """The run's record once it has ended and the module has let it go; `meanwhile` is
-    called every `every_s` until then.
-
-    An aborted or failed run's record says so before the module has put everything
-    back: until then `status` still names it, and another run is refused (EBUSY)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        record: Optional[Dict[str, Any]] = c.try_ceph_json('rgwbench', 'results', 'show',
-                                                           run_id)
-        if record is not None and record['state'] != 'running':
-            shown = c.try_ceph_json('rgwbench', 'status')
-            if shown is not None and (shown['active_run'] or {}).get('run_id') != run_id:
-                return record
-        assert time.monotonic() < deadline, 'run %s still running' % run_id
-        if meanwhile is not None:
-            meanwhile()
-        time.sleep(every_s)
 
 
 def wait_progress(c: Cluster, run_id: str, words: str, timeout: float = 600) -> None:
@@ -148,7 +96,7 @@ def test_bad_overrides_are_refused_and_plan_changes_nothing(runs: Cluster) -> No
     assert 'variant' in runs.ceph('rgwbench', 'plan', '--profile', 'sse').stdout
     proc = runs.ceph('rgwbench', 'run', '--profile', 'quick', check=False)
     assert proc.returncode == 22 and '--yes-i-really-mean-it' in one_line(proc.stderr)
-    assert snapshot(runs) == before and buckets(runs) == []
+    assert snapshot(runs) == before and rgwbench_buckets(runs) == []
 
 
 def test_quick_runs_and_leaves_the_cluster_as_it_was(runs: Cluster) -> None:
@@ -192,7 +140,7 @@ def test_quick_runs_and_leaves_the_cluster_as_it_was(runs: Cluster) -> None:
         assert time.monotonic() < deadline, runs.ceph_json('health')
         time.sleep(1)
     runs.wait_rgw_registered()
-    assert snapshot(runs) == before and buckets(runs) == []
+    assert snapshot(runs) == before and rgwbench_buckets(runs) == []
     exported = json.loads(runs.ceph('rgwbench', 'results', 'export', run_id).stdout)
     assert exported['run_id'] == run_id and 'histogram' in json.dumps(exported)
     assert runs.ceph('rgwbench', 'results', 'show', run_id, '--table', 'csv').stdout.count(
@@ -239,7 +187,7 @@ def test_calibrate_stores_the_floor_later_comparisons_use(runs: Cluster) -> None
     shown = runs.ceph('rgwbench', 'results', 'show', run_id).stdout
     assert 'smallest change this cluster can show' in shown and 'Throughput MiB/s' in shown
     runs.wait_rgw_registered()
-    assert snapshot(runs) == before and buckets(runs) == []
+    assert snapshot(runs) == before and rgwbench_buckets(runs) == []
     # A comparison of runs of one application a variant holds each figure to the floor.
     quick = [r['run_id'] for r in runs.ceph_json('rgwbench', 'results', 'ls')
              if r['profile'] == 'quick' and r['state'] == 'complete']
@@ -327,7 +275,7 @@ def test_a_throttled_rgw_is_marked_a_throughput_drop_when_repeats_interleave(
     assert re.search(r'throttled .*-[0-9.]+% ±[0-9.]+\*',
                      runs.ceph('rgwbench', 'results', 'show', run_id).stdout)
     runs.wait_rgw_registered()
-    assert snapshot(runs) == before and buckets(runs) == []
+    assert snapshot(runs) == before and rgwbench_buckets(runs) == []
     runs.ceph('rgwbench', 'profile', 'rm', THROTTLE_NAME)
 
 
@@ -368,7 +316,7 @@ def test_sse_runs_with_tls_msgr2_and_encryption_and_puts_it_all_back(runs: Clust
              for v in record['variants']}
     assert reads == {v: [v] * len(r) for v, r in reads.items()} and all(reads.values()), reads
     runs.wait_rgw_registered()
-    assert snapshot(runs) == before and buckets(runs) == []
+    assert snapshot(runs) == before and rgwbench_buckets(runs) == []
     # While it ran: no S3 secret key, SSE key or agent token where others can read
     assert watch.sse_keys, 'the SSE key was never seen in the config while the run ran'
     watch.seen.update(secrets_shown.mgr_logs(runs))
@@ -410,7 +358,7 @@ def test_an_aborted_run_keeps_what_it_measured_and_restores_the_cluster(
     assert record['state'] == 'aborted'
     assert record['variants'] and record['finished']
     runs.wait_rgw_registered()
-    assert snapshot(runs) == before and buckets(runs) == []
+    assert snapshot(runs) == before and rgwbench_buckets(runs) == []
     assert runs.ceph('rgwbench', 'abort', check=False).returncode == 2
 
 
@@ -445,5 +393,5 @@ def test_a_run_cut_off_by_a_failover_ends_failed_and_restores_the_cluster(
         time.sleep(2)
     assert record['variants'][0]['workloads'], 'what the baseline measured is kept'
     runs.wait_rgw_registered()
-    assert snapshot(runs) == before and buckets(runs) == []
+    assert snapshot(runs) == before and rgwbench_buckets(runs) == []
     runs.ceph('rgwbench', 'profile', 'rm', FAILOVER_NAME)

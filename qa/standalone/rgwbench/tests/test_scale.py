@@ -13,8 +13,7 @@ from typing import Any, Dict, Iterator, List, Set
 import pytest
 
 from conftest import RELEASES, Cluster, own_addresses, own_cluster
-from test_run_own_user import users
-from test_runs import buckets, snapshot, wait_run
+from helpers import rgwbench_buckets, snapshot, users, wait_run
 
 HOSTS, RGWS_PER_HOST = 3, 3
 # A multiple of every split on the way: agents (3), their processes (up to 2
@@ -110,4 +109,4 @@ def test_tls_loads_every_rgw_and_every_hosts_ingress_and_puts_all_back(
           % (seen, sorted(client_bound)))
     c.wait_rgw_registered()
     assert snapshot(c) == before
-    assert buckets(c) == [] and users(c) == users_before
+    assert rgwbench_buckets(c) == [] and users(c) == users_before

@@ -8,60 +8,15 @@ module).
 """
 import json
 import os
-import threading
 import time
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Iterator, Tuple
 
 import pytest
 
 from conftest import RELEASES, Cluster, free_ports, own_cluster
+from helpers import DURATION_S, WARMUP_S, Watch, ceph_input
 
 VIP = '127.0.0.1'
-CLK_TCK = os.sysconf('SC_CLK_TCK')
-WARMUP_S, DURATION_S = 2, 8
-
-
-def cpu_ticks(pid: int) -> Optional[int]:
-    try:
-        with open('/proc/%d/stat' % pid) as f:
-            fields = f.read().rsplit(')', 1)[1].split()
-    except OSError:
-        return None
-    return int(fields[11]) + int(fields[12])
-
-
-class Watch(threading.Thread):
-    """(time, CPU ticks) of some pids, four times a second, while a load runs."""
-
-    def __init__(self, pids: Dict[str, int]) -> None:
-        super().__init__(daemon=True)
-        self.pids = pids
-        self.samples: Dict[str, List[Tuple[float, int]]] = {name: [] for name in pids}
-        self.done = threading.Event()
-
-    def run(self) -> None:
-        while not self.done.wait(0.25):
-            for name, pid in self.pids.items():
-                ticks = cpu_ticks(pid)
-                if ticks is not None:
-                    self.samples[name].append((time.time(), ticks))
-
-    def cores(self, name: str, start: float, end: float) -> float:
-        """CPU cores between two times, the ticks at each read off the samples around it."""
-        def at(when: float) -> float:
-            series = self.samples[name]
-            before = [s for s in series if s[0] <= when][-1]
-            after = [s for s in series if s[0] >= when][0]
-            if after[0] == before[0]:
-                return float(before[1])
-            share = (when - before[0]) / (after[0] - before[0])
-            return before[1] + share * (after[1] - before[1])
-        return (at(end) - at(start)) / CLK_TCK / (end - start)
-
-
-def ceph_input(c: Cluster, text: str, *args: str) -> None:
-    proc = c.ceph_input(text, *args)
-    assert proc.returncode == 0, proc.stderr
 
 
 def pid_of(c: Cluster, daemon: str) -> int:

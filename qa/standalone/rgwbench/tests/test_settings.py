@@ -5,51 +5,18 @@ two mgrs, for failovers), so that restarts and failovers disturb no other test.
 """
 import json
 import time
-from typing import Any, Dict, List
+from typing import List
 
-from conftest import Cluster, one_line, pg_states, wait_pgs_clean, wait_settings
-
-
-def snapshot(c: Cluster) -> Dict[str, Any]:
-    """What a setting may change: the config database, the specs, the daemons."""
-    daemons = sorted((d['daemon_type'], d['daemon_id'], d.get('status_desc'))
-                     for d in c.ceph_json('orch', 'ps'))
-    return {'config': c.ceph_json('config', 'dump'),
-            'specs': c.ceph_json('orch', 'ls', '--export'),
-            'daemons': daemons,
-            'osd_modes': running_modes(c)}
-
-
-def running_modes(c: Cluster) -> Dict[str, str]:
-    modes = {}
-    for osd in c.ceph_json('osd', 'ls'):
-        for option in ('ms_cluster_mode', 'ms_service_mode'):
-            modes['osd.%d/%s' % (osd, option)] = c.ceph(
-                'config', 'show', 'osd.%d' % osd, option).stdout.strip()
-    return modes
+from conftest import Cluster, one_line, pg_states, wait_settings
+from helpers import running_modes, settings_snapshot, wait_clean, wait_settled
 
 
 def rgw_keys(c: Cluster) -> List[str]:
     return [d['key'] for d in c.ceph_json('rgwbench', 'status')['rgw_daemons']]
 
 
-def wait_settled(c: Cluster, before: Dict[str, Any], timeout: float = 180) -> None:
-    """Until the cluster is as it was (RGW back in the service map, daemons running)."""
-    c.wait_rgw_registered()
-    deadline = time.monotonic() + timeout
-    while snapshot(c)['daemons'] != before['daemons'] and time.monotonic() < deadline:
-        time.sleep(2)
-
-
-def wait_clean(c: Cluster, timeout: float = 180) -> None:
-    stuck = wait_pgs_clean(c, timeout)
-    if stuck is not None:
-        raise AssertionError('PGs %s after %.0f s:\n%s' % (
-            stuck, timeout, c.unclean_pgs_report()))
-
-
 def test_plan_shows_the_changes_and_changes_nothing(two_osds: Cluster) -> None:
-    before = snapshot(two_osds)
+    before = settings_snapshot(two_osds)
     plan = two_osds.ceph_json('rgwbench', 'settings', 'plan', 'msgr2-secure=on',
                               'config=client.rgw/rgw_thread_pool_size:128')
     changes = [c['summary'] for p in plan for c in p['changes']]
@@ -60,7 +27,7 @@ def test_plan_shows_the_changes_and_changes_nothing(two_osds: Cluster) -> None:
     assert changes[-1].startswith('ceph orch restart rgw.')
     text = two_osds.ceph('rgwbench', 'settings', 'plan', 'msgr2-secure=on').stdout
     assert 'restart every OSD, one at a time' in text
-    assert snapshot(two_osds) == before
+    assert settings_snapshot(two_osds) == before
 
 
 BAD_SETTINGS = [
@@ -80,28 +47,28 @@ BAD_SETTINGS = [
 
 def test_bad_settings_are_refused_with_one_line_and_nothing_changes(two_osds: Cluster) -> None:
     # One snapshot for all of them: a snapshot is a dozen commands.
-    before = snapshot(two_osds)
+    before = settings_snapshot(two_osds)
     for words, message in BAD_SETTINGS:
         for verb in (['plan'], ['apply', '--yes-i-really-mean-it']):
             proc = two_osds.ceph('rgwbench', 'settings', *verb, *words, check=False)
             assert proc.returncode == 22, (words, verb, proc.stderr)
             assert message in one_line(proc.stderr), (words, verb, proc.stderr)
-    assert snapshot(two_osds) == before
+    assert settings_snapshot(two_osds) == before
 
 
 def test_apply_asks_for_confirmation(two_osds: Cluster) -> None:
-    before = snapshot(two_osds)
+    before = settings_snapshot(two_osds)
     proc = two_osds.ceph('rgwbench', 'settings', 'apply', 'msgr2-secure=on', check=False)
     assert proc.returncode == 22 and '--yes-i-really-mean-it' in one_line(proc.stderr)
     proc = two_osds.ceph('rgwbench', 'settings', 'revert', check=False)
     assert proc.returncode == 2 and 'no settings are in place' in one_line(proc.stderr)
-    assert snapshot(two_osds) == before
+    assert settings_snapshot(two_osds) == before
 
 
 def test_a_journal_the_mon_will_not_keep_changes_nothing(two_osds: Cluster) -> None:
     # Pacific's mgr takes a module-store write the mon refuses as done: the journal would
     # live in its memory only, and a failover would leave the changes in place.
-    before = snapshot(two_osds)
+    before = settings_snapshot(two_osds)
     two_osds.ceph('config', 'set', 'mon', 'mon_config_key_max_entry_size', '100')
     try:
         proc = two_osds.ceph('rgwbench', 'settings', 'apply',
@@ -114,12 +81,12 @@ def test_a_journal_the_mon_will_not_keep_changes_nothing(two_osds: Cluster) -> N
             'rgwbench', 'settings', 'show', check=False).stderr
     finally:
         two_osds.ceph('config', 'rm', 'mon', 'mon_config_key_max_entry_size')
-    assert snapshot(two_osds) == before
+    assert settings_snapshot(two_osds) == before
 
 
 def test_msgr2_secure_and_an_rgw_option_run_on_the_daemons_and_are_put_back(
         two_osds: Cluster) -> None:
-    before = snapshot(two_osds)
+    before = settings_snapshot(two_osds)
     assert set(before['osd_modes'].values()) == {'crc secure'}
     two_osds.ceph('rgwbench', 'settings', 'apply', 'msgr2-secure=on',
                   'config=client.rgw/rgw_thread_pool_size:128', '--yes-i-really-mean-it')
@@ -141,13 +108,13 @@ def test_msgr2_secure_and_an_rgw_option_run_on_the_daemons_and_are_put_back(
     assert two_osds.ceph_json('rgwbench', 'status')['settings_in_place'] is None
     assert [c['state'] for c in reverted['changes']] == ['undone'] * len(reverted['changes'])
     wait_settled(two_osds, before)
-    assert snapshot(two_osds) == before
+    assert settings_snapshot(two_osds) == before
     wait_clean(two_osds)  # the OSDs restarted twice: their PGs peer again
 
 
 def test_an_operators_change_during_the_settings_is_kept_and_the_rest_put_back(
         two_osds: Cluster) -> None:
-    before = snapshot(two_osds)
+    before = settings_snapshot(two_osds)
     two_osds.ceph('rgwbench', 'settings', 'apply', 'config=client.rgw/rgw_thread_pool_size:128,'
                   'client.rgw/rgw_max_concurrent_requests:512', '--yes-i-really-mean-it')
     assert wait_settings(two_osds, ['applied', 'failed'], 600)['state'] == 'applied'
@@ -166,12 +133,12 @@ def test_an_operators_change_during_the_settings_is_kept_and_the_rest_put_back(
     finally:
         two_osds.ceph('config', 'rm', 'client.rgw', 'rgw_thread_pool_size')
     wait_settled(two_osds, before)
-    after = snapshot(two_osds)
+    after = settings_snapshot(two_osds)
     assert after['config'] == before['config'] and after['specs'] == before['specs']
 
 
 def test_rgw_daemons_per_host_are_changed_and_put_back(two_osds: Cluster) -> None:
-    before = snapshot(two_osds)
+    before = settings_snapshot(two_osds)
     two_osds.ceph('rgwbench', 'settings', 'apply', 'rgw-per-host=2', '--yes-i-really-mean-it')
     applied = wait_settings(two_osds, ['applied', 'failed'], 600)
     assert applied['state'] == 'applied', applied
@@ -181,7 +148,7 @@ def test_rgw_daemons_per_host_are_changed_and_put_back(two_osds: Cluster) -> Non
     two_osds.ceph('rgwbench', 'settings', 'revert')
     wait_settings(two_osds, ['reverted'], 600)
     wait_settled(two_osds, before)
-    assert snapshot(two_osds) == before
+    assert settings_snapshot(two_osds) == before
 
 
 def test_an_unclean_cluster_is_refused(two_osds: Cluster) -> None:
@@ -205,7 +172,7 @@ def test_an_unclean_cluster_is_refused(two_osds: Cluster) -> None:
 def test_a_mgr_failover_in_the_middle_of_an_apply_puts_everything_back(
         two_osds: Cluster) -> None:
     wait_clean(two_osds)
-    before = snapshot(two_osds)
+    before = settings_snapshot(two_osds)
     two_osds.ceph('rgwbench', 'settings', 'apply', 'msgr2-secure=on', '--yes-i-really-mean-it')
     deadline = time.monotonic() + 300
     while True:  # fail the mgr once the OSDs are being restarted
@@ -221,5 +188,5 @@ def test_a_mgr_failover_in_the_middle_of_an_apply_puts_everything_back(
     assert 'mgr restarted' in ended['error'], ended
     assert two_osds.ceph_json('mgr', 'stat')['active_name'] != active
     wait_settled(two_osds, before)
-    assert snapshot(two_osds) == before
+    assert settings_snapshot(two_osds) == before
     wait_clean(two_osds)

@@ -14,7 +14,7 @@ from typing import Any, Dict, Iterator, List, Tuple
 import pytest
 
 from conftest import Cluster, kmip, one_line
-from test_kmip import raw_head, s3_client
+from helpers import raw_head, s3_client
 
 KMIP_OPTIONS = ('sse_kmip_addr', 'sse_kmip_ca_path', 'sse_kmip_client_cert',
                 'sse_kmip_client_key', 'sse_kmip_key_id')

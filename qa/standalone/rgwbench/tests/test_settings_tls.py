@@ -6,14 +6,11 @@ ones (the options are removed at the end); without them, the module chooses
 an unused 127.x address and free ports itself.
 """
 import errno
-import hashlib
 import json
 import os
 import re
 import socket
-import ssl
 import struct
-import subprocess
 import urllib.request
 import uuid
 from typing import Any, Dict, Iterator, Optional, Tuple
@@ -22,10 +19,10 @@ import boto3
 import pytest
 from botocore.config import Config
 
-from conftest import Cluster, free_ports, one_line, wait_settings
+from conftest import OPTIONS, Cluster, free_ports, one_line, wait_settings
+from helpers import make_pems, served_certificate
 
 VIP = '127.0.0.1'
-OPTIONS = ('ingress_virtual_ip', 'ingress_frontend_port', 'ingress_monitor_port')
 
 
 def snapshot(c: Cluster) -> Dict[str, Any]:
@@ -74,22 +71,6 @@ def certificate(c: Cluster) -> Dict[str, Any]:
     shown: Dict[str, Any] = c.ceph_json('rgwbench', 'certificate', 'show')
     assert 'PRIVATE KEY' not in json.dumps(shown)
     return shown
-
-
-def fingerprint(der: bytes) -> str:
-    digest = hashlib.sha256(der).hexdigest().upper()
-    return ':'.join(digest[i:i + 2] for i in range(0, len(digest), 2))
-
-
-def served_certificate(url: str, ca_file: str) -> str:
-    """The fingerprint of what url serves, over a handshake that verifies with ca_file."""
-    host, port = url.split('://')[1].rsplit(':', 1)
-    context = ssl.create_default_context(cafile=ca_file)
-    with socket.create_connection((host, int(port)), timeout=10) as raw:
-        with context.wrap_socket(raw, server_hostname=host) as tls:
-            der = tls.getpeercert(binary_form=True)
-    assert der is not None
-    return fingerprint(der)
 
 
 def s3_round_trip(c: Cluster, endpoint: str, ca_file: Optional[str]) -> None:
@@ -204,20 +185,6 @@ def test_tls_at_ingress(cluster: Cluster, settled: None, ingress_options: Tuple[
     revert(cluster)
     assert snapshot(cluster) == before
     assert not haproxy_owns(frontend, VIP)
-
-
-# -- refusals -------------------------------------------------------------------------------
-def make_pems(folder: str) -> Dict[str, str]:
-    found = {}
-    for tag in ('a', 'b'):
-        key, cert = os.path.join(folder, tag + '.key'), os.path.join(folder, tag + '.crt')
-        subprocess.run(['openssl', 'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days',
-                        '2', '-keyout', key, '-out', cert, '-subj', '/CN=rgwbench-%s' % tag,
-                        '-addext', 'subjectAltName=IP:127.0.0.1'], check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        with open(cert) as c, open(key) as k:
-            found[tag + '_cert'], found[tag + '_key'] = c.read(), k.read()
-    return found
 
 
 def test_the_operators_certificate_is_checked_and_served(cluster: Cluster, settled: None,

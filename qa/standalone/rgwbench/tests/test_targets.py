@@ -3,8 +3,8 @@ from typing import Any, Dict, Iterator, List
 
 import pytest
 
-from conftest import RELEASES, Cluster, own_cluster
-from test_load import set_credentials, wait_load
+from conftest import RELEASES, Cluster, own_cluster, set_credentials
+from helpers import wait_load
 
 
 @pytest.fixture(scope='module', params=RELEASES)

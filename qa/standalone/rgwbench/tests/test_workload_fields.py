@@ -6,8 +6,7 @@ from typing import Any, Dict, Iterator
 import pytest
 
 from conftest import Cluster
-from test_load import buckets, credentials, wait_load  # noqa: F401 (a fixture)
-from test_runs import wait_run
+from helpers import buckets, wait_load, wait_run
 
 PROFILE = 'fields-test'
 
@@ -18,7 +17,7 @@ def near(achieved: float, asked: float) -> bool:
 
 
 def test_an_open_loop_load_keeps_its_rate(cluster: Cluster,
-                                          credentials: Dict[str, Any]) -> None:  # noqa: F811
+                                          credentials: Dict[str, Any]) -> None:
     before = buckets(cluster)
     load_id = cluster.ceph('rgwbench', 'load', '--op', 'get', '--size', '4KiB',
                            '--concurrency', '8', '--duration', '5', '--warmup', '1',
@@ -49,7 +48,7 @@ def profile(cluster: Cluster) -> Iterator[str]:
 
 
 def test_a_run_at_a_rate_over_a_working_set_with_ranged_gets(
-        cluster: Cluster, credentials: Dict[str, Any], profile: str) -> None:  # noqa: F811
+        cluster: Cluster, credentials: Dict[str, Any], profile: str) -> None:
     cluster.wait_rgw_registered()
     shown = cluster.ceph_json('rgwbench', 'profile', 'show', profile)
     assert [w['name'] for w in shown['workloads']] == ['get-64KiB@40/s']

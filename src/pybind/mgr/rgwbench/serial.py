@@ -25,8 +25,13 @@ declares:
 record shows of a type that holds more): each field is ``obj``'s attribute of
 its name, or ``of(fn)``'s ``fn(obj)``.
 
+A class that is not a dataclass but has a JSON form of its own (``to_dict`` and
+a ``from_dict`` class method: the engine's latency Histogram, which goes to the
+agents without this module) is written and read through them.
+
 A value of the wrong shape for its type (a list where a dict belongs, an item
-of a list of records that is not a dict) is left out when read.
+of a list of records that is not a dict, a document its own-form class refuses)
+is left out when read.
 """
 import dataclasses
 import enum
@@ -162,7 +167,15 @@ def dump(value: Any) -> Any:
         return {k: dump(v) for k, v in value.items()}
     if isinstance(value, enum.Enum):
         return value.value
+    if _own_form(type(value)):
+        return value.to_dict()
     return value
+
+
+def _own_form(cls: Any) -> bool:
+    """Whether a class writes and reads its JSON form itself (see the module docstring)."""
+    return isinstance(cls, type) and callable(getattr(cls, 'to_dict', None)) \
+        and callable(getattr(cls, 'from_dict', None))
 
 
 def _dump_record(obj: Any) -> Doc:
@@ -264,10 +277,20 @@ def _plain(hint: Any) -> bool:
     if hint is Any or hint is type(None):
         return True
     if isinstance(hint, type):
-        return not (dataclasses.is_dataclass(hint) or issubclass(hint, enum.Enum))
+        return not (dataclasses.is_dataclass(hint) or issubclass(hint, enum.Enum)
+                    or _own_form(hint))
     if typing.get_origin(hint) is tuple:
         return False
     return all(_plain(a) for a in typing.get_args(hint) if a is not Ellipsis)
+
+
+def _own_load(cls: Any, value: Any) -> Any:
+    if not isinstance(value, Mapping):
+        return SKIP
+    try:
+        return cls.from_dict(value)
+    except (ValueError, TypeError, KeyError):
+        return SKIP
 
 
 def _value(hint: Any, value: Any) -> Any:
@@ -281,6 +304,8 @@ def _value(hint: Any, value: Any) -> Any:
         return load(hint, value) if isinstance(value, Mapping) else SKIP
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
         return hint(value)
+    if _own_form(hint):
+        return _own_load(hint, value)
     if origin in (list, tuple):
         if not isinstance(value, (list, tuple)):
             return SKIP

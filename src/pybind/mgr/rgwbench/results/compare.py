@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from ..loadgen.histogram import Histogram
+from ..loadgen.histogram import Histogram, merged
 from .calibration import Floors
 from ..serial import load
 from .model import (COMPARED, FLOOR_SOURCE, LATENCY_TEST, OPS_TEST, UNTESTED,
@@ -120,7 +120,6 @@ class _Measured:
         timed = [s for s in self.seconds if s.ops and _number(s.lat_mean_ms) is not None]
         self.latencies = [float(s.lat_mean_ms or 0.0) for s in timed]
         self.weights = [float(s.ops or 0) for s in timed]
-        self._histogram: Optional[Histogram] = None
         self._mean_latency: Optional[Tuple[float, float]] = None
         self._inflation: Optional[float] = None
 
@@ -134,13 +133,11 @@ class _Measured:
 
     def percentile(self, pct: float) -> Optional[float]:
         """The relative standard error of a latency percentile, from the histogram."""
-        if not self.entry.histogram:
+        if self.entry.histogram is None:
             return None
-        if self._histogram is None:
-            self._histogram = Histogram.from_dict(self.entry.histogram)
         if self._inflation is None:
             self._inflation = inflation(self.latencies, self.weights)
-        return percentile_se(self._histogram, pct, self._inflation)
+        return percentile_se(self.entry.histogram, pct, self._inflation)
 
 
 #: the noise inside one measurement, relative to the figure, and its df, by change name
@@ -415,13 +412,12 @@ def _mean_of(values: List[Any]) -> Tuple[Any, Optional[float]]:
     return round(mean, 6), None if sd is None else round(sd, 6)
 
 
-def _merged_histogram(histograms: List[Optional[Dict[str, Any]]]) -> Optional[Histogram]:
-    if not all(histograms):
+def _merged_histogram(histograms: List[Optional[Histogram]]) -> Optional[Histogram]:
+    """The repeats' histograms added up (a new one); None unless every repeat has one."""
+    present = [h for h in histograms if h is not None]
+    if not present or len(present) < len(histograms):
         return None
-    merged = Histogram()
-    for hist in histograms:
-        merged.merge(Histogram.from_dict(hist or {}))
-    return merged
+    return merged(present)
 
 
 def merge_repeats(repeats: Sequence[WorkloadResult]) -> WorkloadResult:
@@ -449,13 +445,13 @@ def merge_repeats(repeats: Sequence[WorkloadResult]) -> WorkloadResult:
     figures, spread = Figures.combine([r.figures for r in good], _mean_of)
     latency = _merged_histogram([r.histogram for r in good])
     if latency is not None:
-        entry.histogram = latency.to_dict()
+        entry.histogram = latency
         figures.latency_ms = load(LatencyFigures, latency.summary())
     else:
         entry.histogram = None
     ttfb = _merged_histogram([r.ttfb_histogram for r in good])
     if ttfb is not None:
-        entry.ttfb_histogram = ttfb.to_dict()
+        entry.ttfb_histogram = ttfb
         figures.ttfb_ms = load(LatencyFigures, ttfb.summary())
     else:
         entry.ttfb_histogram = None

@@ -18,6 +18,7 @@ from typing import (Any, Callable, ClassVar, Dict, FrozenSet, Iterable, List, Ma
                     Optional, Sequence, Tuple)
 
 from ..checks.finding import Finding
+from ..loadgen.histogram import Histogram
 from ..serial import FLAT, OMIT_EMPTY, field_names, flat_keys, load
 
 HIGHER, LOWER = 'higher', 'lower'
@@ -26,8 +27,6 @@ OPS_TEST, LATENCY_TEST = 'ops_per_s', 'latency_mean'
 #: the confidence level of one figure's interval (results.significance)
 LEVEL = 0.95
 HISTOGRAMS = ('histogram', 'ttfb_histogram')
-#: a latency histogram in the load generator's JSON form (loadgen.histogram.Histogram)
-HistogramDoc = Dict[str, Any]
 Doc = Dict[str, Any]
 
 
@@ -241,8 +240,10 @@ class WorkloadResult:
     #: a ranged GET's START-END
     range: Optional[str] = None
     figures: Figures = field(default_factory=Figures, metadata=FLAT)
-    histogram: Optional[HistogramDoc] = None
-    ttfb_histogram: Optional[HistogramDoc] = None
+    #: the latency (and time to first byte) of every request timed, in ns (the engine's
+    #: histograms, merged over the repeats); JSON in their own form (serial)
+    histogram: Optional[Histogram] = None
+    ttfb_histogram: Optional[Histogram] = None
     per_second: Optional[List[Second]] = None
     error_samples: Optional[List[str]] = None
     by_op: Optional[Doc] = None

@@ -21,6 +21,7 @@ from rgwbench.errors import Busy, InvalidInput, NotFound
 from rgwbench.agents.launchers import (AgentLauncher, LocalLauncher, NotReachable, processes_in,
                                        remove_leftovers)
 from rgwbench.checks.gate import RunChecks
+from rgwbench.loadgen.histogram import Histogram, bucket_bounds
 from rgwbench.loadgen.workload import Job
 from rgwbench.cluster.sampled_daemons import ServerDaemons
 from rgwbench.runs.loads import (LEFTOVERS_KEY, LoadRequest, LoadService, load_request,
@@ -167,7 +168,9 @@ def stored_load(load_id: str, **result: Any) -> Dict[str, Any]:
 def test_a_load_is_kept_whole_in_chunks_under_the_value_limit() -> None:
     store = MemoryStore()
     # far over one value: its histograms and per-second series are kept all the same
-    big = stored_load('20261128-040000-aaaaaa', histogram={'counts': list(range(30000))},
+    wide = Histogram()
+    wide.record_many(bucket_bounds(index)[0] for index in range(7000))
+    big = stored_load('20261128-040000-aaaaaa', histogram=wide.to_dict(),
                       by_op={'get': {'histogram': {'counts': list(range(20000))}}},
                       per_second=[{'t': t, 'ops': t} for t in range(5000)])
     records = LoadStore(store)

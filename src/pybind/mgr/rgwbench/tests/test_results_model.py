@@ -128,7 +128,7 @@ def test_a_workload_measured_again_is_stored_as_before() -> None:
     repeats = [load(WorkloadResult, r) for r in stored['repeats']]
     for repeat, histogram in zip(repeats, (Histogram(), Histogram())):
         histogram.record_many([1000000, 2000000])
-        repeat.histogram = histogram.to_dict()
+        repeat.histogram = histogram
     merged = merge_repeats(repeats)
     entry = WorkloadResult.measured(
         name=stored['name'], op=stored['op'], object_size=stored['object_size'],

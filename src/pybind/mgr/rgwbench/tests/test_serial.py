@@ -2,6 +2,7 @@
 from dataclasses import dataclass, field
 from typing import ClassVar, List, Optional, Tuple
 
+from rgwbench.loadgen.histogram import Histogram
 from rgwbench.serial import (HIDDEN, OMIT_DEFAULT, OMIT_EMPTY, derived, dump, form, load, of,
                              view)
 
@@ -55,3 +56,22 @@ class Summary:
 def test_a_view_takes_same_named_attributes_and_its_own_makers() -> None:
     assert view(Summary, Timed('t', tags=['a', 'b'])) == Summary('t', 'a')
     assert dump(view(Summary, Timed('t'))) == {'name': 't', 'first': None}
+
+
+@dataclass
+class Timings:
+    latency: Optional[Histogram] = None
+    spares: List[Histogram] = field(default_factory=list)
+
+
+def test_a_class_with_its_own_json_form_is_read_and_written_through_it() -> None:
+    hist = Histogram()
+    hist.record_many([5, 300, 2000000])
+    doc = {'latency': hist.to_dict(), 'spares': [Histogram().to_dict()]}
+    read = load(Timings, doc)
+    assert isinstance(read.latency, Histogram) and read.latency == hist
+    assert read.spares == [Histogram()]
+    assert dump(read) == doc
+    # a document the class refuses is left out, as any value of the wrong shape
+    refused = load(Timings, {'latency': {'v': 99, 'b': []}, 'spares': [[1, 2], doc['latency']]})
+    assert refused.latency is None and refused.spares == [hist]

@@ -56,10 +56,10 @@ class Scaled:
     def __init__(self, pool: List[Histogram]) -> None:
         self.pool = [(h, [(bucket_value(i), n) for i, n in sorted(h.counts.items())])
                      for h in pool]
-        self.made: Dict[Tuple[int, int], Tuple[Dict[str, Any], Dict[str, Optional[float]]]] = {}
+        self.made: Dict[Tuple[int, int], Tuple[Histogram, Dict[str, Optional[float]]]] = {}
 
-    def get(self, which: int, factor: float) -> Tuple[Dict[str, Any], Dict[str, Optional[float]]]:
-        """(the histogram's JSON form, its summary)."""
+    def get(self, which: int, factor: float) -> Tuple[Histogram, Dict[str, Optional[float]]]:
+        """(the histogram, its summary)."""
         key = (which, int(round(factor * 1000)))
         if key not in self.made:
             factor = key[1] / 1000.0
@@ -70,7 +70,7 @@ class Scaled:
                 out.counts[moved] = out.counts.get(moved, 0) + count
             out.count, out.total = hist.count, int(hist.total * factor)
             out.min, out.max = int((hist.min or 0) * factor), int((hist.max or 0) * factor)
-            self.made[key] = (out.to_dict(), out.summary())
+            self.made[key] = (out, out.summary())
         return self.made[key]
 
 
