@@ -183,8 +183,9 @@ class PanelServer:
         bound_server(server)
         server.error_log = _ServerLog(self.log)
         if ssl_files:
-            from cheroot.ssl.builtin import BuiltinSSLAdapter
-            server.ssl_adapter = BuiltinSSLAdapter(ssl_files[0], ssl_files[1])
+            from .tls_worker import HandshakeInWorker, WrapOnlyAdapter
+            server.ssl_adapter = WrapOnlyAdapter(ssl_files[0], ssl_files[1])
+            server.ConnectionClass = HandshakeInWorker
         server.prepare()    # binds and listens: a port in use raises here
         self._server = server
         self._thread = threading.Thread(target=self._serve, name='rgwbench-panel-server',

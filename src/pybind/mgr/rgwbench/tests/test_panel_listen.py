@@ -4,16 +4,19 @@ The panel's service starts the real cheroot server over a fake mgr that says
 its address is 127.0.0.1 (the mgr map's first address, `get_mgr_ip`).
 """
 import socket
+import time
 from typing import Iterator, List
 
 import pytest
 from mgr_util import build_url
 from panel_harness import FakeBackend
-from test_panel_server import Log, free_port, get
+from test_panel_server import FakeApp, Log, free_port, get
 from test_panel_service import FakeHost, FakeLog
 
+from rgwbench.certs.pem import self_signed_certificate
 from rgwbench.panel.server import PanelServer
 from rgwbench.panel.service import Panel
+from rgwbench.web import handshake
 
 
 class LoopbackMgr(FakeHost):
@@ -75,3 +78,37 @@ def test_no_address_of_the_manager_serves_nothing_and_says_what_to_set(
     with socket.socket() as probe:
         probe.settimeout(2)
         assert probe.connect_ex(('127.0.0.1', panel.wanted().port)) != 0
+
+
+@pytest.fixture
+def https_port() -> Iterator[int]:
+    """A real HTTPS panel server on 127.0.0.1, stopped after the test."""
+    cert, key = self_signed_certificate('rgwbench-test', ['127.0.0.1'])
+    port = free_port()
+    server = PanelServer(FakeApp(), Log())  # type: ignore[arg-type]
+    server.start('127.0.0.1', port, (cert, key))
+    yield port
+    server.stop()
+
+
+def test_clients_that_never_shake_hands_hold_up_no_other(https_port: int) -> None:
+    # Each of them held cheroot's accept thread for its 10 s timeout, one after another.
+    silent = [socket.create_connection(('127.0.0.1', https_port), timeout=60)
+              for _ in range(3)]
+    try:
+        time.sleep(0.5)                  # the server has accepted them
+        began = time.monotonic()
+        assert get(https_port, tls=True) == (200, b'ok:/login')
+        assert time.monotonic() - began < 8
+    finally:
+        for client in silent:
+            client.close()
+
+
+def test_a_handshake_not_done_in_time_is_cut_off(https_port: int,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(handshake, 'HANDSHAKE_TIMEOUT_S', 1.0)
+    with socket.create_connection(('127.0.0.1', https_port), timeout=30) as silent:
+        began = time.monotonic()
+        assert silent.recv(1) == b''     # closed by the server
+        assert time.monotonic() - began < 7   # not after cheroot's 10 s
