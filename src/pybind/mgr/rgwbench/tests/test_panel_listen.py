@@ -85,7 +85,7 @@ def https_port() -> Iterator[int]:
     """A real HTTPS panel server on 127.0.0.1, stopped after the test."""
     cert, key = self_signed_certificate('rgwbench-test', ['127.0.0.1'])
     port = free_port()
-    server = PanelServer(FakeApp(), Log())  # type: ignore[arg-type]
+    server = PanelServer(FakeApp(), Log())
     server.start('127.0.0.1', port, (cert, key))
     yield port
     server.stop()
