@@ -10,6 +10,7 @@ import time
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
+from test_panel_auth import Clock
 
 from rgwbench.agents.channel import MAX_CONNECTIONS, MAX_PER_SOURCE, AgentChannel
 from rgwbench.checks.clock_skew import ClockSample
@@ -134,45 +135,31 @@ def test_slow_connections_from_eight_sources_keep_no_agent_out(
         channel.close()
 
 
-def test_headers_that_come_slowly_are_cut_off(certificate: Tuple[str, str],
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+SLOW_HEADERS = (b'', b'GET /agent/v1/job HTTP/1.1\r\nX-Slow: ' + b'a' * 100)
+SLOW_BODY = (('POST /agent/v1/progress HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n'
+              'X-Agent-Id: host-a\r\nContent-Length: 200\r\n\r\n' % TOKEN).encode(),
+             b'{"a": "' + b'a' * 190 + b'"}')
+
+
+@pytest.mark.parametrize('deadline, sent, drip', [('HEAD_TIMEOUT_S', *SLOW_HEADERS),
+                                                  ('BODY_TIMEOUT_S', *SLOW_BODY)])
+def test_headers_or_a_body_that_come_slowly_are_cut_off(
+        certificate: Tuple[str, str], monkeypatch: pytest.MonkeyPatch, deadline: str,
+        sent: bytes, drip: bytes) -> None:
     # Each byte within the read timeout (30 s): before, the connection was kept as
     # long as the bytes kept coming.
-    monkeypatch.setattr(connection_slots, 'HEAD_TIMEOUT_S', 2.0)
+    monkeypatch.setattr(connection_slots, deadline, 2.0)
     channel = open_channel(certificate)
     try:
         with tls_from(channel, '127.0.0.2') as sock:
-            took = cut_within(sock, 15, b'GET /agent/v1/job HTTP/1.1\r\nX-Slow: '
-                              + b'a' * 100)
-        assert took is not None and took < 10, took
-    finally:
-        channel.close()
-
-
-def test_a_body_that_comes_slowly_is_cut_off(certificate: Tuple[str, str],
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(connection_slots, 'BODY_TIMEOUT_S', 2.0)
-    channel = open_channel(certificate)
-    try:
-        with tls_from(channel, '127.0.0.2') as sock:
-            sock.sendall(('POST /agent/v1/progress HTTP/1.1\r\nHost: x\r\nAuthorization: '
-                          'Bearer %s\r\nX-Agent-Id: host-a\r\nContent-Length: 200\r\n\r\n'
-                          % TOKEN).encode())
-            took = cut_within(sock, 15, b'{"a": "' + b'a' * 190 + b'"}')
+            sock.sendall(sent)
+            took = cut_within(sock, 15, drip)
         assert took is not None and took < 10, took
     finally:
         channel.close()
 
 
 # -- the places, over a fake clock ------------------------------------------------------
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 class Conns:
     """Stand-ins for sockets, and the ones cut."""
 
