@@ -29,8 +29,9 @@ STATIC_FILES = {'panel.css': 'text/css; charset=utf-8',
                 'panel.js': 'text/javascript; charset=utf-8'}
 _RUN_PATH = re.compile(r'^/runs/([A-Za-z0-9][A-Za-z0-9._:@+-]{0,127}?)(\.json|\.csv)?\Z')
 STATUS_OF_ERRNO = {22: 400, 2: 404, 16: 409, 17: 409, 1: 403, 13: 403}
-#: a login form's body: its token, a password of at most 1024 characters, `next`
-MAX_LOGIN_BODY = 16 * 1024
+#: a login form's body: its token, a password of at most 1024 characters (up to 12
+#: bytes each, form-encoded), `next`
+MAX_LOGIN_BODY = 64 * 1024
 
 
 class Request(NamedTuple):
