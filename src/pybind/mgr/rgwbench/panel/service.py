@@ -10,7 +10,6 @@ import threading
 from typing import Any, Callable, Dict, NamedTuple, Optional, Protocol, Tuple
 
 from ..errors import InvalidInput
-
 from ..web.brake import AuthBrake
 from ..certs.store import CertificateKeys, Certificates
 from ..cluster.kvstore import SecretStore
