@@ -62,7 +62,8 @@ OPTIONS: List[Option] = [
            desc='HAProxy monitor port of the ingress of tls@ingress (0: an existing '
                 'ingress\'s, else the first free from 1967)'),
     Option('panel_address', type='str', default='',
-           desc='address the web panel listens on (default: every address)'),
+           desc='address the web panel listens on (default: the active manager\'s own '
+                'address; :: or 0.0.0.0 for every address)'),
     Option('panel_port', type='int', default=DEFAULT_PORT, min=1, max=65535,
            desc='TCP port of the web panel'),
     Option('panel_ssl', type='bool', default=True,

@@ -9,8 +9,10 @@ given to. A wrong code or token is answered 401, and its source must then
 wait longer with each one before a wrong one is answered 401 again (429
 until then, see web/brake.py); a right one always passes.
 Connections are bounded, in all and from one source, each handled in a
-thread of its own with a time-out: a client that holds connections open
-cannot take more than its share.
+thread of its own; its TLS handshake and headers, then its body, must come
+within their time, and slow connections make way for new ones when all
+places are taken (see web/connection_slots.py): clients that hold
+connections open cannot keep an agent out.
 """
 import hashlib
 import json
@@ -21,7 +23,10 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Dict, Optional, Protocol, Tuple
 
-from ..web.brake import AuthBrake, source_of
+from ..web import connection_slots
+from ..web.brake import AuthBrake
+from ..web.connection_slots import ConnectionSlots
+from ..web.handshake import finish_handshake
 from ..loadgen.clock import ECHO, MGR_CLOCK, SENT
 from ..certs.memory_files import PemFiles
 from ..web.request_body import BodyRefused, body_length, read_body
@@ -33,7 +38,7 @@ PREFIX = '/agent/v1/'
 MAX_BODY = 64 * 1024 * 1024
 MAX_CONNECTIONS = 64           # handled at once, in all
 MAX_PER_SOURCE = 8             # and from one source (an agent uses one at a time)
-TIMEOUT_S = 30
+TIMEOUT_S = 30                 # for each read and write of a connection
 
 
 class AgentSession(Protocol):
@@ -62,6 +67,22 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, fmt: str, *args: Any) -> None:
         log.debug('agent channel: ' + fmt, *args)
+
+    def handle(self) -> None:
+        # Here, in the connection's own thread: see _Server.get_request.
+        if finish_handshake(self.connection):
+            super().handle()
+
+    def parse_request(self) -> bool:
+        if not super().parse_request():
+            return False
+        try:
+            announced = body_length(self.headers.get('Content-Length'),
+                                    self.headers.get('Transfer-Encoding'), MAX_BODY)
+        except BodyRefused:
+            announced = 0          # refused before a read, once the request is handled
+        self.server.slots.headers_read(self.connection, announced)
+        return True
 
     def _reply(self, status: int, body: Dict[str, Any],
                headers: Tuple[Tuple[str, str], ...] = ()) -> None:
@@ -135,6 +156,7 @@ class _Handler(BaseHTTPRequestHandler):
             raw = read_body(self.rfile, body_length(self.headers.get('Content-Length'),
                                                     self.headers.get('Transfer-Encoding'),
                                                     MAX_BODY))
+            self.server.slots.body_read(self.connection)
         except BodyRefused as e:
             self.close_connection = True  # the body is not (all) read: nothing can follow
             self._reply(e.status, {'error': str(e)})
@@ -165,49 +187,42 @@ class _Server(ThreadingHTTPServer):
 
     def __init__(self, address: Tuple[str, int], handler: Any) -> None:
         super().__init__(address, handler)
-        self._slots = threading.Lock()
-        self._open: Dict[str, int] = {}    # connections being handled, by source
+        self.slots = ConnectionSlots(total=MAX_CONNECTIONS, per_source=MAX_PER_SOURCE,
+                                     head_s=connection_slots.HEAD_TIMEOUT_S,
+                                     body_s=connection_slots.BODY_TIMEOUT_S)
 
     def get_request(self) -> Tuple[Any, Any]:
-        # The TLS handshake happens in the request's own thread, so that a
-        # client that never completes it cannot hold up the others.
+        # The TLS handshake happens in the request's own thread (_Handler.handle), so
+        # that a client that never completes it cannot hold up the others.
         sock, addr = self.socket.accept()
         sock.settimeout(TIMEOUT_S)
         return self.context.wrap_socket(sock, server_side=True,
                                         do_handshake_on_connect=False), addr
 
-    def _take(self, source: str) -> bool:
-        with self._slots:
-            if sum(self._open.values()) >= MAX_CONNECTIONS or \
-                    self._open.get(source, 0) >= MAX_PER_SOURCE:
-                return False
-            self._open[source] = self._open.get(source, 0) + 1
-            return True
-
-    def _give_back(self, source: str) -> None:
-        with self._slots:
-            left = self._open.get(source, 0) - 1
-            if left > 0:
-                self._open[source] = left
-            else:
-                self._open.pop(source, None)
-
     def process_request(self, request: Any, client_address: Any) -> None:
-        source = source_of(str(client_address[0]))
-        if not self._take(source):
+        if not self.slots.take(request, str(client_address[0])):
             self.shutdown_request(request)  # closed at once: no thread for it
             return
         try:
             super().process_request(request, client_address)
         except BaseException:
-            self._give_back(source)
+            self.slots.give_back(request)
             raise
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
         try:
             super().process_request_thread(request, client_address)
         finally:
-            self._give_back(source_of(str(client_address[0])))
+            self.slots.give_back(request)
+
+    def service_actions(self) -> None:
+        # serve_forever calls it between accepts, at least every half second.
+        self.slots.cut_overdue()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A connection cut for its time, or a client gone: not worth a traceback on stderr.
+        log.debug('agent channel: a connection from %s ended in an error', client_address[0],
+                  exc_info=True)
 
 
 class AgentChannel:

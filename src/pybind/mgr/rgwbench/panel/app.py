@@ -29,6 +29,9 @@ STATIC_FILES = {'panel.css': 'text/css; charset=utf-8',
                 'panel.js': 'text/javascript; charset=utf-8'}
 _RUN_PATH = re.compile(r'^/runs/([A-Za-z0-9][A-Za-z0-9._:@+-]{0,127}?)(\.json|\.csv)?\Z')
 STATUS_OF_ERRNO = {22: 400, 2: 404, 16: 409, 17: 409, 1: 403, 13: 403}
+#: a login form's body: its token, a password of at most 1024 characters (up to 12
+#: bytes each, form-encoded), `next`
+MAX_LOGIN_BODY = 64 * 1024
 
 
 class Request(NamedTuple):
@@ -125,6 +128,30 @@ class PanelApp:
         self.session_timeout_s = session_timeout_s
 
     # -- the entry point ------------------------------------------------------------
+    def admit_body(self, request: Request, length: int) -> Optional[Response]:
+        """None when the server may read the request's body of `length` bytes; else the answer.
+
+        Decided from the request line and headers alone, before a byte of the body
+        is read: only a login form (small, with the login page's cookie) or a
+        request of an open session, whose CSRF header, when it sends one, is right.
+        """
+        if request.path == '/login' and request.method == 'POST':
+            if length > MAX_LOGIN_BODY:
+                return _json(413, {'error': 'a login is at most %d bytes' % MAX_LOGIN_BODY})
+            if not request.cookies.get(LOGIN_COOKIE):
+                return self._login_page(request, 'The login form expired; try again.', 403)
+            return None
+        session = self._session_of(request)
+        if session is None:
+            return _json(401, {'error': 'log in first'})
+        given = request.headers.get('x-csrf-token')
+        if given is not None and not same_token(given, session.csrf):
+            return _json(403, {'error': 'missing or wrong CSRF token'})
+        return None
+
+    def _session_of(self, request: Request) -> Optional[Session]:
+        return self.sessions.find(request.cookies.get(SESSION_COOKIE), self.passwords.version())
+
     def handle(self, request: Request) -> Response:
         try:
             return self._route(request)
@@ -143,8 +170,7 @@ class PanelApp:
             if method in ('GET', 'HEAD'):
                 return self._login_page(request, None, 200)
             return _json(405, {'error': 'method not allowed'})
-        session = self.sessions.find(request.cookies.get(SESSION_COOKIE),
-                                     self.passwords.version())
+        session = self._session_of(request)
         if session is None:
             if method != 'GET' or path.startswith(('/api/', '/static/')) or \
                     path.endswith(('.json', '.csv')):

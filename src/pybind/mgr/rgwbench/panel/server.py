@@ -117,9 +117,18 @@ class PanelWsgi:
     def _handle(self, environ: Dict[str, Any]) -> Response:
         headers = _headers_of(environ)
         rfile = environ['wsgi.input']
+        request = Request(method=str(environ.get('REQUEST_METHOD') or 'GET'),
+                          path=_path_of(environ), query=_query_of(environ), form={},
+                          headers=headers, cookies=parse_cookies(headers.get('cookie', '')),
+                          remote=str(environ.get('REMOTE_ADDR') or ''),
+                          secure=environ.get('wsgi.url_scheme') == 'https')
         try:
             length = body_length(headers.get('content-length'),
                                  headers.get('transfer-encoding'), MAX_BODY)
+            refused = self.app.admit_body(request, length) if length else None
+            if refused is not None:
+                _forget_unread_body(rfile)
+                return refused._replace(headers=refused.headers + [('Connection', 'close')])
             try:
                 body = read_body(rfile, length)
             except BodyRefused:
@@ -129,13 +138,8 @@ class PanelWsgi:
             # The body is not (all) read, so the connection cannot carry another request.
             return Response(e.status, json.dumps({'error': str(e)}).encode(),
                             'application/json', SECURITY_HEADERS + [('Connection', 'close')])
-        request = Request(method=str(environ.get('REQUEST_METHOD') or 'GET'),
-                          path=_path_of(environ), query=_query_of(environ),
-                          form=parse_form(body, headers.get('content-type', '')),
-                          headers=headers, cookies=parse_cookies(headers.get('cookie', '')),
-                          remote=str(environ.get('REMOTE_ADDR') or ''),
-                          secure=environ.get('wsgi.url_scheme') == 'https')
-        return self.app.handle(request)
+        return self.app.handle(request._replace(
+            form=parse_form(body, headers.get('content-type', ''))))
 
 
 class _ServerLog:
@@ -179,8 +183,9 @@ class PanelServer:
         bound_server(server)
         server.error_log = _ServerLog(self.log)
         if ssl_files:
-            from cheroot.ssl.builtin import BuiltinSSLAdapter
-            server.ssl_adapter = BuiltinSSLAdapter(ssl_files[0], ssl_files[1])
+            from .tls_worker import HandshakeInWorker, WrapOnlyAdapter
+            server.ssl_adapter = WrapOnlyAdapter(ssl_files[0], ssl_files[1])
+            server.ConnectionClass = HandshakeInWorker
         server.prepare()    # binds and listens: a port in use raises here
         self._server = server
         self._thread = threading.Thread(target=self._serve, name='rgwbench-panel-server',

@@ -9,6 +9,7 @@ import socket
 import threading
 from typing import Any, Callable, Dict, NamedTuple, Optional, Protocol, Tuple
 
+from ..errors import InvalidInput
 from ..web.brake import AuthBrake
 from ..certs.store import CertificateKeys, Certificates
 from ..cluster.kvstore import SecretStore
@@ -19,16 +20,7 @@ from .auth import PasswordStore, Sessions
 DEFAULT_PORT = 9494
 
 
-def default_address() -> str:
-    """Every address: IPv6 and IPv4 where the host has IPv6, else IPv4 only."""
-    if socket.has_ipv6:
-        try:
-            with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as probe:
-                probe.bind(('::', 0))
-            return '::'
-        except OSError:
-            pass
-    return '0.0.0.0'
+WILDCARDS = ('', '::', '0.0.0.0')
 
 
 def panel_keys(mgr_id: str) -> CertificateKeys:
@@ -38,7 +30,7 @@ def panel_keys(mgr_id: str) -> CertificateKeys:
 
 
 class Listen(NamedTuple):
-    address: str           # '' for every address
+    address: str           # '' for the manager's own address
     port: int
     tls: bool
 
@@ -64,8 +56,7 @@ class PanelHost(SecretStore, Protocol):
 class Panel:
     def __init__(self, host: PanelHost, backend: PanelBackend,
                  make_server: Callable[[PanelApp], Server],
-                 build_url: Callable[..., str], log: Any,
-                 default_address: Callable[[], str] = default_address) -> None:
+                 build_url: Callable[..., str], log: Any) -> None:
         self.host = host
         self.passwords = PasswordStore(host)
         self.sessions = Sessions(self.session_timeout_s)
@@ -73,7 +64,6 @@ class Panel:
         self.app = PanelApp(backend, self.passwords, self.sessions, self.brake,
                             self.session_timeout_s)
         self.make_server = make_server
-        self.default_address = default_address
         self.build_url = build_url
         self.log = log
         self._lock = threading.Lock()
@@ -89,6 +79,18 @@ class Panel:
     def certificates(self) -> Certificates:
         return Certificates(self.host, panel_keys(self.host.get_mgr_id()))
 
+    def default_address(self) -> str:
+        """The address the active manager serves on (its first in the mgr map).
+
+        Never every address by default: an operator who wants the panel on
+        another interface, or on all of them, says so with `panel_address`.
+        """
+        address = str(self.host.get_mgr_ip() or '')
+        if address in WILDCARDS:
+            raise InvalidInput('cannot tell the address of this manager; set one with '
+                               '`ceph config set mgr mgr/rgwbench/panel_address <address>`')
+        return address
+
     def wanted(self) -> Listen:
         return Listen(str(self.host.get_module_option('panel_address') or ''),
                       int(self.host.get_module_option('panel_port') or DEFAULT_PORT),
@@ -103,12 +105,13 @@ class Panel:
         if self._closed:
             return
         wanted = self.wanted()
-        address = wanted.address or self.default_address()
+        address = wanted.address
         try:
+            address = address or self.default_address()
             tls = None
             if wanted.tls:
                 names = [n for n in (self.host.get_mgr_ip(), socket.gethostname(),
-                                     wanted.address) if n and n not in ('::', '0.0.0.0')]
+                                     wanted.address) if n not in WILDCARDS]
                 found = self.certificates().for_names(names)
                 tls = (found.bundle.full_chain, found.bundle.key)
             server = self.make_server(self.app)
@@ -119,8 +122,7 @@ class Panel:
                            address, wanted.port, self.error)
             return
         self._server, self._listening, self.error = server, wanted, None
-        shown = wanted.address if wanted.address not in ('', '::', '0.0.0.0') \
-            else self.host.get_mgr_ip()
+        shown = address if address not in WILDCARDS else self.host.get_mgr_ip()
         self.url = self.build_url(scheme='https' if wanted.tls else 'http', host=shown,
                                   port=wanted.port, path='/')
         self.host.set_uri(self.url)
@@ -160,6 +162,10 @@ class Panel:
     # -- what `panel show` says -----------------------------------------------------
     def describe(self) -> Dict[str, Any]:
         wanted = self.wanted()
+        try:
+            address = wanted.address or self.default_address()
+        except InvalidInput as e:
+            address = '(%s)' % e
         current = None
         try:
             found = self.certificates().current()
@@ -172,7 +178,7 @@ class Panel:
             current = {'error': str(e)}
         return {'url': self.url,
                 'serving': self._server is not None, 'error': self.error,
-                'address': wanted.address or self.default_address(), 'port': wanted.port,
+                'address': address, 'port': wanted.port,
                 'tls': wanted.tls, 'certificate': current if wanted.tls else None,
                 'password_set': self.passwords.is_set(), 'sessions': self.sessions.count(),
                 'session_timeout_s': int(self.session_timeout_s())}

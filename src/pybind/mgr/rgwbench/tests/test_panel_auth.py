@@ -431,3 +431,31 @@ def test_the_table_stays_bounded() -> None:
         brake.failed('2001:db8:%x::1' % n)
         clock.now += 0.1
     assert len(brake._failures) <= 51
+
+
+def test_one_budget_of_failures_for_every_source_together() -> None:
+    clock = Clock()
+    brake = AuthBrake(budget=5, window_s=60.0, clock=clock)
+    for n in range(5):                               # five sources, each failing once
+        assert brake.locked_for('2001:db8:%x::1' % n) == 0.0
+        brake.failed('2001:db8:%x::1' % n)
+        clock.now += 1
+    # spent: a new source and an old one whose own wait is over must wait for the window
+    assert brake.locked_for('203.0.113.9') == pytest.approx(55.0)
+    assert brake.locked_for('2001:db8:4::1') == pytest.approx(55.0)
+    clock.now += 55                                  # the first failure leaves the window
+    assert brake.locked_for('203.0.113.9') == 0.0
+    brake.failed('203.0.113.9')
+    assert brake.locked_for('198.51.100.1') == pytest.approx(1.0)   # the second's turn
+
+
+def test_the_default_budget_is_100_failures_in_10_minutes() -> None:
+    clock = Clock()
+    brake = AuthBrake(clock=clock)
+    for n in range(100):                             # a new /64 for each guess, 5 s apart
+        assert brake.locked_for('2001:db8:%x::1' % n) == 0.0
+        brake.failed('2001:db8:%x::1' % n)
+        clock.now += 5
+    assert brake.locked_for('2001:db8:ffff::1') == pytest.approx(100.0)
+    clock.now += 100
+    assert brake.locked_for('2001:db8:ffff::1') == 0.0

@@ -218,6 +218,20 @@ def test_too_many_wrong_passwords_lock_the_address(h: Harness) -> None:
     assert h.post_login(PASSWORD).status == 303    # lock_s after the last failure
 
 
+def test_many_sources_share_one_budget_of_wrong_passwords(h: Harness) -> None:
+    # Each guess from a new /64 passes every source's own brake; 100 within 10 minutes
+    # spend the budget of all, and then even the right password is not checked.
+    for n in range(100):
+        assert h.post_login('guess %d' % n, remote='2001:db8:%x::1' % n).status == 401
+        h.clock.now += 1
+    response = h.post_login(PASSWORD, remote='192.0.2.99')
+    assert response.status == 429
+    assert int(header(response, 'Retry-After')) == 501
+    assert h.sessions.count() == 0
+    h.clock.now += 501
+    assert h.post_login(PASSWORD, remote='192.0.2.99').status == 303
+
+
 def test_changing_the_password_ends_the_sessions(h: Harness) -> None:
     login = h.login()
     assert h.get('/api/status', login).status == 200

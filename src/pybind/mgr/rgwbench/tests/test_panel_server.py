@@ -11,12 +11,17 @@ import socket
 import ssl
 import tempfile
 import threading
+import time
+import urllib.parse
+from io import BytesIO
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
+from panel_harness import PASSWORD, Harness, Login
 
 from rgwbench.panel import server as module
-from rgwbench.panel.app import Request, Response, parse_form
+from rgwbench.panel import app as app_module
+from rgwbench.panel.app import LOGIN_COOKIE, SESSION_COOKIE, Request, Response, parse_form
 from rgwbench.certs.pem import self_signed_certificate
 
 
@@ -61,6 +66,9 @@ class FakeApp:
             raise self.fail
         return Response(200, b'ok:' + request.path.encode('utf-8'), 'text/plain',
                         [('Set-Cookie', 'a=1; HttpOnly'), ('Set-Cookie', 'b=2')])
+
+    def admit_body(self, request: Request, length: int) -> Optional[Response]:
+        return None
 
 
 class Log:
@@ -188,6 +196,62 @@ def test_an_app_that_fails_answers_500_and_logs_no_header() -> None:
 def test_a_json_body_too_deep_or_not_json_is_no_form(body: bytes) -> None:
     # Nested past the parser's depth, it once ended in a 500 from CherryPy.
     assert parse_form(body, 'application/json') == {}
+
+
+# -- who may send a body: decided from the headers, before a byte of it is read ------------
+@pytest.fixture
+def panel() -> Harness:
+    """The panel's real app over a fake backend, its requests sent here through the WSGI app."""
+    return Harness()
+
+
+def session_headers(login: Login, csrf: Optional[str], length: int) -> Dict[str, str]:
+    headers = {'Cookie': '%s=%s' % (SESSION_COOKIE, login.token),
+               'Content-Type': 'application/x-www-form-urlencoded',
+               'Content-Length': str(length)}
+    if csrf is not None:
+        headers['X-CSRF-Token'] = csrf
+    return headers
+
+
+@pytest.mark.parametrize('path', ['/api/runs', '/api/abort', '/logout', '/no/such/page'])
+def test_a_body_without_a_session_is_refused_unread(panel: Harness, path: str) -> None:
+    answer, body = call(panel.app, {'Content-Length': str(module.MAX_BODY),
+                                    'Cookie': '%s=guessed' % SESSION_COOKIE}, path=path)
+    assert answer.status.startswith('401 ') and body.read_bytes == 0
+    assert answer.header('Connection') == 'close'
+    assert panel.backend.calls == []
+
+
+def test_a_body_with_a_wrong_csrf_header_is_refused_unread(panel: Harness) -> None:
+    login = panel.login()
+    answer, body = call(panel.app, session_headers(login, 'wrong', 1000), path='/api/abort')
+    assert answer.status.startswith('403 ') and body.read_bytes == 0
+    assert 'abort_run' not in panel.backend.names()
+
+
+def test_a_login_body_is_read_only_with_the_login_pages_cookie_and_small(panel: Harness) -> None:
+    answer, body = call(panel.app, {'Content-Length': '100'}, path='/login')
+    assert answer.status.startswith('403 ') and body.read_bytes == 0
+    assert b'The login form expired' in answer.body
+    answer, body = call(panel.app, {'Content-Length': str(app_module.MAX_LOGIN_BODY + 1),
+                                    'Cookie': '%s=t' % LOGIN_COOKIE}, path='/login')
+    assert answer.status.startswith('413 ') and body.read_bytes == 0
+    assert panel.brake.locked_for('192.0.2.1') == 0.0        # no password was checked
+
+
+def test_a_body_of_a_session_is_read_and_acted_on(panel: Harness) -> None:
+    login = panel.login()
+    form = ('csrf_token=%s' % login.csrf).encode()
+    answer, _ = call(panel.app, session_headers(login, None, len(form)), BytesIO(form),
+                     path='/api/abort')
+    assert answer.status.startswith('202 ') and panel.backend.names()[-1] == 'abort_run'
+    token = panel.login_form(remote='192.0.2.1')
+    form = urllib.parse.urlencode({'login_token': token, 'password': PASSWORD}).encode()
+    answer, _ = call(panel.app, {'Content-Length': str(len(form)),
+                                 'Content-Type': 'application/x-www-form-urlencoded',
+                                 'Cookie': '%s=%s' % (LOGIN_COOKIE, token)}, BytesIO(form))
+    assert answer.status.startswith('303 ')
 
 
 # -- the server: real cheroot ----------------------------------------------------------------
@@ -321,3 +385,27 @@ def test_cheroots_error_log_goes_to_the_mgr_log_not_stderr(
     except ValueError:
         server_log('Error in HTTPServer.serve', level=40, traceback=True)
     assert 'in a worker' in log.lines[0] and capsys.readouterr().err == ''
+
+
+def test_an_announced_body_without_a_session_is_answered_before_it_is_sent(
+        panels: List[module.PanelServer], panel: Harness) -> None:
+    # The client announces 1 MiB and sends none of it: the answer comes at once, not
+    # after the server has waited for the body (cheroot's timeout is 10 s).
+    port = free_port()
+    server = module.PanelServer(panel.app, Log())
+    panels.append(server)
+    server.start('127.0.0.1', port, None)
+    with socket.create_connection(('127.0.0.1', port), timeout=30) as client:
+        began = time.monotonic()
+        client.sendall(b'POST /api/runs HTTP/1.1\r\nHost: x\r\n'
+                       b'Content-Type: application/x-www-form-urlencoded\r\n'
+                       b'Content-Length: %d\r\n\r\n' % module.MAX_BODY)
+        answer = b''
+        while b'\r\n\r\n' not in answer:
+            chunk = client.recv(4096)
+            if not chunk:
+                break
+            answer += chunk
+        took = time.monotonic() - began
+    assert answer.startswith(b'HTTP/1.1 401 '), answer[:100]
+    assert took < 8, took

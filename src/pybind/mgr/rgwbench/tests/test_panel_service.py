@@ -76,8 +76,7 @@ class Service:
         self.fail: Optional[Exception] = None
         self.log = FakeLog()
         self.backend = FakeBackend()
-        self.panel = Panel(self.host, self.backend, self.make_server, build_url, self.log,
-                           default_address=lambda: '::')
+        self.panel = Panel(self.host, self.backend, self.make_server, build_url, self.log)
 
     def make_server(self, app: PanelApp) -> FakeServer:
         server = FakeServer(app, self.fail)
@@ -91,7 +90,7 @@ def test_the_panel_over_https_with_a_self_signed_certificate() -> None:
     [server] = service.servers
     assert server.app is service.panel.app
     [(address, port, tls)] = server.started
-    assert (address, port) == ('::', 9443)
+    assert (address, port) == ('192.0.2.10', 9443)
     assert tls is not None
     cert, key = tls
     assert cert.startswith('-----BEGIN CERTIFICATE-----')
@@ -104,7 +103,7 @@ def test_the_panel_over_https_with_a_self_signed_certificate() -> None:
     assert described['serving'] is True
     assert described['url'] == 'https://192.0.2.10:9443/'
     assert described['error'] is None
-    assert (described['address'], described['port'], described['tls']) == ('::', 9443, True)
+    assert (described['address'], described['port'], described['tls']) == ('192.0.2.10', 9443, True)
     assert described['certificate']['source'] == 'generated'
     assert described['certificate']['fingerprint_sha256'] == info['fingerprint_sha256']
     text = json.dumps(described)
@@ -115,7 +114,7 @@ def test_the_panel_over_https_with_a_self_signed_certificate() -> None:
     # a restart serves the same certificate: it is kept, not made anew
     service.panel.restart()
     assert server.stopped == 1
-    assert service.servers[1].started == [('::', 9443, (cert, key))]
+    assert service.servers[1].started == [('192.0.2.10', 9443, (cert, key))]
 
 
 def test_the_panel_over_http_on_its_own_address() -> None:
@@ -132,7 +131,7 @@ def test_the_panel_over_http_on_its_own_address() -> None:
 def test_the_panel_defaults() -> None:
     service = Service()
     service.panel.start()
-    assert service.servers[0].started == [('::', 9494, None)]
+    assert service.servers[0].started == [('192.0.2.10', 9494, None)]
     assert service.host.uris == ['http://192.0.2.10:9494/']
     described = service.panel.describe()
     assert described['password_set'] is False
@@ -184,7 +183,7 @@ def test_restart_if_changed() -> None:
     service.panel.restart_if_changed()
     first, second = service.servers
     assert first.stopped == 1
-    assert second.started == [('::', 9595, None)]
+    assert second.started == [('192.0.2.10', 9595, None)]
     assert service.host.uris[-1] == 'http://192.0.2.10:9595/'
     assert service.panel.describe()['url'] == 'http://192.0.2.10:9595/'
     assert service.panel.wanted() == Listen('', 9595, False)

@@ -14,14 +14,24 @@ longest and may try again makes room; a source that must still wait is never
 pushed out by a new one, so that rotating addresses frees none. When every
 source of a full table must still wait, new sources count as one: many new
 addresses guessing at once are braked as a single one, while a source already
-known keeps its own count. Shared by the panel's login and the agents' endpoint.
+known keeps its own count.
+
+Besides each source's count there is one budget for all of them: at most
+`budget` failures within any `window_s`. Once it is spent every source is
+refused without a check until the oldest failure of the window has aged out,
+so that many sources guessing at once (an IPv6 network has more /64s than
+the table has rows) get no more tries between them than the budget.
+Shared by the panel's login and the agents' endpoint.
 """
+import collections
 import ipaddress
 import threading
 import time
-from typing import Callable, Dict, NamedTuple
+from typing import Callable, Deque, Dict, NamedTuple
 
 MAX_SOURCES = 10000
+BUDGET = 100            # failures of all sources together ...
+BUDGET_WINDOW_S = 600.0  # ... within any 10 minutes
 OVERFLOW = '*'          # the source new ones count as while the table is full
 
 
@@ -47,15 +57,27 @@ class _Failures(NamedTuple):
 class AuthBrake:
     def __init__(self, first_s: float = 1.0, max_s: float = 8.0, lock_after: int = 10,
                  lock_s: float = 300.0, clock: Callable[[], float] = time.monotonic,
-                 max_sources: int = MAX_SOURCES) -> None:
+                 max_sources: int = MAX_SOURCES, budget: int = BUDGET,
+                 window_s: float = BUDGET_WINDOW_S) -> None:
         self.first_s = first_s
         self.max_s = max_s
         self.lock_after = lock_after
         self.lock_s = lock_s
         self.clock = clock
         self.max_sources = max_sources
+        self.budget = budget
+        self.window_s = window_s
         self._lock = threading.Lock()
         self._failures: Dict[str, _Failures] = {}
+        self._spent: Deque[float] = collections.deque(maxlen=budget)  # the last failures, when
+
+    def _budget_wait(self, now: float) -> float:
+        """Seconds until the budget of all sources has a failure to spend again."""
+        while self._spent and now - self._spent[0] >= self.window_s:
+            self._spent.popleft()
+        if len(self._spent) < self.budget:
+            return 0.0
+        return self._spent[0] + self.window_s - now
 
     def _key(self, address: str, now: float) -> str:
         """The source's key in the table; OVERFLOW for a new one while the table is full."""
@@ -72,19 +94,22 @@ class AuthBrake:
         """Seconds `address` must still wait before a check (0: it may try now)."""
         with self._lock:
             now = self.clock()
+            everyone = self._budget_wait(now)
             key = self._key(address, now)
             found = self._failures.get(key)
             if found is None:
-                return 0.0
+                return everyone
             if now - found.last >= self.lock_s:
                 del self._failures[key]
-                return 0.0
-            return max(0.0, found.until - now)
+                return everyone
+            return max(everyone, found.until - now)
 
     def failed(self, address: str) -> float:
         """Count a failure of `address`; returns the seconds it must wait before its next try."""
         with self._lock:
             now = self.clock()
+            self._budget_wait(now)
+            self._spent.append(now)
             key = self._key(address, now)
             count, last, _ = self._failures.get(key, _Failures(0, 0.0, 0.0))
             if count and now - last >= self.lock_s:
