@@ -12,6 +12,7 @@ from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..formatting import table
 from .finding_rows import MARK, findings_lines, marked
+from .host_report import hosts_markdown, hosts_text
 from .model import (COLUMNS, FIGURES, LEVEL, UNTESTED_FLOOR_PCT, Comparison, Figure, Run,
                     RunSummary, WorkloadResult, all_workloads, columns, compared_columns,
                     present, untested)
@@ -124,7 +125,8 @@ def cell_values(item: TableRow,
     row = item.row or Comparison()
     cells = []
     for figure in shown:
-        if figure.optional and row.change(figure) is None and figure.of(entry) is not None:
+        if figure.absolute or (figure.optional and row.change(figure) is None
+                               and figure.of(entry) is not None):
             cells.append((number(figure.of(entry)), False))
         else:
             text, significant = change_cell(row, figure)
@@ -161,11 +163,16 @@ def _cells(item: TableRow, mark: str, shown: Sequence[Figure]) -> List[str]:
 
 def optional_legend(shown: Sequence[Figure]) -> Optional[str]:
     """What the optional columns shown hold, if any is shown."""
-    names = [str(f.column) for f in shown if f.optional]
-    if not names:
-        return None
-    return ('%s: HAProxy\'s CPU cores and RSS MiB (absolute where the baseline had no '
-            'ingress).' % ', '.join(names))
+    names = [str(f.column) for f in shown if f.optional and f.name.startswith('haproxy')]
+    lines = []
+    if names:
+        lines.append('%s: HAProxy\'s CPU cores and RSS MiB (absolute where the baseline had '
+                     'no ingress).' % ', '.join(names))
+    if any(f.absolute for f in shown):
+        lines.append('/RGW, /HAP, /OSD: the mean per daemon (the sum over the daemons '
+                     'counted), absolute in every row; OSD CPU: the cluster\'s OSDs on the '
+                     'sampled hosts.')
+    return '\n'.join(lines) or None
 
 
 #: after an open-loop workload's name in the tables
@@ -298,6 +305,7 @@ def result_to_text(run: Run) -> str:
     if notes:
         lines.append('')
         lines.extend(notes)
+    lines.extend(hosts_text(run))
     found = findings_lines(run)
     if found:
         lines.append('')
@@ -431,6 +439,7 @@ def result_to_markdown(run: Run) -> str:
     if notes:
         lines.append('')
         lines.extend(notes)
+    lines.extend(hosts_markdown(run))
     found = findings_lines(run)
     if found:
         lines += ['', '```'] + found + ['```']
