@@ -8,9 +8,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from ..checks.finding import ordered
 from ..profiles.field_checks import MAX_DURATION_S, MAX_PROCESSES, MAX_REPEATS, PAYLOAD_SIGNING
 from ..results.finding_rows import MARK, marked
-from ..results.host_report import HEADERS as HOST_HEADERS
-from ..results.host_report import LEGEND as HOST_LEGEND
-from ..results.host_report import host_rows
+from ..results.host_report import tables as server_tables
 from ..results.model import (CHARTED, Comparison, Figure, Run, RunSummary, WorkloadResult, columns)
 from ..results.report import (cell_values, changed_settings, level_text, noise_text, table_rows,
                               when)
@@ -263,17 +261,21 @@ def seeds_section(run: Run) -> str:
 
 
 def hosts_section(run: Run) -> str:
-    """Each sampled host's CPU, interfaces and OSDs, per workload and variant."""
-    rows = host_rows(run)
-    if not rows:
+    """Per workload and variant: the daemons counted (sums and means per daemon), and
+    each sampled host's CPU, interfaces and OSDs."""
+    found = server_tables(run)
+    if not found:
         return ''
-    head = ''.join('<th>%s</th>' % escaped(h) for h in HOST_HEADERS)
-    body = ''.join('<tr>%s</tr>' % ''.join(
-        '<td%s>%s</td>' % ('' if i < 3 or i == 6 else ' class="num"', escaped(c))
-        for i, c in enumerate(row)) for row in rows)
-    return ('<section id="hosts"><h2>Hosts</h2><div class="scroll"><table id="host-figures">'
-            '<thead><tr>%s</tr></thead><tbody>%s</tbody></table></div>'
-            '<p class="legend">%s</p></section>' % (head, body, escaped(HOST_LEGEND)))
+    parts = []
+    for title, headers, rows, legend in found:
+        head = ''.join('<th>%s</th>' % escaped(h) for h in headers)
+        body = ''.join('<tr>%s</tr>' % ''.join(
+            '<td%s>%s</td>' % ('' if i < 3 or headers[i] == 'NIC' else ' class="num"',
+                               escaped(c)) for i, c in enumerate(row)) for row in rows)
+        parts.append('<h3>%s</h3><div class="scroll"><table id="%s-figures"><thead><tr>%s'
+                     '</tr></thead><tbody>%s</tbody></table></div><p class="legend">%s</p>'
+                     % (escaped(title), title.lower(), head, body, escaped(legend)))
+    return '<section id="servers"><h2>Daemons and hosts</h2>%s</section>' % ''.join(parts)
 
 
 def findings_section(run: Run) -> str:

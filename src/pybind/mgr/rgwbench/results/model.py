@@ -698,8 +698,10 @@ class Figure:
     the title of its bar chart in the panel. ``tested``: the noise test
     (OPS_TEST or LATENCY_TEST) whose verdict marks its change as significant.
     ``optional``: in the tables only when a workload has it (HAProxy's
-    figures: only when an ingress was in the run). ``absolute``: shown as it is in
-    every row, a comparison row too (a mean per daemon, whose change is the sum's).
+    figures: only when an ingress was in the run). ``absolute``: a row of the seeds
+    layout whatever its column, its value shown in every variant with no % change (a mean
+    per daemon, whose change is the sum's); the text tables show these under the table
+    (results.host_report).
     """
     name: str
     unit: str
@@ -767,29 +769,29 @@ FIGURES: Tuple[Figure, ...] = (
     Figure('rgw_daemons', 'daemons', 'RGW daemons', None, _rgw(lambda s: s.daemons)),
     Figure('rgw_cpu_cores', 'cores', 'RGW CPU cores', LOWER, _rgw(lambda s: s.cpu_cores),
            change='rgw_cpu_pct', column='RGW CPU', chart='RGW CPU'),
+    Figure('rgw_cpu_cores_mean', 'cores', 'RGW CPU cores per daemon', LOWER, _rgw(_cpu_each),
+           absolute=True),
     Figure('rgw_rss_mib', 'MiB', 'RGW RSS MiB', LOWER, _rgw(lambda s: s.rss_mib),
            change='rgw_rss_pct', column='RGW MiB', chart='RGW memory'),
-    Figure('rgw_cpu_cores_mean', 'cores', 'RGW CPU cores per daemon', LOWER, _rgw(_cpu_each),
-           column='CPU/RGW', absolute=True),
     Figure('rgw_rss_mib_mean', 'MiB', 'RGW RSS MiB per daemon', LOWER, _rgw(_rss_each),
-           column='MiB/RGW', absolute=True),
+           absolute=True),
     Figure('haproxy_daemons', 'daemons', 'HAProxy daemons', None,
            _haproxy(lambda s: s.daemons), optional=True),
     Figure('haproxy_cpu_cores', 'cores', 'HAProxy CPU cores', LOWER,
            _haproxy(lambda s: s.cpu_cores), change='haproxy_cpu_pct', column='HAP CPU',
            optional=True),
+    Figure('haproxy_cpu_cores_mean', 'cores', 'HAProxy CPU cores per daemon', LOWER,
+           _haproxy(_cpu_each), optional=True, absolute=True),
     Figure('haproxy_rss_mib', 'MiB', 'HAProxy RSS MiB', LOWER, _haproxy(lambda s: s.rss_mib),
            change='haproxy_rss_pct', column='HAP MiB', optional=True),
-    Figure('haproxy_cpu_cores_mean', 'cores', 'HAProxy CPU cores per daemon', LOWER,
-           _haproxy(_cpu_each), column='CPU/HAP', optional=True, absolute=True),
     Figure('haproxy_rss_mib_mean', 'MiB', 'HAProxy RSS MiB per daemon', LOWER,
-           _haproxy(_rss_each), column='MiB/HAP', optional=True, absolute=True),
+           _haproxy(_rss_each), optional=True, absolute=True),
     Figure('osd_daemons', 'daemons', 'OSD daemons (sampled hosts)', None,
            _osd(lambda s: s.daemons), optional=True),
     Figure('osd_cpu_cores', 'cores', 'OSD CPU cores (sampled hosts)', LOWER,
-           _osd(lambda s: s.cpu_cores), column='OSD CPU', optional=True, absolute=True),
+           _osd(lambda s: s.cpu_cores), optional=True, absolute=True),
     Figure('osd_cpu_cores_mean', 'cores', 'OSD CPU cores per daemon', LOWER, _osd(_cpu_each),
-           column='CPU/OSD', optional=True, absolute=True),
+           optional=True, absolute=True),
 )
 #: the figures a comparison row has a % change of
 COMPARED: Tuple[Figure, ...] = tuple(f for f in FIGURES if f.change)

@@ -125,8 +125,7 @@ def cell_values(item: TableRow,
     row = item.row or Comparison()
     cells = []
     for figure in shown:
-        if figure.absolute or (figure.optional and row.change(figure) is None
-                               and figure.of(entry) is not None):
+        if figure.optional and row.change(figure) is None and figure.of(entry) is not None:
             cells.append((number(figure.of(entry)), False))
         else:
             text, significant = change_cell(row, figure)
@@ -163,16 +162,11 @@ def _cells(item: TableRow, mark: str, shown: Sequence[Figure]) -> List[str]:
 
 def optional_legend(shown: Sequence[Figure]) -> Optional[str]:
     """What the optional columns shown hold, if any is shown."""
-    names = [str(f.column) for f in shown if f.optional and f.name.startswith('haproxy')]
-    lines = []
-    if names:
-        lines.append('%s: HAProxy\'s CPU cores and RSS MiB (absolute where the baseline had '
-                     'no ingress).' % ', '.join(names))
-    if any(f.absolute for f in shown):
-        lines.append('/RGW, /HAP, /OSD: the mean per daemon (the sum over the daemons '
-                     'counted), absolute in every row; OSD CPU: the cluster\'s OSDs on the '
-                     'sampled hosts.')
-    return '\n'.join(lines) or None
+    names = [str(f.column) for f in shown if f.optional]
+    if not names:
+        return None
+    return ('%s: HAProxy\'s CPU cores and RSS MiB (absolute where the baseline had no '
+            'ingress).' % ', '.join(names))
 
 
 #: after an open-loop workload's name in the tables

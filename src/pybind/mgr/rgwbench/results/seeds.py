@@ -34,7 +34,7 @@ class SeedsTable:
 
 
 #: the rows a table can have; those no variant measured are left out
-ROWS: Tuple[Figure, ...] = tuple(f for f in FIGURES if f.column)
+ROWS: Tuple[Figure, ...] = tuple(f for f in FIGURES if f.column or f.absolute)
 
 
 def _change(row: Optional[Comparison], figure: Figure) -> str:
