@@ -97,27 +97,30 @@ def _markdown(title: str, headers: Sequence[str], rows: List[List[str]],
             + ['', legend])
 
 
-def hosts_text(run: Run) -> List[str]:
-    """The daemons' and the hosts' tables under a text report (none without figures)."""
+def hosts_text(run: Run, daemons: bool = True) -> List[str]:
+    """The daemons' (unless not ``daemons``) and the hosts' tables under a text report
+    (none without figures)."""
     lines: List[str] = []
-    for title, headers, rows, legend in tables(run):
+    for title, headers, rows, legend in tables(run, daemons):
         lines += ['', '%s:' % title.lower(), table(list(headers), rows)]
         lines += textwrap.wrap(legend, width=90, subsequent_indent='   ')
     return lines
 
 
-def hosts_markdown(run: Run) -> List[str]:
+def hosts_markdown(run: Run, daemons: bool = True) -> List[str]:
     lines: List[str] = []
-    for title, headers, rows, legend in tables(run):
+    for title, headers, rows, legend in tables(run, daemons):
         lines += _markdown(title, headers, rows, legend)
     return lines
 
 
-def tables(run: Run) -> List[Tuple[str, Sequence[str], List[List[str]], str]]:
-    """(title, headers, rows, legend) of the daemons' and the hosts' tables that have rows."""
+def tables(run: Run, daemons: bool = True
+           ) -> List[Tuple[str, Sequence[str], List[List[str]], str]]:
+    """(title, headers, rows, legend) of the daemons' (unless not ``daemons``: the seeds
+    layout has their rows) and the hosts' tables that have rows."""
     found: List[Tuple[str, Sequence[str], List[List[str]], str]] = []
     for title, headers, rows, legend in (
-            ('Daemons', DAEMON_HEADERS, daemon_rows(run), DAEMONS_LEGEND),
+            ('Daemons', DAEMON_HEADERS, daemon_rows(run) if daemons else [], DAEMONS_LEGEND),
             ('Hosts', HEADERS, host_rows(run), LEGEND)):
         if rows:
             found.append((title, headers, rows, legend))

@@ -94,8 +94,9 @@ def optional_legend(tables: List[SeedsTable]) -> List[str]:
                      'where the baseline had none.')
     if any(f.absolute and f.name in found.metrics for found in tables for f in ROWS):
         lines.append('"per daemon" rows: the sum over the daemons counted, divided by their '
-                     'number (no % change: that of the sum); OSD rows: the cluster\'s OSDs on '
-                     'the hosts the agents sampled.')
+                     'number;')
+        lines.append('   no % change of their own (that of the sum). OSD rows: the cluster\'s '
+                     'OSDs on the sampled hosts.')
     return lines
 
 
@@ -106,7 +107,7 @@ def seeds_to_text(run: Run) -> str:
         lines += ['', 'workload %s' % found.workload, table(found.headers, found.rows)]
         lines += ['  ' + note for note in _notes(found)]
     lines += ['', '* a change beyond the noise the run measured and the floor.']
-    return '\n'.join(lines + optional_legend(tables) + hosts_text(run))
+    return '\n'.join(lines + optional_legend(tables) + hosts_text(run, daemons=False))
 
 
 def _md(text: Any) -> str:
@@ -130,7 +131,7 @@ def seeds_to_markdown(run: Run) -> str:
     lines += ['', 'Bold: a change beyond the noise the run measured and the floor.']
     for line in optional_legend(tables):
         lines += ['', line]
-    return '\n'.join(lines + hosts_markdown(run))
+    return '\n'.join(lines + hosts_markdown(run, daemons=False))
 
 
 def seeds_to_csv(run: Run) -> str:
