@@ -21,18 +21,10 @@ import time
 from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Set, Tuple
 
 from .proc import (Daemon, command_line, find_daemons, option_values, other_cluster,
-                   process_ticks, processes, rss_kib)
+                   process_ticks, processes, read_text, rss_kib)
 
 LOOPBACK = "lo"
 OSD_PROGRAM = "ceph-osd"
-
-
-def _read(path: str) -> Optional[str]:
-    try:
-        with open(path, "r") as f:
-            return f.read()
-    except OSError:
-        return None
 
 
 class CpuTimes(NamedTuple):
@@ -81,7 +73,7 @@ def net_bytes(text: str) -> Dict[str, Tuple[int, int]]:
 
 def link_speed_mbit(interface: str, root: str = "/sys/class/net") -> Optional[int]:
     """An interface's link speed in Mb/s; None when unknown."""
-    text = _read(os.path.join(root, interface, "speed"))
+    text = read_text(os.path.join(root, interface, "speed"))
     try:
         speed = int(str(text).strip())
     except ValueError:
@@ -113,12 +105,12 @@ class HostSampler:
         self._start = self._end = 0.0
 
     def _read_cpu(self) -> None:
-        found = cpu_times(_read(os.path.join(self.root, "stat")) or "")
+        found = cpu_times(read_text(os.path.join(self.root, "stat")) or "")
         if found is not None:
             self._cpu.append(found)
 
     def _read_net(self) -> Dict[str, Tuple[int, int]]:
-        return net_bytes(_read(os.path.join(self.root, "net", "dev")) or "")
+        return net_bytes(read_text(os.path.join(self.root, "net", "dev")) or "")
 
     def osd_pids(self) -> List[int]:
         """The pids of this cluster's OSDs on this host."""
@@ -129,7 +121,7 @@ class HostSampler:
         found = []
         for pid in sorted(processes([OSD_PROGRAM], self.root)):
             argv = command_line(pid, self.root)
-            cgroup = _read("%s/%d/cgroup" % (self.root, pid)) or ""
+            cgroup = read_text("%s/%d/cgroup" % (self.root, pid)) or ""
             if other_cluster(argv, cgroup, self.fsid):
                 continue
             if (unit and unit in cgroup) or configs & set(option_values(argv, "-c", "--conf")):

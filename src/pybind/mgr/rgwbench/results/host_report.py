@@ -11,11 +11,11 @@ not know it) and the CPU of the cluster's OSDs on it. Runs stored before
 these figures have no rows.
 """
 import textwrap
-from typing import List, Optional, Sequence, Tuple
+from typing import Iterator, List, Optional, Sequence, Tuple
 
 from ..formatting import table
 from .host_findings import MIB
-from .model import NicFigures, Run, ServerFigures
+from .model import NicFigures, Run, ServerFigures, WorkloadResult
 
 HEADERS = ('WORKLOAD', 'VARIANT', 'HOST', 'CPUS', 'CPU%', 'PEAK%', 'NIC', 'RX MiB/s',
            'TX MiB/s', 'LINK', 'OSD CPU')
@@ -44,44 +44,43 @@ def _nic_cells(nic: Optional[NicFigures]) -> List[str]:
             str(nic.speed_mbit) if nic.speed_mbit else 'unknown']
 
 
+def _measured(run: Run) -> Iterator[Tuple[List[str], WorkloadResult]]:
+    """Per workload, then variant: (their names, what it measured), failures left out."""
+    for name in run.workload_names():
+        for variant in run.variants:
+            entry = variant.workload(name)
+            if entry is not None and not entry.error:
+                yield [str(name), str(variant.name)], entry
+
+
 def host_rows(run: Run) -> List[List[str]]:
     """Rows of HEADERS: per workload, variant and host, one per interface (the host's
     figures on its first)."""
     rows: List[List[str]] = []
-    for name in run.workload_names():
-        for variant in run.variants:
-            entry = variant.workload(name)
-            if entry is None or entry.error:
-                continue
-            for host in entry.figures.host_figures or []:
-                osd = host.osd
-                first = [str(name), str(variant.name), str(host.host),
-                         '-' if host.cpus is None else str(host.cpus),
-                         _num(host.cpu_pct_mean), _num(host.cpu_pct_peak)]
-                tail = ['-' if osd is None else _num(osd.cpu_cores, 2)]
-                nics: List[Optional[NicFigures]] = list(host.nics or []) or [None]
-                for i, nic in enumerate(nics):
-                    lead = first if i == 0 else [''] * len(first)
-                    rows.append(lead + _nic_cells(nic) + (tail if i == 0 else ['']))
+    for names, entry in _measured(run):
+        for host in entry.figures.host_figures or []:
+            osd = host.osd
+            first = names + [str(host.host), '-' if host.cpus is None else str(host.cpus),
+                             _num(host.cpu_pct_mean), _num(host.cpu_pct_peak)]
+            tail = ['-' if osd is None else _num(osd.cpu_cores, 2)]
+            nics: List[Optional[NicFigures]] = list(host.nics or []) or [None]
+            for i, nic in enumerate(nics):
+                lead = first if i == 0 else [''] * len(first)
+                rows.append(lead + _nic_cells(nic) + (tail if i == 0 else ['']))
     return rows
 
 
 def daemon_rows(run: Run) -> List[List[str]]:
     """Rows of DAEMON_HEADERS: per workload, variant and kind of daemon counted."""
     rows: List[List[str]] = []
-    for name in run.workload_names():
-        for variant in run.variants:
-            entry = variant.workload(name)
-            if entry is None or entry.error:
-                continue
-            for key, label in DAEMON_KINDS:
-                found: Optional[ServerFigures] = getattr(entry.figures, key)
-                if found is None:
-                    continue
-                rows.append([str(name), str(variant.name), label,
-                             '-' if found.daemons is None else str(found.daemons),
-                             _num(found.cpu_cores, 3), _num(found.per_daemon_mean('cpu_cores'), 3),
-                             _num(found.rss_mib), _num(found.per_daemon_mean('rss_mib'))])
+    for names, entry in _measured(run):
+        for key, label in DAEMON_KINDS:
+            found: Optional[ServerFigures] = getattr(entry.figures, key)
+            if found is not None:
+                rows.append(names + [
+                    label, '-' if found.daemons is None else str(found.daemons),
+                    _num(found.cpu_cores, 3), _num(found.per_daemon_mean('cpu_cores'), 3),
+                    _num(found.rss_mib), _num(found.per_daemon_mean('rss_mib'))])
     return rows
 
 
