@@ -2,13 +2,17 @@
 interfaces and OSDs, and the finding of a saturated host."""
 import json
 import os
-from typing import Any, Dict, List
+import time
+from typing import Any, Dict, List, cast
 
 import pytest
 
 from rgwbench.checks.finding import Level
 from rgwbench.loadgen.host_stats import HostSampler, cpu_times, link_speed_mbit, net_bytes
+from rgwbench.loadgen.progress import Reporter
 from rgwbench.loadgen.result import finalize
+from rgwbench.loadgen.schedule import Schedule
+from rgwbench.loadgen.workload import Job
 from rgwbench.panel.pages import hosts_section
 from rgwbench.results.host_findings import host_findings
 from rgwbench.results.host_report import hosts_text
@@ -272,3 +276,36 @@ def test_runs_stored_before_load_and_render_with_means_worked_out(name: str) -> 
     assert hosts_section(run).count('<table') == 1
     assert hosts_text(run)[1] == 'daemons:'
     assert host_findings(entry) == []
+
+
+class Recorder:
+    """A sampler that says what it was asked, and gives `figures` when stopped."""
+
+    def __init__(self, calls: List[str], name: str, figures: Dict[str, Any]) -> None:
+        self.calls, self.name, self.figures = calls, name, figures
+
+    def start(self) -> None:
+        self.calls.append(self.name + ' start')
+
+    def sample(self) -> None:
+        self.calls.append(self.name + ' sample')
+
+    def stop(self) -> Dict[str, Any]:
+        self.calls.append(self.name + ' stop')
+        return dict(self.figures)
+
+
+def test_the_host_is_sampled_with_the_daemons_and_kept_beside_them() -> None:
+    calls: List[str] = []
+    daemons = Recorder(calls, 'daemons', {'radosgw': {'daemons': 1}})
+    host = Recorder(calls, 'host', {'cpus': 2})
+    # measuring from now on, for an hour: every tick samples
+    schedule = Schedule(time.time() - 1, 0.5, 3600)
+    reporter = Reporter(Job(), schedule, None, cast(Any, daemons),
+                        host_sampler=cast(Any, host))
+    reporter.tick((0, 0, 0, 0))
+    reporter.tick((0, 0, 0, 0))
+    reporter.finish()
+    assert calls == ['daemons start', 'host start', 'daemons sample', 'host sample',
+                     'daemons stop', 'host stop']
+    assert reporter.server == {'radosgw': {'daemons': 1}, 'host': {'cpus': 2}}
