@@ -4,7 +4,10 @@ A `ceph rgwbench load` through the ingress loads both RGWs; its result must
 name each RGW and the HAProxy with their own CPU and memory, and each RGW's
 CPU must agree with what this test reads in /proc for that daemon's pid over
 the same window (the pid from the test cluster's own pid file, not from the
-module).
+module). Beside the sums, each kind's mean per daemon; and the host the agent
+sampled: its CPU, its interfaces (the load went through loopback, a NIC of
+its own), and the CPU of this cluster's OSDs only (other clusters may run on
+the machine).
 """
 import json
 import os
@@ -89,3 +92,27 @@ def test_load_reports_each_daemon_with_its_own_figures(two_rgws: Tuple[Cluster, 
     (host,) = result['server'].values()
     assert host['radosgw']['counted_by'] == 'daemon'
     assert sorted(host['radosgw']['pids']) == sorted(rgws.values())
+    assert_host_figures(c, result)
+
+
+def assert_host_figures(c: Cluster, result: Dict[str, Any]) -> None:
+    """Means per daemon agree with the sums; the host's figures are there and plausible."""
+    for kind in ('rgw', 'haproxy', 'osd'):
+        summed = result[kind]
+        assert summed['daemons'] >= 1, (kind, summed)
+        for key in ('cpu_cores', 'rss_mib'):
+            assert summed[key + '_mean'] * summed['daemons'] == pytest.approx(
+                summed[key], abs=1e-3 * summed['daemons']), (kind, summed)
+    (host,) = result['host_figures']
+    assert host['cpus'] == os.cpu_count()
+    assert 0 < host['cpu_pct_mean'] <= host['cpu_pct_peak'] <= 100, host
+    # The load went to 127.0.0.1: each PUT's body crossed loopback at least twice (to the
+    # HAProxy, then to an RGW), and loopback is not counted as a NIC.
+    assert host['loopback']['rx_bytes'] >= result['bytes'] > 0, host['loopback']
+    assert host['loopback']['rx_bytes_s'] > 0 and host['loopback']['tx_bytes_s'] > 0
+    assert 'lo' not in [nic['name'] for nic in host['nics']]
+    assert all(nic['speed_mbit'] is None or nic['speed_mbit'] > 0 for nic in host['nics'])
+    # This cluster's OSDs, every one of them and no other cluster's, were busy.
+    osds = c.ceph_json('osd', 'ls')
+    assert host['osd']['daemons'] == result['osd']['daemons'] == len(osds), host['osd']
+    assert 0 < host['osd']['cpu_cores'] == result['osd']['cpu_cores'], host['osd']

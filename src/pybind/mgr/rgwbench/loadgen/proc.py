@@ -47,7 +47,8 @@ PROGRAMS = {"rgw": "radosgw", "haproxy": "haproxy"}
 RESCAN_S = 5.0
 
 
-def _read(path: str) -> Optional[str]:
+def read_text(path: str) -> Optional[str]:
+    """A file's text; None when it cannot be read (a process gone, a file absent)."""
     try:
         with open(path, "r") as f:
             return f.read()
@@ -63,7 +64,7 @@ class Ticks(NamedTuple):
 
 def process_ticks(pid: int, root: str = "/proc") -> Optional[Ticks]:
     """The CPU ticks and start time of a process, or None if it is gone."""
-    text = _read("%s/%d/stat" % (root, pid))
+    text = read_text("%s/%d/stat" % (root, pid))
     if text is None:
         return None
     # the command name (field 2) may hold spaces and parentheses: the
@@ -76,7 +77,7 @@ def process_ticks(pid: int, root: str = "/proc") -> Optional[Ticks]:
 
 
 def rss_kib(pid: int, root: str = "/proc") -> Optional[int]:
-    text = _read("%s/%d/status" % (root, pid))
+    text = read_text("%s/%d/status" % (root, pid))
     if text is None:
         return None
     for line in text.splitlines():
@@ -112,7 +113,7 @@ def processes(programs: Iterable[str], root: str = "/proc") -> Dict[int, str]:
     for entry in entries:
         if not entry.isdigit():
             continue
-        comm = _read("%s/%s/comm" % (root, entry))
+        comm = read_text("%s/%s/comm" % (root, entry))
         if comm is not None and comm.strip() in wanted:
             found[int(entry)] = comm.strip()
     return found
@@ -196,7 +197,7 @@ def find_daemons(daemons: Sequence[Daemon], fsid: str = "",
             by_program.setdefault(daemon.program, []).append(daemon)
     for pid, comm in sorted(processes(by_program, root).items()):
         argv = command_line(pid, root)
-        cgroup = _read("%s/%d/cgroup" % (root, pid)) or ""
+        cgroup = read_text("%s/%d/cgroup" % (root, pid)) or ""
         if other_cluster(argv, cgroup, fsid):
             continue
         for daemon in by_program[comm]:

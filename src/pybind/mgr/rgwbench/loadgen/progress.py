@@ -3,6 +3,7 @@
 import time
 from typing import IO, Any, Callable, Dict, Optional, Tuple
 
+from .host_stats import HostSampler
 from .proc import ProcSampler
 from .schedule import NS, Schedule
 from .workload import Job
@@ -13,13 +14,16 @@ class Reporter:
 
     def __init__(self, job: Job, schedule: Schedule, stream: Optional[IO[str]],
                  sampler: Optional[ProcSampler],
-                 live: Optional[Callable[[Dict[str, Any]], None]] = None) -> None:
+                 live: Optional[Callable[[Dict[str, Any]], None]] = None,
+                 host_sampler: Optional[HostSampler] = None) -> None:
         self.job = job
         self.schedule = schedule
         self.stream = stream
         # Told the same figures as the progress line (an agent posts them to the module).
         self.live = live
         self.sampler = sampler
+        # The whole host's figures, beside the daemons' (under the key ``host``).
+        self.host_sampler = host_sampler
         self.server: Optional[Dict[str, Any]] = None
         self._sampling = False
         self._last: Tuple[int, int, int, int] = (0, 0, 0, 0)
@@ -31,12 +35,16 @@ class Reporter:
         if self.sampler is not None:
             if not self._sampling and self.server is None and now >= sched.measure_ns:
                 self.sampler.start()
+                if self.host_sampler is not None:
+                    self.host_sampler.start()
                 self._sampling = True
             elif self._sampling:
                 if now >= sched.end_ns:
                     self.finish()
                 else:
                     self.sampler.sample()
+                    if self.host_sampler is not None:
+                        self.host_sampler.sample()
         if (self.stream is not None or self.live is not None) and now >= sched.start_ns:
             if self._last_ns and now - self._last_ns >= NS // 2:
                 dt = (now - self._last_ns) / NS
@@ -65,4 +73,6 @@ class Reporter:
     def finish(self) -> None:
         if self.sampler is not None and self._sampling:
             self.server = self.sampler.stop()
+            if self.host_sampler is not None:
+                self.server["host"] = self.host_sampler.stop()
             self._sampling = False

@@ -193,6 +193,40 @@ def _sums(items: List[Dict[str, Any]]) -> Dict[str, Any]:
                                     2)}
 
 
+def _per_daemon_means(totals: Dict[str, Any]) -> Dict[str, Any]:
+    """Totals with their mean per daemon (the studies quote cores and MiB per RGW)."""
+    daemons = int(totals.get("daemons") or 0)
+    for key in ("cpu_cores", "rss_mib"):
+        if daemons and totals.get(key) is not None:
+            totals[key + "_mean"] = _rounded(float(totals[key]) / daemons, 4)
+    return totals
+
+
+def host_figures(server: Dict[str, Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """Each sampled host's own figures (CPU, interfaces, its OSDs), by host name."""
+    found = []
+    for host in sorted(server):
+        figures = server[host].get("host")
+        if isinstance(figures, dict):
+            entry = {"host": host}
+            entry.update({k: v for k, v in figures.items() if k != "window_s"})
+            found.append(entry)
+    return found
+
+
+def _osd_totals(hosts: List[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+    """The OSDs found on the sampled hosts, added."""
+    osds = [h["osd"] for h in hosts if isinstance(h.get("osd"), dict)]
+    if not osds:
+        return None
+    totals: Dict[str, Any] = {"daemons": sum(int(o.get("daemons") or 0) for o in osds),
+                              "cpu_cores": _rounded(sum(float(o.get("cpu_cores") or 0.0)
+                                                        for o in osds), 4),
+                              "rss_mib": _rounded(sum(float(o.get("rss_mib") or 0.0)
+                                                      for o in osds), 2)}
+    return _per_daemon_means(totals)
+
+
 def _server_totals(server: Dict[str, Dict[str, Any]], name: str) -> Optional[Dict[str, Any]]:
     """The figures of a program's daemons on every host, added.
 
@@ -212,11 +246,12 @@ def _server_totals(server: Dict[str, Dict[str, Any]], name: str) -> Optional[Dic
         daemons = [_daemon_figures(by_daemon[k]) for k in sorted(by_daemon)]
         totals: Dict[str, Any] = {"daemons": len(daemons)}
         totals.update(_sums(daemons))
+        _per_daemon_means(totals)
         totals["per_daemon"] = daemons
         return totals
     totals = {"daemons": sum(int(x.get("daemons", 0)) for x in found)}
     totals.update(_sums(found))
-    return totals
+    return _per_daemon_means(totals)
 
 
 def _merge_host(kept: Dict[str, Any], other: Dict[str, Any]) -> Dict[str, Any]:
@@ -297,6 +332,12 @@ def finalize(raw: Dict[str, Any]) -> Dict[str, Any]:
         totals = _server_totals(server, name)
         if totals is not None:
             out[key] = totals
+        else:
+            out.pop(key, None)
+    hosts = host_figures(server)
+    for key, value in (("host_figures", hosts or None), ("osd", _osd_totals(hosts))):
+        if value is not None:
+            out[key] = value
         else:
             out.pop(key, None)
     return out

@@ -17,6 +17,7 @@ import time
 from typing import IO, Any, Callable, Dict, List, Optional
 
 from .pool import on_signals, restore_signals, run_forked
+from .host_stats import HostSampler
 from .proc import ProcSampler
 from .process import ProcessRun
 from .progress import Reporter
@@ -78,7 +79,8 @@ def run_load(job: Job, progress: Optional[IO[str]] = None,
     schedule = Schedule(start_at, job.warmup_s, job.duration_s)
     sampler = ProcSampler(job.proc_names, daemons=job.proc_daemons,
                           fsid=job.proc_fsid) if job.proc_stats else None
-    reporter = Reporter(job, schedule, progress, sampler, live)
+    hosted = HostSampler(job.proc_daemons, job.proc_fsid) if job.proc_stats else None
+    reporter = Reporter(job, schedule, progress, sampler, live, host_sampler=hosted)
     partials: List[Dict[str, Any]] = []
     if job.processes == 1:
         run = ProcessRun(job, 0, schedule, tick=lambda r: reporter.tick(r.live()))

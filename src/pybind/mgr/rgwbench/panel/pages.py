@@ -8,6 +8,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from ..checks.finding import ordered
 from ..profiles.field_checks import MAX_DURATION_S, MAX_PROCESSES, MAX_REPEATS, PAYLOAD_SIGNING
 from ..results.finding_rows import MARK, marked
+from ..results.host_report import tables as server_tables
 from ..results.model import (CHARTED, Comparison, Figure, Run, RunSummary, WorkloadResult, columns)
 from ..results.report import (cell_values, changed_settings, level_text, noise_text, table_rows,
                               when)
@@ -259,6 +260,24 @@ def seeds_section(run: Run) -> str:
                ''.join('<p class="legend">%s</p>' % escaped(line) for line in legend)))
 
 
+def hosts_section(run: Run) -> str:
+    """Per workload and variant: the daemons counted (sums and means per daemon), and
+    each sampled host's CPU, interfaces and OSDs."""
+    found = server_tables(run)
+    if not found:
+        return ''
+    parts = []
+    for title, headers, rows, legend in found:
+        head = ''.join('<th>%s</th>' % escaped(h) for h in headers)
+        body = ''.join('<tr>%s</tr>' % ''.join(
+            '<td%s>%s</td>' % ('' if i < 3 or headers[i] == 'NIC' else ' class="num"',
+                               escaped(c)) for i, c in enumerate(row)) for row in rows)
+        parts.append('<h3>%s</h3><div class="scroll"><table id="%s-figures"><thead><tr>%s'
+                     '</tr></thead><tbody>%s</tbody></table></div><p class="legend">%s</p>'
+                     % (escaped(title), title.lower(), head, body, escaped(legend)))
+    return '<section id="servers"><h2>Daemons and hosts</h2>%s</section>' % ''.join(parts)
+
+
 def findings_section(run: Run) -> str:
     """What the checks found before and during the run; empty for a run stored without."""
     found = ordered(run.findings or [])
@@ -374,6 +393,7 @@ def run_page(about: Dict[str, Any], run: Run, active: Optional[Dict[str, Any]],
         '<section id="settings"><h2>Settings of each variant</h2>%s</section>'
         % (escaped(run_id), escaped(run_id), _summary(run), escaped(run_id), escaped(run_id),
            _live_section(active) if running else '', comparison_table(run),
-           seeds_section(run), findings_section(run), _charts(run), _time_charts(run),
+           seeds_section(run) + hosts_section(run), findings_section(run), _charts(run),
+           _time_charts(run),
            _settings(run)))
     return _layout('rgwbench: run %s' % run_id, about, csrf, body)

@@ -104,15 +104,29 @@ class DaemonFigures:
 
 @dataclass
 class ServerFigures:
-    """CPU and memory of the RGW (or HAProxy) daemons while a workload ran, summed;
-    each daemon's own under ``per_daemon`` (runs before it have none)."""
+    """CPU and memory of the RGW (HAProxy, OSD) daemons while a workload ran, summed;
+    each daemon's own under ``per_daemon`` (runs before it have none), and the mean per
+    daemon (``*_mean``: the sum over ``daemons``; runs before it have none, see
+    ``per_daemon_mean``)."""
     daemons: Optional[int] = None
     cpu_cores: Optional[float] = None
     rss_mib: Optional[float] = None
     rss_mib_max: Optional[float] = None
     per_daemon: Optional[List[DaemonFigures]] = None
+    cpu_cores_mean: Optional[float] = None
+    rss_mib_mean: Optional[float] = None
     extra: Doc = field(default_factory=dict)
     nulls: FrozenSet[str] = field(default=frozenset(), repr=False, compare=False)
+
+    def per_daemon_mean(self, name: str) -> Optional[float]:
+        """A figure's mean per daemon: stored, or worked out of the sum (older runs)."""
+        stored = getattr(self, name + '_mean')
+        if stored is not None:
+            return float(stored)
+        total = getattr(self, name)
+        if total is None or not self.daemons:
+            return None
+        return float(total) / self.daemons
 
     @staticmethod
     def combine_daemons(servers: Sequence[Optional['ServerFigures']],
@@ -138,6 +152,91 @@ class ServerFigures:
 
 
 @dataclass
+class NicFigures:
+    """What a network interface of a host carried while a workload ran (bytes and
+    bytes/s each way); its link speed in Mb/s, None where the kernel does not know it."""
+    name: Optional[str] = None
+    rx_bytes: Optional[float] = None
+    tx_bytes: Optional[float] = None
+    rx_bytes_s: Optional[float] = None
+    tx_bytes_s: Optional[float] = None
+    speed_mbit: Optional[int] = None
+    extra: Doc = field(default_factory=dict)
+    nulls: FrozenSet[str] = field(default=frozenset({'speed_mbit'}), repr=False,
+                                  compare=False)
+
+    NUMBERS: ClassVar[Tuple[str, ...]] = ('rx_bytes', 'tx_bytes', 'rx_bytes_s', 'tx_bytes_s')
+
+    def busiest_share(self) -> Optional[float]:
+        """The busier direction's share of the link speed (0..1); None for an unknown speed."""
+        if not self.speed_mbit:
+            return None
+        rate = max(self.rx_bytes_s or 0.0, self.tx_bytes_s or 0.0)
+        return rate * 8 / (self.speed_mbit * 1e6)
+
+
+@dataclass
+class HostFigures:
+    """One sampled host while a workload ran: its CPU (% of all its cores: the mean over
+    the window, the peak of a second), its interfaces but loopback (``loopback``: the
+    traffic between daemons of one machine) and the CPU of the cluster's OSDs on it."""
+    host: Optional[str] = None
+    cpus: Optional[int] = None
+    cpu_pct_mean: Optional[float] = None
+    cpu_pct_peak: Optional[float] = None
+    nics: Optional[List[NicFigures]] = None
+    loopback: Optional[NicFigures] = None
+    osd: Optional[ServerFigures] = None
+    extra: Doc = field(default_factory=dict)
+    nulls: FrozenSet[str] = field(default=frozenset(), repr=False, compare=False)
+
+    NUMBERS: ClassVar[Tuple[str, ...]] = ('cpus', 'cpu_pct_mean', 'cpu_pct_peak')
+
+    @staticmethod
+    def combine(repeats: Sequence[Optional[List['HostFigures']]],
+                mean: Callable[[List[Any]], Tuple[Any, Any]]) -> Tuple[Any, Any]:
+        """Each host's figures over several repeats (those it was sampled in): means, spread."""
+        by_host: Dict[str, List[HostFigures]] = {}
+        for found in repeats:
+            for entry in found or []:
+                by_host.setdefault(str(entry.host), []).append(entry)
+        if not by_host:
+            return None, None
+        means, spread = [], []
+        for name in sorted(by_host):
+            entries = by_host[name]
+            average: Doc = {'host': name}
+            deviation: Doc = {'host': name}
+            for key in HostFigures.NUMBERS:
+                average[key], deviation[key] = mean([getattr(e, key) for e in entries])
+            nics: Dict[str, List[NicFigures]] = {}
+            for entry in entries:
+                for nic in (entry.nics or []) + ([entry.loopback] if entry.loopback else []):
+                    nics.setdefault(str(nic.name), []).append(nic)
+            for side, names in (('nics', [n for n in sorted(nics) if n != 'lo']),
+                                ('loopback', [n for n in nics if n == 'lo'])):
+                rows, spreads = [], []
+                for nic_name in names:
+                    seen = nics[nic_name]
+                    row: Doc = {'name': nic_name, 'speed_mbit': seen[0].speed_mbit}
+                    dev: Doc = dict(row)
+                    for key in NicFigures.NUMBERS:
+                        row[key], dev[key] = mean([getattr(n, key) for n in seen])
+                    rows.append(row)
+                    spreads.append(dev)
+                if side == 'nics':
+                    average[side], deviation[side] = rows, spreads
+                elif rows:
+                    average[side], deviation[side] = rows[0], spreads[0]
+            osds = [e.osd for e in entries if e.osd is not None]
+            if osds:
+                average['osd'], deviation['osd'] = _combined(osds, mean)
+            means.append(average)
+            spread.append(deviation)
+        return means, spread
+
+
+@dataclass
 class Figures:
     """What a workload measured: counts, rates, latency, the servers' load.
 
@@ -157,6 +256,10 @@ class Figures:
     ttfb_ms: Optional[LatencyFigures] = None
     rgw: Optional[ServerFigures] = None
     haproxy: Optional[ServerFigures] = None
+    #: the cluster's OSDs on the sampled hosts, summed (None in runs stored before them)
+    osd: Optional[ServerFigures] = None
+    #: each sampled host's CPU, interfaces and OSDs (None in runs stored before them)
+    host_figures: Optional[List[HostFigures]] = None
     extra: Doc = field(default_factory=dict)
     nulls: FrozenSet[str] = field(default=frozenset(), repr=False, compare=False)
 
@@ -164,7 +267,7 @@ class Figures:
         'ops', 'bytes', 'errors', 'throughput_mib_s', 'ops_per_s', 'elapsed_s', 'client_cpu_s',
         'client_cpu_ms_per_op', 'client_wait_s')
     LATENCIES: ClassVar[Tuple[str, ...]] = ('latency_ms', 'ttfb_ms')
-    SERVERS: ClassVar[Tuple[str, ...]] = ('rgw', 'haproxy')
+    SERVERS: ClassVar[Tuple[str, ...]] = ('rgw', 'haproxy', 'osd')
 
     @classmethod
     def combine(cls, items: Sequence['Figures'],
@@ -186,6 +289,9 @@ class Figures:
                 merged[key], spread[key] = _combined(
                     [getattr(i, key) for i in items], mean,
                     servers if key in cls.SERVERS else None)
+        if first.host_figures is not None:
+            merged['host_figures'], spread['host_figures'] = HostFigures.combine(
+                [i.host_figures for i in items], mean)
         return load(cls, merged), load(cls, spread)
 
 
@@ -593,7 +699,10 @@ class Figure:
     the title of its bar chart in the panel. ``tested``: the noise test
     (OPS_TEST or LATENCY_TEST) whose verdict marks its change as significant.
     ``optional``: in the tables only when a workload has it (HAProxy's
-    figures: only when an ingress was in the run).
+    figures: only when an ingress was in the run). ``absolute``: a row of the seeds
+    layout whatever its column, its value shown in every variant with no % change (a mean
+    per daemon, whose change is the sum's); the text tables show these under the table
+    (results.host_report).
     """
     name: str
     unit: str
@@ -605,6 +714,7 @@ class Figure:
     chart: Optional[str] = None
     tested: Optional[str] = None
     optional: bool = False
+    absolute: bool = False
 
     def of(self, workload: WorkloadResult) -> Optional[float]:
         return self.read(workload.figures)
@@ -623,6 +733,19 @@ def _rgw(pick: Callable[[ServerFigures], Optional[float]]
 def _haproxy(pick: Callable[[ServerFigures], Optional[float]]
              ) -> Callable[[Figures], Optional[float]]:
     return lambda f: None if f.haproxy is None else pick(f.haproxy)
+
+
+def _osd(pick: Callable[[ServerFigures], Optional[float]]
+         ) -> Callable[[Figures], Optional[float]]:
+    return lambda f: None if f.osd is None else pick(f.osd)
+
+
+def _cpu_each(s: ServerFigures) -> Optional[float]:
+    return s.per_daemon_mean('cpu_cores')
+
+
+def _rss_each(s: ServerFigures) -> Optional[float]:
+    return s.per_daemon_mean('rss_mib')
 
 
 #: every figure the comparison, the tables, the CSV and the panel's charts show, in their order
@@ -647,15 +770,29 @@ FIGURES: Tuple[Figure, ...] = (
     Figure('rgw_daemons', 'daemons', 'RGW daemons', None, _rgw(lambda s: s.daemons)),
     Figure('rgw_cpu_cores', 'cores', 'RGW CPU cores', LOWER, _rgw(lambda s: s.cpu_cores),
            change='rgw_cpu_pct', column='RGW CPU', chart='RGW CPU'),
+    Figure('rgw_cpu_cores_mean', 'cores', 'RGW CPU cores per daemon', LOWER, _rgw(_cpu_each),
+           absolute=True),
     Figure('rgw_rss_mib', 'MiB', 'RGW RSS MiB', LOWER, _rgw(lambda s: s.rss_mib),
            change='rgw_rss_pct', column='RGW MiB', chart='RGW memory'),
+    Figure('rgw_rss_mib_mean', 'MiB', 'RGW RSS MiB per daemon', LOWER, _rgw(_rss_each),
+           absolute=True),
     Figure('haproxy_daemons', 'daemons', 'HAProxy daemons', None,
            _haproxy(lambda s: s.daemons), optional=True),
     Figure('haproxy_cpu_cores', 'cores', 'HAProxy CPU cores', LOWER,
            _haproxy(lambda s: s.cpu_cores), change='haproxy_cpu_pct', column='HAP CPU',
            optional=True),
+    Figure('haproxy_cpu_cores_mean', 'cores', 'HAProxy CPU cores per daemon', LOWER,
+           _haproxy(_cpu_each), optional=True, absolute=True),
     Figure('haproxy_rss_mib', 'MiB', 'HAProxy RSS MiB', LOWER, _haproxy(lambda s: s.rss_mib),
            change='haproxy_rss_pct', column='HAP MiB', optional=True),
+    Figure('haproxy_rss_mib_mean', 'MiB', 'HAProxy RSS MiB per daemon', LOWER,
+           _haproxy(_rss_each), optional=True, absolute=True),
+    Figure('osd_daemons', 'daemons', 'OSD daemons (sampled hosts)', None,
+           _osd(lambda s: s.daemons), optional=True),
+    Figure('osd_cpu_cores', 'cores', 'OSD CPU cores (sampled hosts)', LOWER,
+           _osd(lambda s: s.cpu_cores), optional=True, absolute=True),
+    Figure('osd_cpu_cores_mean', 'cores', 'OSD CPU cores per daemon', LOWER, _osd(_cpu_each),
+           optional=True, absolute=True),
 )
 #: the figures a comparison row has a % change of
 COMPARED: Tuple[Figure, ...] = tuple(f for f in FIGURES if f.change)

@@ -12,6 +12,7 @@ from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..formatting import table
 from .finding_rows import MARK, findings_lines, marked
+from .host_report import hosts_markdown, hosts_text
 from .model import (COLUMNS, FIGURES, LEVEL, UNTESTED_FLOOR_PCT, Comparison, Figure, Run,
                     RunSummary, WorkloadResult, all_workloads, columns, compared_columns,
                     present, untested)
@@ -298,6 +299,7 @@ def result_to_text(run: Run) -> str:
     if notes:
         lines.append('')
         lines.extend(notes)
+    lines.extend(hosts_text(run))
     found = findings_lines(run)
     if found:
         lines.append('')
@@ -431,6 +433,7 @@ def result_to_markdown(run: Run) -> str:
     if notes:
         lines.append('')
         lines.extend(notes)
+    lines.extend(hosts_markdown(run))
     found = findings_lines(run)
     if found:
         lines += ['', '```'] + found + ['```']

@@ -13,6 +13,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from ..errors import InvalidInput
 from ..formatting import OutputFormat, render, table
 from ..serial import dump
+from .host_report import KEYS, host_rows, hosts_markdown, hosts_text
 from .model import FIGURES, Comparison, Figure, Run, WorkloadResult, strip_histograms
 from .report import change_cell, number, result_to_csv, result_to_markdown, result_to_text
 
@@ -33,7 +34,7 @@ class SeedsTable:
 
 
 #: the rows a table can have; those no variant measured are left out
-ROWS: Tuple[Figure, ...] = tuple(f for f in FIGURES if f.column)
+ROWS: Tuple[Figure, ...] = tuple(f for f in FIGURES if f.column or f.absolute)
 
 
 def _change(row: Optional[Comparison], figure: Figure) -> str:
@@ -86,11 +87,17 @@ def _notes(found: SeedsTable) -> List[str]:
 
 def optional_legend(tables: List[SeedsTable]) -> List[str]:
     """What an HAProxy row means, when a table has one."""
-    optional = {f.name for f in ROWS if f.optional}
-    if not any(optional.intersection(found.metrics) for found in tables):
-        return []
-    return ['HAProxy rows: only where a variant ran behind an ingress; no % change where '
-            'the baseline had none.']
+    optional = {f.name for f in ROWS if f.optional and f.name.startswith('haproxy')}
+    lines = []
+    if any(optional.intersection(found.metrics) for found in tables):
+        lines.append('HAProxy rows: only where a variant ran behind an ingress; no % change '
+                     'where the baseline had none.')
+    if any(f.absolute and f.name in found.metrics for found in tables for f in ROWS):
+        lines.append('"per daemon" rows: the sum over the daemons counted, divided by their '
+                     'number;')
+        lines.append('   no % change of their own (that of the sum). OSD rows: the cluster\'s '
+                     'OSDs on the sampled hosts.')
+    return lines
 
 
 def seeds_to_text(run: Run) -> str:
@@ -100,7 +107,7 @@ def seeds_to_text(run: Run) -> str:
         lines += ['', 'workload %s' % found.workload, table(found.headers, found.rows)]
         lines += ['  ' + note for note in _notes(found)]
     lines += ['', '* a change beyond the noise the run measured and the floor.']
-    return '\n'.join(lines + optional_legend(tables))
+    return '\n'.join(lines + optional_legend(tables) + hosts_text(run, daemons=False))
 
 
 def _md(text: Any) -> str:
@@ -124,7 +131,7 @@ def seeds_to_markdown(run: Run) -> str:
     lines += ['', 'Bold: a change beyond the noise the run measured and the floor.']
     for line in optional_legend(tables):
         lines += ['', line]
-    return '\n'.join(lines)
+    return '\n'.join(lines + hosts_markdown(run, daemons=False))
 
 
 def seeds_to_csv(run: Run) -> str:
@@ -141,7 +148,8 @@ def seeds_to_csv(run: Run) -> str:
 
 def seeds_to_json(run: Run) -> Dict[str, Any]:
     return {'run_id': run.run_id, 'profile': run.profile, 'layout': 'seeds',
-            'tables': [asdict(t) for t in seeds_tables(run)]}
+            'tables': [asdict(t) for t in seeds_tables(run)],
+            'hosts': [dict(zip(KEYS, row)) for row in host_rows(run)]}
 
 
 def show_text(layout: str, form: str) -> Callable[[Run], str]:

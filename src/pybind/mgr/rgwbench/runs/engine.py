@@ -30,6 +30,7 @@ from ..cluster.secret_options import masked_profile, masked_settings
 from ..profiles import MAX_CONCURRENCY, Profile, Workload, estimate_seconds
 from ..results.calibration import CALIBRATE, CalibrationStore, calibrate
 from ..results.compare import comparison, merge_repeats
+from ..results.host_findings import host_findings
 from ..results.model import Change, Position, Run, VariantResult, WorkloadResult
 from ..results.store import ResultStore
 from ..serial import dump
@@ -346,6 +347,7 @@ class RunEngine:
                                               kept.setdefault((index, workload.name), []),
                                               during, launcher, prefill_s,
                                               storage_of(variant, index))
+                    during += host_findings(measured)
                 finally:  # also what a workload that was refused found
                     if record.findings is not None:
                         record.findings += [replace(f, variant=variant.name,

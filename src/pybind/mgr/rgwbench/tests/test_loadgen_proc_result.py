@@ -296,7 +296,7 @@ def test_merge_of_hosts_adds_counts_and_histograms() -> None:
     assert m["per_second"][0]["errors"] == 2
     # server figures add across hosts, and are not counted twice for one host
     assert m["rgw"] == {"daemons": 2, "cpu_cores": 1.0, "rss_mib": 200.0,
-                        "rss_mib_max": 220.0}
+                        "rss_mib_max": 220.0, "cpu_cores_mean": 0.5, "rss_mib_mean": 100.0}
     twice = merge_results([a, a])
     assert twice["rgw"]["daemons"] == 1 and twice["ops"] == 6000
     # never an average of percentiles: the merged p99 comes from merged counts
@@ -342,7 +342,8 @@ def test_merge_counts_each_daemon_once_with_its_own_figures() -> None:
     m = merge_results([_by_daemon("machine", a), _by_daemon("machine", b),
                        _by_daemon("elsewhere", a)])
     assert m["rgw"] == {"daemons": 2, "cpu_cores": 0.75, "rss_mib": 150.0,
-                        "rss_mib_max": 170.0, "per_daemon": [a, b]}
+                        "rss_mib_max": 170.0, "cpu_cores_mean": 0.375, "rss_mib_mean": 75.0,
+                        "per_daemon": [a, b]}
     assert [d["daemon"] for d in m["server"]["machine"]["radosgw"]["per_daemon"]] == [
         "rgw.a", "rgw.b"]
     assert "haproxy" not in m

@@ -151,12 +151,14 @@ def test_the_run_page_shows_the_seeds_tables(h: Harness) -> None:
         ['Latency mean ms', '38.00', '19.29', '-49.2%'],
         ['Latency p99 ms', '389.0', '45.48', '-88.3%'],
         ['RGW CPU cores', '0.467', '0.762', '+63.2%'],
-        ['RGW RSS MiB', '88.27', '80.86', '-8.4%']]
+        ['RGW CPU cores per daemon', '0.467', '0.762', '-'],
+        ['RGW RSS MiB', '88.27', '80.86', '-8.4%'],
+        ['RGW RSS MiB per daemon', '88.27', '80.86', '-']]
     assert get[1] == ['Throughput MiB/s', '6.53', '8.49', '+30.0%']
     # the same rows, marks and metrics as `results show --layout seeds` (one computation)
     assert re.findall(r'<tr data-metric="([^"]+)">', section) == 2 * [
         'throughput_mib_s', 'ops_per_s', 'latency_mean_ms', 'latency_p99_ms',
-        'rgw_cpu_cores', 'rgw_rss_mib']
+        'rgw_cpu_cores', 'rgw_cpu_cores_mean', 'rgw_rss_mib', 'rgw_rss_mib_mean']
     assert re.findall(r'<strong>([^<]*)</strong>', section) == [
         '+64.6%', '+64.6%', '+30.0%', '+30.0%']
     assert 'HAProxy' not in section
@@ -167,12 +169,14 @@ def test_the_seeds_tables_have_haproxy_rows_where_an_ingress_ran(h: Harness) -> 
     login = h.login()
     record = json.loads(json.dumps(RECORD))
     record['variants'][1]['workloads'][0]['haproxy'] = {
-        'daemons': 1, 'cpu_cores': 0.4012, 'rss_mib': 42.5}
+        'daemons': 2, 'cpu_cores': 0.4012, 'rss_mib': 42.5}
     h.backend.records['ingress-1'] = record
     page = body(h.get('/runs/ingress-1', login))
     put, get = table(page, 'seeds-0'), table(page, 'seeds-1')
-    assert put[-2:] == [['HAProxy CPU cores', '-', '0.401', '-'],
-                        ['HAProxy RSS MiB', '-', '42.50', '-']]
+    assert put[-4:] == [['HAProxy CPU cores', '-', '0.401', '-'],
+                        ['HAProxy CPU cores per daemon', '-', '0.201', '-'],
+                        ['HAProxy RSS MiB', '-', '42.50', '-'],
+                        ['HAProxy RSS MiB per daemon', '-', '21.25', '-']]
     assert not any(row[0].startswith('HAProxy') for row in get)
     assert 'HAProxy rows: only where a variant ran behind an ingress' in seeds_section(page)
 

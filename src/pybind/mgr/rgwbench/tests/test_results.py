@@ -567,6 +567,14 @@ def test_result_to_text() -> None:
         '  sse-c  sse=sse-c',
         '',
         'sse-c / put-4KiB: variant failed: refused',
+        '',
+        'daemons:',
+        'WORKLOAD  VARIANT  DAEMONS  COUNT  CPU cores  CPU/DAEMON  RSS MiB  MiB/DAEMON',
+        'put-4KiB  off      RGW      1      1.500      1.500       880.0    880.0',
+        'put-4KiB  kms      RGW      1      1.650      1.650       880.0    880.0',
+        'put-4KiB  tls      RGW      1      1.600      1.600       881.0    881.0',
+        'daemons: CPU cores and RSS summed over the daemons counted, and their mean per daemon;',
+        "   OSD: the cluster's OSDs on the hosts the agents sampled.",
     ]
     assert max(len(line) for line in text.split('\n')) <= 100
 

@@ -207,9 +207,10 @@ def test_one_table_names_the_figures_of_every_report() -> None:
         'duration_s', 'mode', 'rate', 'objects', 'working_set_bytes', 'range', 'ops', 'bytes',
         'errors', 'throughput_mib_s', 'ops_per_s',
         'latency_mean_ms', 'latency_p50_ms', 'latency_p90_ms', 'latency_p99_ms',
-        'latency_p999_ms', 'latency_max_ms', 'rgw_daemons', 'rgw_cpu_cores', 'rgw_rss_mib',
-        'throughput_pct', 'ops_pct', 'latency_mean_pct', 'latency_p99_pct', 'rgw_cpu_pct',
-        'rgw_rss_pct', 'significant', 'noise_pct', 'error'] + [
+        'latency_p999_ms', 'latency_max_ms', 'rgw_daemons', 'rgw_cpu_cores',
+        'rgw_cpu_cores_mean', 'rgw_rss_mib', 'rgw_rss_mib_mean', 'throughput_pct', 'ops_pct',
+        'latency_mean_pct', 'latency_p99_pct', 'rgw_cpu_pct', 'rgw_rss_pct', 'significant',
+        'noise_pct', 'error'] + [
         '%s_%s' % (change, end)
         for change in ('throughput_pct', 'ops_pct', 'latency_mean_pct', 'latency_p99_pct',
                        'rgw_cpu_pct', 'rgw_rss_pct')
@@ -218,7 +219,11 @@ def test_one_table_names_the_figures_of_every_report() -> None:
 
 def test_each_figure_reads_its_place_in_the_json() -> None:
     stored = dict(STORED['once']['variants'][0]['workloads'][0],
-                  haproxy={'daemons': 1, 'cpu_cores': 0.25, 'rss_mib': 20.5})
+                  haproxy={'daemons': 2, 'cpu_cores': 0.25, 'rss_mib': 20.5,
+                           'cpu_cores_mean': 0.125, 'rss_mib_mean': 10.25},
+                  osd={'daemons': 3, 'cpu_cores': 1.5, 'rss_mib': 900.0,
+                       'cpu_cores_mean': 0.5, 'rss_mib_mean': 300.0})
+    stored['rgw'] = dict(stored['rgw'], cpu_cores_mean=0.01, rss_mib_mean=1.5)
     workload = load(WorkloadResult, stored)
     paths = {'ops': ('ops',), 'bytes': ('bytes',), 'errors': ('errors',),
              'throughput_mib_s': ('throughput_mib_s',), 'ops_per_s': ('ops_per_s',),
@@ -226,9 +231,16 @@ def test_each_figure_reads_its_place_in_the_json() -> None:
              'latency_p90_ms': ('latency_ms', 'p90'), 'latency_p99_ms': ('latency_ms', 'p99'),
              'latency_p999_ms': ('latency_ms', 'p999'), 'latency_max_ms': ('latency_ms', 'max'),
              'rgw_daemons': ('rgw', 'daemons'), 'rgw_cpu_cores': ('rgw', 'cpu_cores'),
-             'rgw_rss_mib': ('rgw', 'rss_mib'), 'haproxy_daemons': ('haproxy', 'daemons'),
+             'rgw_cpu_cores_mean': ('rgw', 'cpu_cores_mean'),
+             'rgw_rss_mib': ('rgw', 'rss_mib'),
+             'rgw_rss_mib_mean': ('rgw', 'rss_mib_mean'),
+             'haproxy_daemons': ('haproxy', 'daemons'),
              'haproxy_cpu_cores': ('haproxy', 'cpu_cores'),
-             'haproxy_rss_mib': ('haproxy', 'rss_mib')}
+             'haproxy_cpu_cores_mean': ('haproxy', 'cpu_cores_mean'),
+             'haproxy_rss_mib': ('haproxy', 'rss_mib'),
+             'haproxy_rss_mib_mean': ('haproxy', 'rss_mib_mean'),
+             'osd_daemons': ('osd', 'daemons'), 'osd_cpu_cores': ('osd', 'cpu_cores'),
+             'osd_cpu_cores_mean': ('osd', 'cpu_cores_mean')}
     assert [f.name for f in FIGURES] == list(paths)
     for figure in FIGURES:
         node: Any = stored

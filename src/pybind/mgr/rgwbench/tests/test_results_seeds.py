@@ -55,8 +55,12 @@ def test_a_row_per_metric_and_a_column_per_variant_with_its_change() -> None:
                            'tls-ingress', '% change vs no-tls']
     rows = rows_of(put)
     assert list(rows) == ['Throughput MiB/s', 'Ops/s', 'Latency mean ms', 'Latency p99 ms',
-                          'RGW CPU cores', 'RGW RSS MiB']
+                          'RGW CPU cores', 'RGW CPU cores per daemon', 'RGW RSS MiB',
+                          'RGW RSS MiB per daemon']
     assert rows['Throughput MiB/s'][:3] == ['58,086', '55,651', '-4.2%']
+    # beside each sum its mean over the 3 RGWs, with no % change of its own (the sum's)
+    assert rows['RGW CPU cores per daemon'][:3] == ['1.21', '2.06', '-']
+    assert rows['RGW RSS MiB per daemon'][:3] == ['102.7', '109.7', '-']
     assert rows['Latency mean ms'][:3] == ['64.00', '70.00', '+9.4%']
     # the CPU's noise is that of the ops/s (small here): the default floor (5 %) decides
     assert rows['RGW CPU cores'][:3] == ['3.62', '6.19', '+71.0%*']
@@ -101,9 +105,13 @@ def test_haproxy_rows_where_an_ingress_was_measured() -> None:
     get, put = seeds_tables(stored_run(INGRESS))
     rows = rows_of(put)
     assert list(rows) == ['Throughput MiB/s', 'Ops/s', 'Latency mean ms', 'Latency p99 ms',
-                          'RGW CPU cores', 'RGW RSS MiB', 'HAProxy CPU cores',
-                          'HAProxy RSS MiB']
-    assert put.metrics[-2:] == ['haproxy_cpu_cores', 'haproxy_rss_mib']
+                          'RGW CPU cores', 'RGW CPU cores per daemon', 'RGW RSS MiB',
+                          'RGW RSS MiB per daemon', 'HAProxy CPU cores',
+                          'HAProxy CPU cores per daemon', 'HAProxy RSS MiB',
+                          'HAProxy RSS MiB per daemon']
+    assert put.metrics[-4:] == ['haproxy_cpu_cores', 'haproxy_cpu_cores_mean',
+                                'haproxy_rss_mib', 'haproxy_rss_mib_mean']
+    assert rows['HAProxy CPU cores per daemon'] == ['-', '-', '-', '2.56', '-']
     # the baseline ran without an ingress: absolute figures only, no % change
     assert rows['HAProxy CPU cores'] == ['-', '-', '-', '5.12', '-']
     assert rows['HAProxy RSS MiB'] == ['-', '-', '-', '61.50', '-']
@@ -135,7 +143,8 @@ def test_every_format_carries_the_haproxy_rows() -> None:
     assert ['HAProxy RSS MiB', '-', '-', '-', '61.50', '-'] in rows
     doc = json.loads(json.dumps(seeds_to_json(stored_run(INGRESS))))
     get, put = doc['tables']
-    assert put['metrics'][-2:] == ['haproxy_cpu_cores', 'haproxy_rss_mib']
+    assert put['metrics'][-4:] == ['haproxy_cpu_cores', 'haproxy_cpu_cores_mean',
+                                   'haproxy_rss_mib', 'haproxy_rss_mib_mean']
     assert put['rows'][put['metrics'].index('haproxy_cpu_cores')] == [
         'HAProxy CPU cores', '-', '-', '-', '5.12', '-']
     assert 'haproxy_cpu_cores' not in get['metrics']
