@@ -12,7 +12,7 @@ the machine).
 import json
 import os
 import time
-from typing import Any, Iterator, Tuple
+from typing import Any, Dict, Iterator, Tuple
 
 import pytest
 
