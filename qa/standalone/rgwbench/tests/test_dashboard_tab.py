@@ -24,6 +24,7 @@ from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import Select, WebDriverWait
+from helpers import snapshot as cluster_snapshot
 from helpers import wait_run
 from panel_client import browser, free_port, shot  # noqa: F401 (browser: a fixture)
 
@@ -124,7 +125,7 @@ def chrome_log(driver: WebDriver) -> List[Dict[str, Any]]:
 def snapshot(c: Cluster) -> Dict[str, Any]:
     """What a run puts back (helpers.snapshot), but the dashboard's own settings,
     which it rewrites itself as users log in (its MULTICLUSTER_CONFIG)."""
-    found = snapshot(c)
+    found = cluster_snapshot(c)
     found['config'] = [e for e in found['config']
                        if not str(e.get('name', '')).startswith('mgr/dashboard/')]
     return found
