@@ -118,6 +118,13 @@ class Shard:
     interrupted_at: float = 0.0
 
 
+def heed_ctrl_c() -> None:
+    """SIGINT back to its default in a shard: CI's runner may start `./dev test` with
+    it ignored, which every child inherits, and a shard's pytest would then let the
+    budget's Ctrl-C pass unseen (seen in CI: killed 180 s later, its clusters left)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start(release: str, shard: str, args: List[str], junit_dir: str) -> Shard:
     name = '%s %s' % (release, shard)
     out = tempfile.NamedTemporaryFile('w', prefix='rgwbench-%s-%s-' % (release, shard),
@@ -129,7 +136,7 @@ def start(release: str, shard: str, args: List[str], junit_dir: str) -> Shard:
     # A session of its own: a shard over the budget is killed with every process it
     # started, and only the shard's pytest gets the Ctrl-C.
     proc = subprocess.Popen(command + args, stdout=out, stderr=subprocess.STDOUT,
-                            start_new_session=True,
+                            start_new_session=True, preexec_fn=heed_ctrl_c,
                             env=dict(os.environ, RGWBENCH_RELEASES=release,
                                      RGWBENCH_RERUNS=reruns))
     out.close()
