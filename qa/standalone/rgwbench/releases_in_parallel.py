@@ -30,6 +30,7 @@ the tests a shard ran twice are listed in JUNIT_DIR/reruns-RELEASE-SHARD.txt.
 import dataclasses
 import glob
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -89,7 +90,7 @@ def shards(pytest_args: List[str], release: str = '') -> Dict[str, List[str]]:
             continue
         with open(path) as f:
             text = f.read()
-        if '@pytest.mark.%s' % QUIET in text:
+        if re.search(r'^@pytest\.mark\.%s$' % QUIET, text, re.MULTILINE):
             quiet.append(path)
         own = OWN_SHARD.get(os.path.basename(path))
         if own:
