@@ -169,7 +169,7 @@ class ProcessTable:
 
     def _restart(self, name: str, argv: List[str], timeout: float, cwd: Optional[str]) -> None:
         with self._daemon_lock(name):
-            self._stop([name], timeout)
+            self.stop([name], timeout)
             self._start(name, argv, None, cwd)
 
     def _pid_file(self, name: str) -> str:
@@ -206,9 +206,6 @@ class ProcessTable:
 
     def stop(self, names: Sequence[str], timeout: float = STOP_GRACE_S) -> List[str]:
         """SIGTERM, then SIGKILL whatever is left; returns the names stopped."""
-        return self._stop(names, timeout)
-
-    def _stop(self, names: Sequence[str], timeout: float) -> List[str]:
         live: Dict[str, Tuple[int, str]] = {}
         for name in names:
             record = self._record(name)
