@@ -30,7 +30,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
 from . import cephadm_host, hostpackages, images, releases
 from .cluster import REPO_ROOT, SESSION_SCRIPT, TEST_USER, ClusterError, rgw_not_registered
@@ -185,17 +185,30 @@ class CephadmCluster:
             release.mount([self.dir], [REPO_ROOT])
             self._network_up()
             self._sshd_up()
-            self._bootstrap()
+            with self._stage('bootstrap'):
+                self._bootstrap()
             self._settings()
-            self._osds(osds)
-            self._install_module()
-            self._rgw()
+            with self._stage('OSDs'):
+                self._osds(osds)
+            with self._stage('module install'):
+                self._install_module()
+            with self._stage('RGW'):
+                self._rgw()
             self._test_user()
         except Exception:
             self.log('start failed; the cluster is left as it is for `cluster stop`')
             raise
         self.log('cephadm cluster ready in %.0f s: %s, fsid %s'
                  % (time.monotonic() - started, self.dir, self.state['fsid']))
+
+    @contextlib.contextmanager
+    def _stage(self, name: str) -> Iterator[None]:
+        """Each stage's length in the log: on a loaded machine, which of them was slow."""
+        began = time.monotonic()
+        try:
+            yield
+        finally:
+            self.log('%s: %.0f s' % (name, time.monotonic() - began))
 
     def _claim_machine(self) -> None:
         try:
@@ -310,15 +323,19 @@ class CephadmCluster:
                 return False
         for attempt in range(1, OSD_TRIES + 1):
             self.log('adding %d raw OSD(s) on %s (try %d)' % (count, ', '.join(loops), attempt))
-            self.ceph(['orch', 'daemon', 'add', 'osd', devices, 'raw'], timeout=600)
+            added = self.ceph(['orch', 'daemon', 'add', 'osd', devices, 'raw'], timeout=600)
+            self.log('orch daemon add osd: %s' % (added.strip()[-300:] or 'no answer'))
             # `daemon add osd` leaves a managed spec without the raw method: cephadm
             # applies it again in LVM mode (no device-mapper here), which fails, and
             # its rollback can take the id of an OSD the raw add is making.
             self.ceph(['orch', 'set-unmanaged', 'osd.default'])
             try:
-                self._wait('%d OSD(s) up' % count, up, 180)
+                self._wait('%d OSD(s) up' % count, up, 300)
                 break
             except ClusterError:
+                self.log('OSDs after try %d: %s; %s' % (
+                    attempt, (self._answers(['osd', 'stat']) or 'no answer').strip(),
+                    (self._answers(['orch', 'ps', '--daemon_type', 'osd']) or '').strip()))
                 if attempt == OSD_TRIES or self.ceph_json(['osd', 'ls']):
                     raise
         self._manage_osds()

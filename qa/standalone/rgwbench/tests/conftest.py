@@ -250,9 +250,9 @@ class Cluster:
                 raise AssertionError(missing)
             time.sleep(1)
 
-    def start(self, *extra: str,
-              env: Optional[Dict[str, str]] = None) -> 'subprocess.CompletedProcess[str]':
-        return self.tool('start', '--release', self.release, *extra, env=env)
+    def start(self, *extra: str, env: Optional[Dict[str, str]] = None,
+              timeout: float = 900) -> 'subprocess.CompletedProcess[str]':
+        return self.tool('start', '--release', self.release, *extra, env=env, timeout=timeout)
 
     def destroy(self) -> None:
         # A crash the keeper undid is kept from view unless it is Pacific's known one.

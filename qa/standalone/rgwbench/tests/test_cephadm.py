@@ -53,7 +53,9 @@ def cephadm() -> Iterator[Cluster]:
     c = Cluster(RELEASE, directory)
     fsid = ''
     try:
-        c.start('--orchestrator', 'cephadm', '--osds', '2')
+        # Each stage has a deadline of its own (the tool logs each stage's length); past
+        # 900 s a start on a loaded machine was still going, and killing it lost it all.
+        c.start('--orchestrator', 'cephadm', '--osds', '2', timeout=1800)
         fsid = c.ceph('fsid').stdout.strip()
         # As on a cluster that has served S3: RGW makes its data and log pools at the
         # first upload, which the runs' snapshots before them must already hold.

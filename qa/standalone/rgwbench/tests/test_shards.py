@@ -76,3 +76,21 @@ def test_a_shard_over_the_budget_is_interrupted_and_fails_the_others_stand(
     assert sorted(line.split('\t')[0] for line in phases) == [
         '  integration x loads', '  integration x others', '  integration x quiet',
         '  integration x runs'], phases
+
+
+def test_the_cephadm_shard_waits_until_at_most_ten_others_run() -> None:
+    waiting = [releases_in_parallel.Waiting('pacific', 'quiet', []),
+               releases_in_parallel.Waiting('tentacle', 'quiet', []),
+               releases_in_parallel.Waiting('tentacle', 'cephadm', [])]
+    assert releases_in_parallel.ready(waiting, 11) == []
+    assert releases_in_parallel.ready(waiting, 10) == waiting[2:]
+    assert releases_in_parallel.ready(waiting, 2) == waiting
+
+
+def test_the_cephadm_tests_go_to_the_late_shard_of_tentacle_only(
+        tmp_path: pathlib.Path) -> None:
+    write_tests(tmp_path / 't')
+    (tmp_path / 't' / 'test_cephadm.py').write_text('def test_x():\n    pass\n')
+    assert releases_in_parallel.shards([str(tmp_path / 't')], 'tentacle')['cephadm'] == [
+        '-m', 'not quiet', str(tmp_path / 't' / 'test_cephadm.py')]
+    assert 'cephadm' not in releases_in_parallel.shards([str(tmp_path / 't')], 'pacific')
