@@ -379,7 +379,7 @@ def own_cluster(release: str, tag: str, *start_args: str,
     c = kind(release, directory)
     try:
         # returns once the mgr lists its radosgw: a first test needs it listed
-        c.start(*start_args, **({'env': env} if env is not None else {}))
+        c.start(*start_args, env=env)
         yield c
     finally:
         if os.environ.get('RGWBENCH_KEEP_CLUSTERS') != '1':

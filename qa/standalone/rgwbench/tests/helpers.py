@@ -16,6 +16,9 @@ import time
 import uuid
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+import boto3
+from botocore.config import Config
+
 from conftest import DATA_POOL, HERE, Cluster, rados_objects, wait_pgs_clean
 from localcluster.cluster import ORCH_BACKEND
 from localcluster.processes import stat_fields
@@ -422,3 +425,31 @@ def make_pems(folder: str) -> Dict[str, str]:
         with open(cert) as c, open(key) as k:
             found[tag + '_cert'], found[tag + '_key'] = c.read(), k.read()
     return found
+
+
+def s3_round_trip(c: Cluster, endpoint: str, ca_file: Optional[str]) -> None:
+    s3 = c.s3()
+    client = boto3.client('s3', endpoint_url=endpoint, aws_access_key_id=s3['access_key'],
+                          aws_secret_access_key=s3['secret_key'], region_name='us-east-1',
+                          verify=ca_file if ca_file else False,
+                          config=Config(request_checksum_calculation='when_required',
+                                        response_checksum_validation='when_required',
+                                        retries={'max_attempts': 2}))
+    bucket = 'tls-%s' % uuid.uuid4().hex[:10]
+    client.create_bucket(Bucket=bucket)
+    try:
+        body = os.urandom(10000)
+        client.put_object(Bucket=bucket, Key='obj', Body=body)
+        assert client.get_object(Bucket=bucket, Key='obj')['Body'].read() == body
+        listed = client.list_objects_v2(Bucket=bucket)['Contents']
+        assert [o['Key'] for o in listed] == ['obj']
+        client.delete_object(Bucket=bucket, Key='obj')
+    finally:
+        client.delete_bucket(Bucket=bucket)
+
+
+def ca_file_of(shown: Dict[str, Any], folder: str) -> str:
+    path = os.path.join(folder, 'ca.pem')
+    with open(path, 'w') as f:
+        f.write(shown['ca_bundle'])
+    return path

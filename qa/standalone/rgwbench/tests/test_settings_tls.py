@@ -12,15 +12,12 @@ import re
 import socket
 import struct
 import urllib.request
-import uuid
-from typing import Any, Dict, Iterator, Optional, Tuple
+from typing import Any, Dict, Iterator, Tuple
 
-import boto3
 import pytest
-from botocore.config import Config
 
 from conftest import OPTIONS, Cluster, free_ports, one_line, wait_settings
-from helpers import make_pems, served_certificate
+from helpers import ca_file_of, make_pems, s3_round_trip, served_certificate
 
 VIP = '127.0.0.1'
 
@@ -71,34 +68,6 @@ def certificate(c: Cluster) -> Dict[str, Any]:
     shown: Dict[str, Any] = c.ceph_json('rgwbench', 'certificate', 'show')
     assert 'PRIVATE KEY' not in json.dumps(shown)
     return shown
-
-
-def s3_round_trip(c: Cluster, endpoint: str, ca_file: Optional[str]) -> None:
-    s3 = c.s3()
-    client = boto3.client('s3', endpoint_url=endpoint, aws_access_key_id=s3['access_key'],
-                          aws_secret_access_key=s3['secret_key'], region_name='us-east-1',
-                          verify=ca_file if ca_file else False,
-                          config=Config(request_checksum_calculation='when_required',
-                                        response_checksum_validation='when_required',
-                                        retries={'max_attempts': 2}))
-    bucket = 'tls-%s' % uuid.uuid4().hex[:10]
-    client.create_bucket(Bucket=bucket)
-    try:
-        body = os.urandom(10000)
-        client.put_object(Bucket=bucket, Key='obj', Body=body)
-        assert client.get_object(Bucket=bucket, Key='obj')['Body'].read() == body
-        listed = client.list_objects_v2(Bucket=bucket)['Contents']
-        assert [o['Key'] for o in listed] == ['obj']
-        client.delete_object(Bucket=bucket, Key='obj')
-    finally:
-        client.delete_bucket(Bucket=bucket)
-
-
-def ca_file_of(shown: Dict[str, Any], folder: str) -> str:
-    path = os.path.join(folder, 'ca.pem')
-    with open(path, 'w') as f:
-        f.write(shown['ca_bundle'])
-    return path
 
 
 def haproxy_owns(port: int, address: str) -> bool:
