@@ -116,6 +116,10 @@ class ClusterAccess:
         while True:
             if self._given_up():
                 raise GaveUp('stopped waiting for %s: the run was aborted' % what)
+            # A mgr failed over while it waited (hung, then resumed) stops here: the
+            # new active mgr has taken the journal, and what this one would do next
+            # (the next restart, the next spec) would change the cluster under it.
+            check_active(self.mgr, 'wait for %s' % what)
             try:
                 missing = check()
             except RGWBenchError as e:

@@ -502,9 +502,41 @@ def test_a_mgr_failed_over_mid_way_through_the_osd_restarts_restarts_no_other() 
     mgr = FailedOverDuringRestartMgr()
     cluster = ClusterAccess(mgr, lambda found: found, lambda spec: spec,  # type: ignore
                             timeout_s=60, clock=lambda: 0.0, sleep=lambda s: None)
-    with pytest.raises(Fenced, match='no longer the active mgr .* restart osd.1'):
+    # it stops at its next wait (osd.0's PGs back) or before restarting osd.1
+    with pytest.raises(Fenced, match='no longer the active mgr .* (restart osd.1|wait for)'):
         cluster.restart_osds()
     assert mgr.restarted == ['osd.0']
+
+
+class FailedOverWhileWaitingMgr:
+    """The mgr `x`; the mgr map names `y` from the moment `fail_over` is called."""
+
+    def __init__(self) -> None:
+        self.active = 'x'
+
+    def get_mgr_id(self) -> str:
+        return 'x'
+
+    def get(self, data_name: str) -> Any:
+        assert data_name == 'mgr_map'
+        return {'epoch': 20, 'active_name': self.active}
+
+
+def test_a_mgr_failed_over_while_it_waits_stops_waiting_and_checks_nothing_more() -> None:
+    mgr = FailedOverWhileWaitingMgr()
+    cluster = ClusterAccess(mgr, lambda found: found, lambda spec: spec,  # type: ignore
+                            timeout_s=60, clock=lambda: 0.0, sleep=lambda s: None)
+    checks: List[int] = []
+
+    def check() -> Optional[str]:
+        checks.append(1)
+        if len(checks) == 2:
+            mgr.active = 'y'   # failed over while this mgr slept between two polls
+        return 'the daemon is not back'
+    with pytest.raises(Fenced, match='mgr x is no longer the active mgr .y is.: it does not '
+                                     'wait for the daemon'):
+        cluster.wait_for('the daemon', check)
+    assert len(checks) == 2
 
 
 class InstantRestartMgr:
