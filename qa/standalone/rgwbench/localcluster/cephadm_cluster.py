@@ -33,6 +33,7 @@ import urllib.request
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
 from . import cephadm_host, hostpackages, images, releases
+from .cephadm_host import INGRESS_SYSCTLS
 from .cluster import REPO_ROOT, SESSION_SCRIPT, TEST_USER, ClusterError, rgw_not_registered
 from .netns import PREFIX
 from .processes import free_port
@@ -47,9 +48,6 @@ NETWORK = '198.51.100.0/24'
 # The one cephadm cluster of the machine: its folder.
 OWNER_FILE = '/run/rgwbench-cephadm-cluster'
 MGR_PORTS = (8765, 9283)
-# Kernel settings cephadm sets on a host it deploys HAProxy or keepalived to (its
-# sysctl.d file goes with the cluster; the values stay until put back).
-INGRESS_SYSCTLS = ('net/ipv4/ip_forward', 'net/ipv4/ip_nonlocal_bind')
 MODULE_DIR = os.path.join(REPO_ROOT, 'src', 'pybind', 'mgr', 'rgwbench')
 # Where the mgr image keeps its modules.
 MGR_MODULE_PATH = '/usr/share/ceph/mgr'

@@ -14,8 +14,9 @@ PATH of cephadm and of its SSH sessions, each calling a function here:
   It does not restart a daemon that dies.
 - `podman`: the machine's podman with the options it needs here.
 - `sysctl`: cephadm applies its kernel settings with `sysctl --system`, which
-  would apply every sysctl file of the machine; here it applies none, so a
-  cluster leaves no kernel value changed behind.
+  would apply every sysctl file of the machine; here it applies only the two
+  its ingress files set (INGRESS_SYSCTLS), which `cluster stop` puts back, so
+  a cluster leaves no kernel value changed behind.
 """
 import os
 import re
@@ -25,6 +26,10 @@ import sys
 import time
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
+
+# Kernel settings cephadm sets on a host it deploys HAProxy or keepalived to (its
+# sysctl.d file goes with the cluster; the values stay until put back).
+INGRESS_SYSCTLS = ('net/ipv4/ip_forward', 'net/ipv4/ip_nonlocal_bind')
 
 UNIT_DIRS = ('/etc/systemd/system', '/lib/systemd/system', '/usr/lib/systemd/system')
 UNIT_KINDS = ('service', 'target', 'socket', 'timer', 'slice', 'mount', 'path')
@@ -329,11 +334,34 @@ def podman(argv: List[str], udev_dir: str) -> int:
     return 1
 
 
-def sysctl(argv: List[str]) -> int:
+def sysctl(argv: List[str], folder: str = '/etc/sysctl.d') -> int:
     if argv[:1] == ['--system']:
+        for name, value in ingress_sysctls(folder).items():
+            subprocess.run(['/usr/sbin/sysctl', '-q', '-w', '%s=%s' % (name, value)],
+                           check=False)
         return 0
     os.execv('/usr/sbin/sysctl', ['sysctl'] + argv)
     return 1
+
+
+def ingress_sysctls(folder: str) -> Dict[str, str]:
+    """What cephadm's files for HAProxy and keepalived set among INGRESS_SYSCTLS.
+
+    Of `sysctl --system` only these are applied: HAProxy binds the VIP before
+    keepalived has raised it (ip_nonlocal_bind), and without it the daemon ends
+    at its start (seen: the ingress never served). `cluster stop` puts them back.
+    """
+    wanted = {n.replace('/', '.') for n in INGRESS_SYSCTLS}
+    found: Dict[str, str] = {}
+    for name in sorted(os.listdir(folder)):
+        if not re.match(r'^90-ceph-.*-(haproxy|keepalived)\.conf$', name):
+            continue
+        with open(os.path.join(folder, name)) as f:
+            for line in f:
+                key, eq, value = line.partition('=')
+                if eq and key.strip() in wanted:
+                    found[key.strip()] = value.strip()
+    return found
 
 
 def write_programs(bin_dir: str, state_dir: str) -> Dict[str, str]:

@@ -379,3 +379,16 @@ def test_a_cluster_that_stops_leaves_the_shared_root_mounted_for_one_that_starts
         assert mounted() == set()
     finally:
         chroot._unmount_all_under(str(root))
+
+
+def test_the_cephadm_hosts_sysctl_applies_only_the_ingress_settings_cephadm_wrote(
+        tmp_path: pathlib.Path) -> None:
+    from localcluster.cephadm_host import ingress_sysctls
+    (tmp_path / '90-ceph-f-haproxy.conf').write_text(
+        '# created by cephadm\n\nnet.ipv4.ip_nonlocal_bind = 1\n')
+    (tmp_path / '90-ceph-f-keepalived.conf').write_text(
+        'net.ipv4.ip_forward = 1\nnet.ipv4.ip_nonlocal_bind = 1\n')
+    (tmp_path / '90-ceph-f-osd.conf').write_text('kernel.pid_max = 4194304\n')
+    (tmp_path / '99-other-haproxy.conf').write_text('net.ipv4.ip_forward = 0\n')
+    assert ingress_sysctls(str(tmp_path)) == {'net.ipv4.ip_nonlocal_bind': '1',
+                                              'net.ipv4.ip_forward': '1'}
