@@ -68,6 +68,10 @@ class CpuQuotas:
     def group(self, daemon_name: str) -> str:
         return os.path.join(self._cluster()[0], daemon_name)
 
+    def cluster_group(self) -> str:
+        """The cgroup of the cluster's held daemons (NoCpuController where there is none)."""
+        return self._cluster()[0]
+
     def check(self) -> None:
         """NoCpuController unless a daemon's cgroup can be made and given a quota."""
         cluster, version = self._cluster()
@@ -128,12 +132,16 @@ class CpuQuotas:
 
     def release(self, daemon_name: str) -> None:
         """Remove the daemon's cgroup (once its process has stopped; a process still
-        in it goes back to the root cgroup first)."""
+        in it goes back to the root cgroup first), and the cluster's once it holds no
+        other: a cluster without quotas leaves no cgroup behind."""
         try:
             cluster, _ = self._cluster()
         except NoCpuController:
             return
         self._remove(os.path.join(cluster, daemon_name), os.path.dirname(cluster))
+        if os.path.isdir(cluster) and not any(
+                os.path.isdir(os.path.join(cluster, n)) for n in os.listdir(cluster)):
+            self._remove(cluster, os.path.dirname(cluster))
 
     def release_all(self) -> List[str]:
         """Remove every cgroup of the cluster; the daemons removed."""
