@@ -138,9 +138,12 @@ class RGWKind(DaemonKind):
             self.ctx.cpu_quotas.release(daemon.name)
 
     def config_digest(self, spec: Any, daemon: DaemonRecord) -> str:
-        # The frontend lives in the config database, not on the command line.
+        # The frontend lives in the config database, not on the command line; the
+        # limit only where there is one, so that a daemon without one keeps its digest.
+        cores = container_cpus(spec)
         return digest([super().config_digest(spec, daemon), self.frontend(spec, daemon),
-                       certificate_text(spec) if spec.ssl else '', container_cpus(spec)])
+                       certificate_text(spec) if spec.ssl else ''] +
+                      ([cores] if cores is not None else []))
 
     def prepare(self, spec: Any, daemon: DaemonRecord) -> None:
         keyring = self.ctx.command(prefix='auth get-or-create', entity=self.entity(daemon),
