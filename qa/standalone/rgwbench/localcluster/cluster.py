@@ -23,6 +23,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from . import hostpackages, keeper, netns, releases
 from .ceph_client import CephSession, SessionEnded
 from .containers import ANCHOR_ARGV, HOST_ROOT_ANCHOR, Containers
+from .cpu_quota import CpuQuotas
 from .processes import STOP_GRACE_S, ProcessTable, free_port, osd_stop_grace
 
 STATE_FILE = 'cluster.json'
@@ -771,6 +772,8 @@ class LocalCluster:
         if containers is not None:
             containers.remove_all()
         stopped += self.procs.stop(mons)
+        # The daemons' CPU quotas (the test orchestrator's) once none of them runs.
+        CpuQuotas(str(self.state['fsid'])[:8]).release_all()
         # Namespaces and the bridge go once nothing of the cluster runs on them.
         removed = self._network_down()
         if removed:

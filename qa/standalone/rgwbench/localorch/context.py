@@ -18,7 +18,8 @@ class MonCommander(Protocol):
 
 class Context:
     def __init__(self, cluster_dir: str, hosts: List[Host], mon: MonCommander,
-                 state: OrchestratorState, containers: Optional[Any] = None) -> None:
+                 state: OrchestratorState, containers: Optional[Any] = None,
+                 cpu_quotas: Optional[Any] = None) -> None:
         self.dir = cluster_dir
         self.conf = os.path.join(cluster_dir, 'ceph.conf')
         self.hosts = hosts
@@ -27,6 +28,8 @@ class Context:
         # Set on a cluster started with --containers: custom containers and
         # radosgw then run under podman.
         self.containers = containers
+        # The daemons' cgroups with a CPU quota (localcluster/cpu_quota.py).
+        self.cpu_quotas: Any = cpu_quotas
 
     def host(self, name: str) -> Host:
         for h in self.hosts:
@@ -111,6 +114,12 @@ class DaemonKind:
 
     def prepare(self, spec: Any, daemon: DaemonRecord) -> None:
         """Cluster-side set-up before a (re)start: keys, config options."""
+
+    def before_start(self, spec: Any, daemon: DaemonRecord) -> None:
+        """Host-side set-up before every start, a restart's too (a CPU quota)."""
+
+    def after_start(self, spec: Any, daemon: DaemonRecord) -> None:
+        """Host-side clean-up once the daemon started (a CPU quota it no longer has)."""
 
     def config_digest(self, spec: Any, daemon: DaemonRecord) -> str:
         return digest([self.argv(spec, daemon), sorted(self.files(spec, daemon).items()),

@@ -39,7 +39,7 @@ from .ingress import IngressKind
 from .placement import place
 from .rgw import RGWKind
 from .state import DaemonRecord, OrchestratorState, ServiceRecord, now, parse_time
-from .tool import HOST_ROOT_ANCHOR, Containers, ProcessTable, osd_stop_grace
+from .tool import HOST_ROOT_ANCHOR, Containers, CpuQuotas, ProcessTable, osd_stop_grace
 
 # Services whose daemons this backend deploys, in the order they converge
 # (an ingress is configured from the RGW daemons behind it).
@@ -83,7 +83,8 @@ class LocalOrchestrator(MgrModule, orchestrator.Orchestrator):
         in_chroot = (cluster.get('containers') or {}).get('rootfs', '/') != '/'
         anchor = self._procs().pid(HOST_ROOT_ANCHOR) if in_chroot else None
         return Context(self.cluster_dir, load_hosts(self.cluster_dir), self, self.state,
-                       Containers.of(self.cluster_dir, cluster, anchor))
+                       Containers.of(self.cluster_dir, cluster, anchor),
+                       CpuQuotas(str(cluster['fsid'])[:8]))
 
     def _kinds(self, ctx: Context) -> Dict[str, DaemonKind]:
         return {'rgw': RGWKind(ctx, str(self.get_module_option('rgw_frontend_extra_args'))),
@@ -281,8 +282,10 @@ class LocalOrchestrator(MgrModule, orchestrator.Orchestrator):
         host = ctx.host(daemon.host)
         # cephadm gives every container its host's name in NODE_NAME.
         env = dict(kind.env(spec, daemon), NODE_NAME=host.name)
+        kind.before_start(spec, daemon)
         # Stopped and started again by a process of its own (see ProcessTable.restart).
         procs.restart(daemon.name, host.argv(kind.argv(spec, daemon)), env=env, cwd=folder)
+        kind.after_start(spec, daemon)
         self.state.set_daemon(daemon._replace(started=now()))
         self.log.info('deployed %s on %s', daemon.name, daemon.host)
 

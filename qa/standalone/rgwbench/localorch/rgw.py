@@ -2,13 +2,16 @@
 import os
 import ssl
 import tempfile
-from typing import Any, List, Tuple
+from typing import Any, List, Optional, Tuple
 
 import orchestrator
 
 from .context import DaemonKind, digest
 from .hosts import Host
 from .state import DaemonRecord
+from .tool import NoCpuController
+
+CPUS = '--cpus'
 
 
 def certificate_text(spec: Any) -> str:
@@ -28,6 +31,39 @@ def check_pem(pem: str, what: str) -> None:
         except (ssl.SSLError, OSError) as e:
             raise orchestrator.OrchestratorValidationError(
                 '%s is not a certificate with its matching private key: %s' % (what, e))
+
+
+def _argument_words(arg: Any) -> List[str]:
+    """An item of extra_container_args as the runtime gets it: a string as it is on
+    Pacific, an ArgumentSpec of newer releases split or not."""
+    if isinstance(arg, str):
+        return [arg]
+    text = str(getattr(arg, 'argument', arg))
+    return text.split() if getattr(arg, 'split', False) else [text]
+
+
+def container_cpus(spec: Any) -> Optional[float]:
+    """The cores the spec's `--cpus` holds each daemon to (None: no limit), as podman
+    reads `--cpus=N` and `--cpus N`."""
+    words = [w for arg in getattr(spec, 'extra_container_args', None) or []
+             for w in _argument_words(arg)]
+    for index, word in enumerate(words):
+        if word == CPUS and index + 1 < len(words):
+            value = words[index + 1]
+        elif word.startswith(CPUS + '='):
+            value = word.split('=', 1)[1]
+        else:
+            continue
+        try:
+            cores = float(value)
+        except ValueError:
+            cores = 0.0
+        if not cores > 0:
+            raise orchestrator.OrchestratorValidationError(
+                '%s: %s %r is not a number of cores above 0' % (spec.service_name(), CPUS,
+                                                                value))
+        return cores
+    return None
 
 
 class RGWKind(DaemonKind):
@@ -50,6 +86,14 @@ class RGWKind(DaemonKind):
                     '%s: ssl is set but rgw_frontend_ssl_certificate is empty'
                     % spec.service_name())
             check_pem(certificate_text(spec), 'rgw_frontend_ssl_certificate')
+        if container_cpus(spec) is not None and self.ctx.containers is None:
+            # As a process, the daemon is held by a cgroup of this orchestrator's making.
+            try:
+                self.ctx.cpu_quotas.check()
+            except NoCpuController as e:
+                raise orchestrator.OrchestratorValidationError(
+                    '%s: %s needs a CPU quota, which this orchestrator sets in a cgroup: %s'
+                    % (spec.service_name(), CPUS, e))
         self.check_ports(spec, placed)
 
     def frontend(self, spec: Any, daemon: DaemonRecord) -> str:
@@ -74,15 +118,32 @@ class RGWKind(DaemonKind):
         command = ['radosgw', '-f', '-c', self.ctx.conf, '-n', self.entity(daemon),
                    '--keyring', self.keyring_path(daemon),
                    '--rgw-data', self.ctx.daemon_dir(daemon.name)]
+        cores = container_cpus(spec)
         if self.ctx.containers is not None:
             # A PID namespace of its own, as cephadm's: it registers its pid in there.
-            return self.ctx.containers.argv(daemon.name, command)
+            return self.ctx.containers.argv(
+                daemon.name, command, args=['%s=%g' % (CPUS, cores)] if cores else [])
+        if cores is not None:
+            return self.ctx.cpu_quotas.join_argv(daemon.name, command)
         return command
 
+    def before_start(self, spec: Any, daemon: DaemonRecord) -> None:
+        cores = container_cpus(spec)
+        if cores is not None and self.ctx.containers is None:
+            self.ctx.cpu_quotas.hold(daemon.name, cores)
+
+    def after_start(self, spec: Any, daemon: DaemonRecord) -> None:
+        if container_cpus(spec) is None and self.ctx.containers is None:
+            # The spec lost its --cpus: the daemon started outside its old cgroup.
+            self.ctx.cpu_quotas.release(daemon.name)
+
     def config_digest(self, spec: Any, daemon: DaemonRecord) -> str:
-        # The frontend lives in the config database, not on the command line.
+        # The frontend lives in the config database, not on the command line; the
+        # limit only where there is one, so that a daemon without one keeps its digest.
+        cores = container_cpus(spec)
         return digest([super().config_digest(spec, daemon), self.frontend(spec, daemon),
-                       certificate_text(spec) if spec.ssl else ''])
+                       certificate_text(spec) if spec.ssl else ''] +
+                      ([cores] if cores is not None else []))
 
     def prepare(self, spec: Any, daemon: DaemonRecord) -> None:
         keyring = self.ctx.command(prefix='auth get-or-create', entity=self.entity(daemon),
@@ -97,6 +158,7 @@ class RGWKind(DaemonKind):
                          value=self.frontend(spec, daemon))
 
     def remove(self, spec: Any, daemon: DaemonRecord) -> None:
+        self.ctx.cpu_quotas.release(daemon.name)
         self.ctx.mon.mon_command({'prefix': 'config rm', 'who': self.entity(daemon),
                                   'name': 'rgw_frontends'})
         self.ctx.mon.mon_command({'prefix': 'auth rm', 'entity': self.entity(daemon)})

@@ -2,7 +2,8 @@
 
 The mgr loads this package alone, not the cluster tool's, so the modules are
 loaded by path: the process table (so that `cluster stop` ends our daemons
-too) and the podman command lines (so that it removes our containers too).
+too), the podman command lines (so that it removes our containers too) and the
+daemons' CPU quotas (so that it removes their cgroups too).
 """
 import importlib.util
 import os
@@ -27,3 +28,6 @@ osd_stop_grace: Any = _processes.osd_stop_grace
 _containers = _load('containers.py')
 Containers: Any = _containers.Containers
 HOST_ROOT_ANCHOR: str = _containers.HOST_ROOT_ANCHOR
+_cpu_quota = _load('cpu_quota.py')
+CpuQuotas: Any = _cpu_quota.CpuQuotas
+NoCpuController: Any = _cpu_quota.NoCpuController

@@ -392,3 +392,45 @@ def test_the_cephadm_hosts_sysctl_applies_only_the_ingress_settings_cephadm_wrot
     (tmp_path / '99-other-haproxy.conf').write_text('net.ipv4.ip_forward = 0\n')
     assert ingress_sysctls(str(tmp_path)) == {'net.ipv4.ip_nonlocal_bind': '1',
                                               'net.ipv4.ip_forward': '1'}
+
+
+def _fake_cgroups(root: pathlib.Path, version: int) -> pathlib.Path:
+    """A cgroup tree's files as a cpu controller of this version shows them."""
+    if version == 2:
+        (root / 'cgroup.controllers').write_text('cpuset cpu io memory pids\n')
+        (root / 'cgroup.subtree_control').write_text('cpu memory\n')
+        return root
+    (root / 'cpu').mkdir()
+    (root / 'cpu' / 'cpu.cfs_quota_us').write_text('-1\n')
+    return root / 'cpu'
+
+
+@pytest.mark.parametrize('version', [1, 2])
+def test_a_cpu_quota_is_written_as_the_controller_of_each_version_reads_it(
+        tmp_path: pathlib.Path, version: int) -> None:
+    from localcluster.cpu_quota import CpuQuotas
+    mount = _fake_cgroups(tmp_path, version)
+    quotas = CpuQuotas('3b92947c', root=str(tmp_path))
+    quotas.hold('rgw.a', 1.5)
+    group = mount / 'rgwbench-3b92947c' / 'rgw.a'
+    if version == 2:
+        assert (group / 'cpu.max').read_text() == '150000 100000'
+        assert (mount / 'rgwbench-3b92947c' / 'cgroup.subtree_control').read_text() == '+cpu'
+    else:
+        assert (group / 'cpu.cfs_quota_us').read_text() == '150000'
+        assert (group / 'cpu.cfs_period_us').read_text() == '100000'
+    assert quotas.cores('rgw.a') == 1.5 and quotas.cores('rgw.b') is None
+    assert quotas.join_argv('rgw.a', ['radosgw', '-f']) == [
+        'sh', '-c', 'echo $$ > "$0" && exec "$@"', str(group / 'cgroup.procs'),
+        'radosgw', '-f']
+
+
+def test_no_cpu_controller_is_refused_clearly(tmp_path: pathlib.Path) -> None:
+    from localcluster.cpu_quota import CpuQuotas, NoCpuController
+    with pytest.raises(NoCpuController, match='no cgroup cpu controller is mounted under'):
+        CpuQuotas('x', root=str(tmp_path)).hold('rgw.a', 1)
+    (tmp_path / 'cgroup.controllers').write_text('cpu memory\n')
+    (tmp_path / 'cgroup.subtree_control').write_text('memory\n')
+    with pytest.raises(NoCpuController, match='not enabled for the cgroups under'):
+        CpuQuotas('x', root=str(tmp_path)).check()
+    assert CpuQuotas('y', root=str(tmp_path / 'none')).release_all() == []

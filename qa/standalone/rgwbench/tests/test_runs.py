@@ -4,6 +4,7 @@ On the `two_osds` cluster: the `sse` profile restarts OSDs (msgr2 secure),
 and a failover needs a standby mgr.
 """
 import json
+import os
 import re
 import time
 from typing import Any, Dict, Iterator, List, Set, Tuple
@@ -12,6 +13,7 @@ import pytest
 import secrets_shown
 from conftest import SMALL_LOAD_ARGS, Cluster, one_line, wait_pgs_clean
 from helpers import FAST, rgwbench_buckets, s3_client, snapshot, wait_run
+from localcluster.cpu_quota import CpuQuotas
 
 FAILOVER_NAME = 'failover-test'
 FAILOVER_PROFILE: Dict[str, Any] = {
@@ -395,3 +397,55 @@ def test_a_run_cut_off_by_a_failover_ends_failed_and_restores_the_cluster(
     runs.wait_rgw_registered()
     assert snapshot(runs) == before and rgwbench_buckets(runs) == []
     runs.ceph('rgwbench', 'profile', 'rm', FAILOVER_NAME)
+
+
+CPUS_NAME = 'rgw-cpus-test'
+CPUS_PROFILE: Dict[str, Any] = {
+    'name': CPUS_NAME, 'baseline': 'as-is',
+    'variants': [{'name': 'as-is', 'settings': {}},
+                 {'name': 'cpus-1', 'settings': {'rgw-cpus': 1}}],
+    'workloads': [{'name': 'put-4KiB', 'op': 'put', 'size': '4KiB', 'duration': 15,
+                   'warmup': 2, 'concurrency': 16}]}
+
+
+def test_rgw_cpus_holds_each_rgw_to_its_cores_and_is_put_back(runs: Cluster) -> None:
+    """`rgw-cpus: 1` puts `--cpus=1` in the RGW spec; the test orchestrator holds radosgw
+    with a CPU quota of one core in a cgroup of its own, gone with the argument."""
+    with open(os.path.join(runs.dir, 'cluster.json')) as f:
+        quotas = CpuQuotas(str(json.load(f)['fsid'])[:8])
+    cluster_group = quotas.cluster_group()
+    assert not os.path.exists(cluster_group)
+    proc = runs.ceph_input(json.dumps(CPUS_PROFILE), 'rgwbench', 'profile', 'set')
+    assert proc.returncode == 0, proc.stderr
+    before = snapshot(runs)
+    held: Dict[str, Tuple[Any, List[int]]] = {}
+
+    def look() -> None:
+        if os.path.isdir(cluster_group):
+            for name in os.listdir(cluster_group):
+                if os.path.isdir(os.path.join(cluster_group, name)):
+                    held[name] = (quotas.cores(name), quotas.pids(name))
+
+    run_id = runs.ceph('rgwbench', 'run', '--profile', CPUS_NAME,
+                       '--yes-i-really-mean-it').stdout.strip()
+    record = wait_run(runs, run_id, timeout=600, meanwhile=look, every_s=1)
+    assert record['state'] == 'complete', record.get('error')
+    as_is, cpus_1 = record['variants']
+    assert cpus_1['settings'] == {'rgw-cpus': 1.0}
+    assert ('service', 'undone') in [(c['kind'], c['state']) for c in cpus_1['changes']]
+    # every RGW daemon of the service was held, to one core, with its radosgw inside
+    rgws = {daemon_id for daemon_type, daemon_id in before['daemons'] if daemon_type == 'rgw'}
+    assert {name.split('.', 1)[1] for name in held} == rgws, held
+    assert all(cores == 1.0 and pids for cores, pids in held.values()), held
+    (measured,) = cpus_1['workloads']
+    (baseline,) = as_is['workloads']
+    assert measured['ops'] > 0 and measured['errors'] == 0, measured
+    cores = measured['rgw']['cpu_cores'] / max(1, measured['rgw']['daemons'])
+    print('RGW cores per daemon: as-is %.2f, cpus-1 %.2f' % (
+        baseline['rgw']['cpu_cores'] / max(1, baseline['rgw']['daemons']), cores))
+    assert 0 < cores <= 1.1, measured['rgw']
+    runs.wait_rgw_registered()
+    assert snapshot(runs) == before and rgwbench_buckets(runs) == []
+    # the quota went with the argument: no cgroup of the cluster's is left
+    assert not os.path.exists(cluster_group)
+    runs.ceph('rgwbench', 'profile', 'rm', CPUS_NAME)

@@ -23,3 +23,10 @@ class NotFound(RGWBenchError):
 class Busy(RGWBenchError):
     def __init__(self, message: str) -> None:
         super().__init__(message, errno.EBUSY)
+
+
+class NotSupported(RGWBenchError):
+    """What the running release cannot do."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, errno.EOPNOTSUPP)

@@ -3,7 +3,7 @@
 A reading workload (GET, HEAD, LIST: nothing it does changes an object) prefills
 its key space in the first variant that runs it; the later variants whose
 settings leave how RGW stores objects as it is (TLS, an ingress, msgr2 secure
-mode, RGW daemons per host) read the same objects, with nothing written again.
+mode, RGW daemons per host or their cores) read the same objects, with nothing written again.
 A variant whose settings may change how objects are stored (SSE; a `config`
 option, say `rgw_max_chunk_size`) prefills its own, once for all its repeats
 (and, in an interleaved run, its rounds). Each agent reads its own share under
@@ -24,7 +24,8 @@ from ..loadgen.workload import Job
 from . import Profile, Variant, Workload
 
 # Settings under which objects are written and read as without them.
-STORE_ALIKE = frozenset({'tls@rgw', 'tls@ingress', 'msgr2-secure', 'rgw-per-host', 'rgw-restart'})
+STORE_ALIKE = frozenset({'tls@rgw', 'tls@ingress', 'msgr2-secure', 'rgw-per-host', 'rgw-cpus',
+                         'rgw-restart'})
 SHARED = 'shared'
 READING_OPS = frozenset({'get', 'head', 'list'})
 

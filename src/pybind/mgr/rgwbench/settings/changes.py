@@ -123,18 +123,32 @@ def _placement(spec: Any) -> Any:
     return (spec or {}).get('placement') if isinstance(spec, dict) else None
 
 
+# Fields of a spec's top level a setting changes (rgw-cpus), beside its placement.
+TOP_FIELDS = ('extra_container_args',)
+
+
+def _argument_list(spec: Any, name: str) -> List[Any]:
+    """A spec's list of container arguments in one form: Reef and later store a string
+    as it was given and {argument, split} with `split` filled in."""
+    items = (spec or {}).get(name) if isinstance(spec, dict) else None
+    return [(str(i.get('argument')), bool(i.get('split'))) if isinstance(i, dict) else str(i)
+            for i in items or []]
+
+
 def same_state(kind: str, now: Any, known: Any, fields: Set[str]) -> bool:
     """Whether a target's state `now` is the `known` one.
 
-    A spec is compared by its placement and by the `fields` the run's states name:
-    the orchestrator adds defaults to a spec it stores, so a whole comparison
-    would take its own normalisation for someone else's change."""
+    A spec is compared by its placement, its container arguments and by the `fields`
+    the run's states name: the orchestrator adds defaults to a spec it stores, so a
+    whole comparison would take its own normalisation for someone else's change."""
     if now is None or known is None:
         return now is None and known is None
     if kind != SERVICE:
         return _plain(now) == _plain(known)
     if _placement(known) is not None and \
             _plain(_placement(now) or {}) != _plain(_placement(known)):
+        return False
+    if any(_argument_list(now, f) != _argument_list(known, f) for f in TOP_FIELDS):
         return False
     have, want = _fields(now), _fields(known)
     return all(_plain(have.get(f)) == _plain(want.get(f)) or

@@ -4,12 +4,13 @@ from typing import Any, Dict, List
 from ..errors import InvalidInput
 from .base import Setting
 from .daemon_settings import ConfigOption, Msgr2Secure, RGWPerHost, RGWRestart
+from .rgw_cpus import RGWCpus
 from .sse import ServerSideEncryption
 from .tls import IngressTls, RGWTls
 
 
 def all_settings() -> List[Setting]:
-    return [ConfigOption(), RGWPerHost(), RGWTls(), IngressTls(), Msgr2Secure(),
+    return [ConfigOption(), RGWPerHost(), RGWCpus(), RGWTls(), IngressTls(), Msgr2Secure(),
             ServerSideEncryption(), RGWRestart()]
 
 

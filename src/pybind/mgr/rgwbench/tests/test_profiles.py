@@ -60,7 +60,7 @@ def test_every_builtin_parses_and_round_trips(document: Dict[str, Any]) -> None:
 
 def test_builtin_names() -> None:
     assert builtin_names() == ['tls', 'msgr2', 'sse', 'security', 'sizes', 'rgw-threads',
-                               'quick', 'calibrate']
+                               'quick', 'calibrate', 'rgw-sizing']
 
 
 def test_builtins_follow_the_studies() -> None:
@@ -82,8 +82,26 @@ def test_builtins_follow_the_studies() -> None:
     assert by_name['sizes'].variants == [Variant('as-is', {})]
     threads = by_name['rgw-threads']
     assert threads.variants[0].settings == {}
+    # every variant differs from RGW's default (512), the baseline's value
     assert [v.settings['config'] for v in threads.variants[1:]] == [
-        {'client.rgw/rgw_thread_pool_size': str(n)} for n in (128, 512, 1024)]
+        {'client.rgw/rgw_thread_pool_size': str(n)} for n in (128, 256, 1024)]
+    assert 'Red Hat' in threads.description and 'charts 5 and 6' in threads.description
+
+
+def test_rgw_sizing_has_the_red_hat_levers_against_the_cluster_as_it_is() -> None:
+    sizing = {p.name: p for p in builtin_profiles(SETTINGS)}['rgw-sizing']
+    assert sizing.baseline == 'as-is' and sizing.variants[0].settings == {}
+    assert {v.name: v.settings for v in sizing.variants[1:]} == {
+        'cpus-1': {'rgw-cpus': 1.0}, 'cpus-2': {'rgw-cpus': 2.0}, 'cpus-4': {'rgw-cpus': 4.0},
+        'per-host-2': {'rgw-per-host': 2},
+        'threads-256': {'config': {'client.rgw/rgw_thread_pool_size': '256'}},
+        'threads-1024': {'config': {'client.rgw/rgw_thread_pool_size': '1024'}}}
+    assert [w.name for w in sizing.workloads] == ['put-64KiB', 'get-64KiB', 'put-4MiB',
+                                                  'get-4MiB']
+    # the same requests in flight under every variant: two RGWs per host are not
+    # given twice the clients
+    assert {(w.concurrency, w.concurrency_per_rgw) for w in sizing.workloads} == {(64, None)}
+    assert 'Red Hat' in sizing.description and 'charts 1 to 6' in sizing.description
 
 
 def test_quick_is_a_short_smoke_run() -> None:
@@ -181,7 +199,10 @@ def test_short_duration_gets_a_shorter_default_warmup() -> None:
 @pytest.mark.parametrize('data, message', [
     (doc(variants=[{'name': 'a'}, {'name': 'b', 'settings': {'tls': 'on'}}]),
      "profile x: variants[1].settings: unknown setting 'tls' (known: config, rgw-per-host, "
-     "tls@rgw, tls@ingress, msgr2-secure, sse, rgw-restart)"),
+     "rgw-cpus, tls@rgw, tls@ingress, msgr2-secure, sse, rgw-restart)"),
+    (doc(variants=[{'name': 'a', 'settings': {'rgw-cpus': 0}}]),
+     "profile x: variants[0].settings.rgw-cpus: 0 is not valid (expected a number of cores "
+     "from 0.01 to 1024, fractions allowed (0.5, 1.5))"),
     (doc(workloads=[{'op': 'put', 'duration': -5}]),
      'profile x: workloads[0].duration: must be a positive number of seconds, got -5'),
     (doc(workloads=[{'op': 'put', 'duration': 4000}]),
@@ -694,9 +715,10 @@ def test_a_concurrency_per_rgw_is_checked_kept_and_given_up_for_a_total() -> Non
         parse_profile({'name': 'p', 'description': 'd', 'baseline': 'a',
                        'variants': [{'name': 'a', 'settings': {}}],
                        'workloads': [{'op': 'get', 'concurrency_per_rgw': 0}]}, SETTINGS)
-    # the built-ins give theirs per RGW: a cluster of more RGWs is loaded as hard
+    # the built-ins give theirs per RGW: a cluster of more RGWs is loaded as hard; but
+    # rgw-sizing, whose variants change the RGW count (see its own test)
     assert all(w.concurrency_per_rgw for p in builtin_profiles(SETTINGS)
-               for w in p.workloads)
+               for w in p.workloads if p.name != 'rgw-sizing')
 
 
 def test_a_plan_says_how_each_agent_sends_the_load() -> None:
