@@ -25,6 +25,7 @@ import json
 import os
 import secrets
 import shutil
+import signal
 import string
 import subprocess
 import time
@@ -56,6 +57,36 @@ OSD_SIZE = '10G'
 ROOT_KEYS = '/root/.ssh/authorized_keys'
 BOOTSTRAP_TRIES = 3
 OSD_TRIES = 2
+
+
+def _descendants(root: int) -> List[int]:
+    """Every process below `root`, from /proc."""
+    children: Dict[int, List[int]] = {}
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            with open('/proc/%s/stat' % entry) as f:
+                # the name in parentheses may hold spaces: the fields after it
+                ppid = int(f.read().rsplit(')', 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    found: List[int] = []
+    todo = [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            return f.read().rsplit(')', 1)[1].split()[0] != 'Z'
+    except (OSError, IndexError):
+        return False
 
 
 def installed_module_spec(spec: Dict[str, Any], module_dir: str) -> Dict[str, Any]:
@@ -434,6 +465,10 @@ class CephadmCluster:
     def stop(self) -> List[str]:
         """Remove the cluster and its marks on the machine; what was removed."""
         removed: List[str] = []
+        # First the cluster's sshd and every command the mgr runs through it: a deploy
+        # still going (a start killed mid-way) wrote an OSD's keyring into
+        # /var/lib/ceph/<fsid> after rm-cluster had removed it, and it stayed.
+        removed += self._end_sshd()
         fsid = self.state.get('fsid')
         if fsid:
             proc = self._cephadm(['rm-cluster', '--force', '--zap-osds', '--fsid', fsid])
@@ -464,17 +499,6 @@ class CephadmCluster:
         for image in [f for f in os.listdir(self.dir) if f.startswith('osd-')]:
             os.unlink(os.path.join(self.dir, image))
         self.state['loops'] = []
-        pid_file = os.path.join(self.dir, 'ssh', 'sshd.pid')
-        if os.path.exists(pid_file):
-            with open(pid_file) as f:
-                try:
-                    os.kill(int(f.read().strip()), 15)
-                    removed.append('sshd')
-                except (OSError, ValueError):
-                    pass
-            # sshd removes its own pid file as it ends
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(pid_file)
         if self.state.pop('made_run_sshd', False) and os.path.isdir('/run/sshd'):
             os.rmdir('/run/sshd')
         self._restore_root_keys()
@@ -498,6 +522,26 @@ class CephadmCluster:
         self.state.pop('fsid', None)
         self._save()
         return removed
+
+    def _end_sshd(self) -> List[str]:
+        pid_file = os.path.join(self.dir, 'ssh', 'sshd.pid')
+        try:
+            with open(pid_file) as f:
+                sshd = int(f.read().strip())
+        except (OSError, ValueError):
+            return []
+        pids = [sshd] + _descendants(sshd)
+        for signum in (signal.SIGTERM, signal.SIGKILL):
+            for pid in pids:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signum)
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and any(_alive(p) for p in pids):
+                time.sleep(0.2)
+        # sshd removes its own pid file as it ends
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(pid_file)
+        return ['sshd and %d process(es) of its sessions' % (len(pids) - 1)]
 
     def _restore_root_keys(self) -> None:
         if 'root_keys_before' not in self.state:

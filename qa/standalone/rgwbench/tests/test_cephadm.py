@@ -356,3 +356,34 @@ def test_msgr2_secure_mode_restarts_each_osd_through_cephadm_and_back(
     after = snapshot(cephadm, [])
     for part in before:
         assert after[part] == before[part], part
+
+
+def test_rgw_cpus_limits_each_rgw_container_through_its_spec_and_back(
+        cephadm: Cluster) -> None:
+    fsid = cephadm.ceph('fsid').stdout.strip()
+    before = snapshot(cephadm, [])
+
+    def nano_cpus() -> List[int]:
+        found = []
+        for daemon in cephadm.ceph_json('orch', 'ps', '--daemon_type', 'rgw'):
+            container = 'ceph-%s-rgw-%s' % (fsid, daemon['daemon_id'].replace('.', '-'))
+            found.append(int(_podman(['inspect', '--format', '{{.HostConfig.NanoCpus}}',
+                                      container]).strip() or -1))
+        return found
+    assert nano_cpus() == [0]
+    try:
+        cephadm.ceph('rgwbench', 'settings', 'apply', 'rgw-cpus=1', '--yes-i-really-mean-it')
+        wait_settings(cephadm, ['applied'], 900)
+        spec = cephadm.ceph_json('orch', 'ls', '--service_name', 'rgw.default', '--export')[0]
+        assert '--cpus=1' in spec['extra_container_args'], spec
+        # cephadm redeployed the RGW with podman's --cpus: a CFS quota of one core
+        assert nano_cpus() == [10 ** 9]
+        cephadm.ceph('rgwbench', 'settings', 'revert')
+        wait_settings(cephadm, ['reverted'], 900)
+    finally:
+        settings_put_back(cephadm)
+    assert nano_cpus() == [0]
+    cephadm.wait_rgw_registered()
+    after = snapshot(cephadm, [])
+    for part in before:
+        assert after[part] == before[part], part
