@@ -78,12 +78,12 @@ def test_a_shard_over_the_budget_is_interrupted_and_fails_the_others_stand(
         '  integration x runs'], phases
 
 
-def test_the_cephadm_shard_waits_until_at_most_twelve_others_run() -> None:
+def test_the_cephadm_shard_waits_until_at_most_ten_others_run() -> None:
     waiting = [releases_in_parallel.Waiting('pacific', 'quiet', []),
                releases_in_parallel.Waiting('tentacle', 'quiet', []),
                releases_in_parallel.Waiting('tentacle', 'cephadm', [])]
-    assert releases_in_parallel.ready(waiting, 13) == []
-    assert releases_in_parallel.ready(waiting, 12) == waiting[2:]
+    assert releases_in_parallel.ready(waiting, 11) == []
+    assert releases_in_parallel.ready(waiting, 10) == waiting[2:]
     assert releases_in_parallel.ready(waiting, 2) == waiting
 
 
