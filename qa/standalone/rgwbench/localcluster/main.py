@@ -6,7 +6,7 @@ import subprocess
 import sys
 from typing import List, NoReturn, Optional
 
-from . import cephadm_cluster, dashboard, hostpackages, kmip, releases
+from . import cephadm_cluster, dashboard, hostpackages, kmip, openbao, releases
 from .chroot import ChrootError
 from .cluster import OBJECTSTORES, ClusterError, LocalCluster, default_dir
 
@@ -94,6 +94,7 @@ def _parser() -> argparse.ArgumentParser:
     with_dir(sub.add_parser('s3-endpoints', help='RGW URLs and the test user keys, as JSON'))
     with_dir(sub.add_parser('info', help='the cluster state, as JSON'))
     kmip.add_parser(sub, with_dir)
+    openbao.add_parser(sub, with_dir)
     for tool in TOOLS:
         p = with_dir(sub.add_parser(tool, help='run %s against the cluster' % tool))
         p.add_argument('args', nargs=argparse.REMAINDER,
@@ -161,6 +162,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                              indent=2))
         elif args.command == 'kmip':
             kmip.command(cluster, args)
+        elif args.command == 'openbao':
+            openbao.command(cluster, args)
         else:
             tool_args = args.args[1:] if args.args[:1] == ['--'] else args.args
             return subprocess.call(cluster.tool_argv(args.command, tool_args))
@@ -173,7 +176,8 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 def _cephadm_command(args: argparse.Namespace, cluster: cephadm_cluster.CephadmCluster) -> int:
-    """The commands of a cephadm cluster; `keep` and `kmip` are the local cluster's."""
+    """The commands of a cephadm cluster; `keep`, `kmip` and `openbao` are the local
+    cluster's."""
     try:
         if args.command == 'start':
             if os.geteuid() != 0:

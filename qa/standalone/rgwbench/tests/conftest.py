@@ -652,6 +652,28 @@ def kmip_server(cluster: Cluster) -> Iterator[Dict[str, str]]:
         kmip(cluster.dir, 'stop', check=False)
 
 
+def openbao(cluster_dir: str, *args: str,
+            check: bool = True) -> 'subprocess.CompletedProcess[str]':
+    """`cluster openbao ARGS` of the cluster in `cluster_dir` (its test OpenBao server)."""
+    argv = [CLUSTER, 'openbao', args[0], '--dir', cluster_dir] + list(args[1:])
+    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=900)
+    if check and proc.returncode != 0:
+        raise AssertionError('%s failed (%d):\n%s\n%s' % (
+            ' '.join(argv), proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:]))
+    return proc
+
+
+@pytest.fixture(scope='module')
+def openbao_server(cluster: Cluster) -> Iterator[Dict[str, str]]:
+    """The session cluster's OpenBao server (transit engine), for a module's tests."""
+    try:
+        info: Dict[str, str] = json.loads(openbao(cluster.dir, 'start').stdout)
+        yield info
+    finally:
+        openbao(cluster.dir, 'stop', check=False)
+
+
 def answers(url: str, cafile: Optional[str] = None,
             context: Optional[ssl.SSLContext] = None) -> bool:
     """Whether S3 answers an anonymous ListBuckets at `url` (HTTPS trusting `cafile`, or

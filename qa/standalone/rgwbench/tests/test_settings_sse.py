@@ -13,11 +13,12 @@ from typing import Any, Dict, Iterator, List, Tuple
 
 import pytest
 
-from conftest import Cluster, kmip, one_line
+from conftest import Cluster, kmip, one_line, openbao
 from helpers import raw_head, s3_client
 
 KMIP_OPTIONS = ('sse_kmip_addr', 'sse_kmip_ca_path', 'sse_kmip_client_cert',
                 'sse_kmip_client_key', 'sse_kmip_key_id')
+VAULT_OPTIONS = ('sse_vault_addr', 'sse_vault_token_file', 'sse_vault_key_id')
 
 
 @pytest.fixture(scope='module')
@@ -215,3 +216,80 @@ def test_sse_s3_refused_on_pacific_planned_on_newer(cluster: Cluster) -> None:
                    'rgw_crypt_sse_s3_vault_token_file', 'rgw_crypt_require_ssl'):
         assert 'client.rgw/%s' % option in targets
     assert targets[-1] == 'rgw.default'
+
+
+@pytest.fixture
+def vault_options(cluster: Cluster, openbao_server: Dict[str, str]) -> Iterator[Dict[str, str]]:
+    """The mgr's Vault options naming the cluster's OpenBao and a transit key of its own."""
+    key_name = 'rgwbench-sse-%s' % uuid.uuid4().hex[:8]
+    openbao(cluster.dir, 'create-key', key_name)
+    options = {'sse_vault_addr': openbao_server['addr'],
+               'sse_vault_token_file': openbao_server['token_file'],
+               'sse_vault_key_id': key_name}
+    set_options(cluster, options)
+    try:
+        yield options
+    finally:
+        set_options(cluster, {o: '' for o in VAULT_OPTIONS})
+
+
+def transit_keys(cluster: Cluster) -> List[str]:
+    return list(json.loads(openbao(cluster.dir, 'keys').stdout))
+
+
+def test_kms_vault_through_openbao_transit_encrypts_and_is_put_back(
+        cluster: Cluster, credentials: Dict[str, Any], vault_options: Dict[str, str]) -> None:
+    before = snapshot(cluster)
+    state = apply(cluster, 'sse=kms-vault')
+    try:
+        assert state['state'] == 'applied', state.get('error')
+        applied = {o['name']: o['value'] for o in cluster.ceph_json('config', 'dump')
+                   if o['section'] == 'client.rgw'}
+        assert applied['rgw_crypt_s3_kms_backend'] == 'vault'
+        assert applied['rgw_crypt_vault_prefix'] == '/v1/transit'
+        # the token file is named, never shown
+        shown = cluster.ceph('rgwbench', 'settings', 'show', '-f', 'json').stdout
+        assert openbao_token(cluster) not in shown
+        cluster.wait_rgw_registered()
+        round_trip_encrypted(cluster, vault_options['sse_vault_key_id'])
+    finally:
+        revert_and_compare(cluster, before)
+
+
+def openbao_token(cluster: Cluster) -> str:
+    with open(json.loads(openbao(cluster.dir, 'info').stdout)['token_file']) as f:
+        return f.read().strip()
+
+
+def test_sse_s3_through_openbao_transit_makes_a_key_per_bucket_and_is_put_back(
+        cluster: Cluster, credentials: Dict[str, Any], vault_options: Dict[str, str]) -> None:
+    if cluster.release == 'pacific':
+        proc = cluster.ceph('rgwbench', 'settings', 'plan', 'sse=sse-s3', check=False)
+        assert proc.returncode == errno.EINVAL, proc
+        return
+    before = snapshot(cluster)
+    keys_before = transit_keys(cluster)
+    state = apply(cluster, 'sse=sse-s3')
+    try:
+        assert state['state'] == 'applied', state.get('error')
+        client = s3_client(cluster)
+        bucket = 'sse-s3-%s' % uuid.uuid4().hex[:8]
+        plaintext = (b'rgwbench sse-s3 plaintext %s ' % uuid.uuid4().hex.encode()) * 2000
+        client.create_bucket(Bucket=bucket)
+        try:
+            written = client.put_object(Bucket=bucket, Key='encrypted', Body=plaintext,
+                                        ServerSideEncryption='AES256')
+            assert written['ServerSideEncryption'] == 'AES256'
+            got = client.get_object(Bucket=bucket, Key='encrypted')
+            assert got['Body'].read() == plaintext
+            raw = raw_head(cluster, bucket, 'encrypted')
+            assert plaintext[:64] not in raw and b'rgwbench sse-s3 plaintext' not in raw
+            # RGW made the bucket's key in OpenBao's transit engine, named for the bucket
+            bucket_id = json.loads(cluster.tool('radosgw-admin', '--', 'bucket', 'stats',
+                                                '--bucket', bucket).stdout)['id']
+            assert sorted(set(transit_keys(cluster)) - set(keys_before)) == [bucket_id]
+        finally:
+            client.delete_object(Bucket=bucket, Key='encrypted')
+            client.delete_bucket(Bucket=bucket)
+    finally:
+        revert_and_compare(cluster, before)

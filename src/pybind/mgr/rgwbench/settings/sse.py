@@ -48,6 +48,14 @@ from .daemon_settings import config_problem, rgw_restart, same_value
 from ..cluster.secret_options import shown
 
 RGW = 'client.rgw'
+# Where RGW finds Vault's transit engine mounted at its default path, when the
+# operator gives no prefix: RGW joins the address, the prefix and the key id, and
+# without one it asks Vault for /<key> (seen with OpenBao: an SSE-S3 write failed
+# with NoSuchKey). Under this prefix RGW uses the engine's data keys, for SSE-S3
+# (a key per bucket, which RGW makes) and SSE-KMS (the key the client names); the
+# older `.../export/encryption-key` prefix needs exportable keys and a version in
+# the key id (seen: an SSE-KMS write of a key id without one failed with 400).
+TRANSIT_PREFIX = '/v1/transit'
 VALUES = ('kms-testing', 'kms-kmip', 'kms-vault', 'sse-c', 'sse-s3', 'off')
 KEYS_STORE = 'settings/sse/keys'
 KEY_NAMES = ('testing_key_id', 'testing_key', 'sse_c_key')
@@ -70,7 +78,8 @@ MODULE_OPTIONS: List[Tuple[str, str, str]] = [
                                            '(SSE-S3 takes transit)'),
     ('sse_vault_token_file', '', 'sse=kms-vault and sse-s3 with auth token: the token file, '
                                  'a path on every RGW host'),
-    ('sse_vault_prefix', '', 'sse=kms-vault and sse-s3: optional URL prefix of keys in Vault'),
+    ('sse_vault_prefix', '', 'sse=kms-vault and sse-s3: URL prefix of keys in Vault (for the '
+                             'transit engine by default /v1/transit)'),
     ('sse_vault_key_id', '', 'sse=kms-vault: the key id clients send'),
 ]
 
@@ -187,8 +196,10 @@ class ServerSideEncryption(Setting):
                   self._option(ctx, 'sse_vault_secret_engine') or 'transit'}
         if self._option(ctx, 'sse_vault_auth') == 'token':
             wanted[prefix + 'token_file'] = self._option(ctx, 'sse_vault_token_file')
-        if self._option(ctx, 'sse_vault_prefix'):
-            wanted[prefix + 'prefix'] = self._option(ctx, 'sse_vault_prefix')
+        chosen = self._option(ctx, 'sse_vault_prefix') or (
+            TRANSIT_PREFIX if wanted[prefix + 'secret_engine'] == 'transit' else '')
+        if chosen:
+            wanted[prefix + 'prefix'] = chosen
         return wanted
 
     def _refuse_old_sse_s3(self, ctx: SettingContext) -> None:

@@ -143,16 +143,21 @@ def test_kms_vault_plan() -> None:
         'client.rgw/rgw_crypt_vault_auth': 'token',
         'client.rgw/rgw_crypt_vault_secret_engine': 'transit',
         'client.rgw/rgw_crypt_vault_token_file': '/etc/ceph/vault.token',
+        # the transit engine's data keys
+        'client.rgw/rgw_crypt_vault_prefix': '/v1/transit',
         'client.rgw/rgw_crypt_require_ssl': 'false'}
     assert ServerSideEncryption().client(ctx, 'kms-vault', ClientSide()).sse == {
         'sse_kms_key_id': 'bench/key'}
     # an agent needs no token file; a prefix is passed on
     agent = dict(VAULT, sse_vault_auth='agent', sse_vault_token_file='',
-                 sse_vault_prefix='/v1/transit/export/encryption-key')
+                 sse_vault_prefix='/v1/keys/transit/export/encryption-key')
     found = configs(plan(context(agent), 'kms-vault'))
     assert found['client.rgw/rgw_crypt_vault_auth'] == 'agent'
     assert 'client.rgw/rgw_crypt_vault_token_file' not in found
-    assert found['client.rgw/rgw_crypt_vault_prefix'] == '/v1/transit/export/encryption-key'
+    assert found['client.rgw/rgw_crypt_vault_prefix'] == '/v1/keys/transit/export/encryption-key'
+    # the kv engine has no path of its own to assume: the operator's prefix, or none
+    kv = configs(plan(context(dict(VAULT, sse_vault_secret_engine='kv')), 'kms-vault'))
+    assert 'client.rgw/rgw_crypt_vault_prefix' not in kv
 
 
 @pytest.mark.parametrize('missing', ['sse_vault_addr', 'sse_vault_token_file',
@@ -203,6 +208,8 @@ def test_sse_s3_plan_from_17_2_4(release: int, version: str) -> None:
         'client.rgw/rgw_crypt_sse_s3_vault_auth': 'token',
         'client.rgw/rgw_crypt_sse_s3_vault_secret_engine': 'transit',
         'client.rgw/rgw_crypt_sse_s3_vault_token_file': '/etc/ceph/vault.token',
+        # the transit engine's keys, where RGW makes one per bucket
+        'client.rgw/rgw_crypt_sse_s3_vault_prefix': '/v1/transit',
         'client.rgw/rgw_crypt_require_ssl': 'false'}
     assert ServerSideEncryption().client(ctx, 'sse-s3', ClientSide()).sse == {'sse_s3': True}
     with pytest.raises(InvalidInput) as e:
