@@ -631,15 +631,21 @@ def restart_rgw(cluster: Cluster) -> None:
     cluster.wait_rgw_registered()
 
 
-def kmip(cluster_dir: str, *args: str, check: bool = True) -> 'subprocess.CompletedProcess[str]':
-    """`cluster kmip ARGS` of the cluster in `cluster_dir` (its test KMIP server)."""
-    argv = [CLUSTER, 'kmip', args[0], '--dir', cluster_dir] + list(args[1:])
+def cluster_service(command: str, cluster_dir: str, args: Sequence[str],
+                    check: bool = True) -> 'subprocess.CompletedProcess[str]':
+    """`cluster COMMAND ARGS` of the cluster in `cluster_dir` (a test server of its own)."""
+    argv = [CLUSTER, command, args[0], '--dir', cluster_dir] + list(args[1:])
     proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           universal_newlines=True, timeout=900)
     if check and proc.returncode != 0:
         raise AssertionError('%s failed (%d):\n%s\n%s' % (
             ' '.join(argv), proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:]))
     return proc
+
+
+def kmip(cluster_dir: str, *args: str, check: bool = True) -> 'subprocess.CompletedProcess[str]':
+    """`cluster kmip ARGS` of the cluster in `cluster_dir` (its test KMIP server)."""
+    return cluster_service('kmip', cluster_dir, args, check)
 
 
 @pytest.fixture(scope='module')
@@ -655,13 +661,7 @@ def kmip_server(cluster: Cluster) -> Iterator[Dict[str, str]]:
 def openbao(cluster_dir: str, *args: str,
             check: bool = True) -> 'subprocess.CompletedProcess[str]':
     """`cluster openbao ARGS` of the cluster in `cluster_dir` (its test OpenBao server)."""
-    argv = [CLUSTER, 'openbao', args[0], '--dir', cluster_dir] + list(args[1:])
-    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, timeout=900)
-    if check and proc.returncode != 0:
-        raise AssertionError('%s failed (%d):\n%s\n%s' % (
-            ' '.join(argv), proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:]))
-    return proc
+    return cluster_service('openbao', cluster_dir, args, check)
 
 
 @pytest.fixture(scope='module')
