@@ -10,11 +10,15 @@ import subprocess
 from typing import Any, Dict, Iterator, List, Optional
 
 import pytest
-from conftest import SMALL_LOAD_ARGS, Cluster, new_cluster_dir, wait_pgs_clean
-from localcluster.cephadm_cluster import BRIDGE, INGRESS_SYSCTLS
-from helpers import DURATION_S, FAST, WARMUP_S, Watch, new_prefix, run_json, wait_load, wait_run
+from conftest import (OPTIONS, SMALL_LOAD_ARGS, Cluster, free_ports, new_cluster_dir,
+                      wait_for, wait_pgs_clean, wait_settings)
+from localcluster.cephadm_cluster import BRIDGE, HOST_ADDR, INGRESS_SYSCTLS
+from helpers import (DURATION_S, FAST, WARMUP_S, Watch, ca_file_of, kept_on_purpose, new_prefix,
+                     run_json, s3_round_trip, served_certificate, wait_load, wait_run)
 
 RELEASE = 'tentacle'
+# An address of the cluster's bridge network that no daemon has: keepalived raises it.
+VIP = '198.51.100.77'
 ROOT_KEYS = '/root/.ssh/authorized_keys'
 
 
@@ -133,14 +137,11 @@ def snapshot(c: Cluster, run_ids: List[str]) -> Dict[str, Any]:
     return {
         'config': c.ceph_json('config', 'dump'),
         'specs': c.ceph('orch', 'ls', '--export').stdout,
-        # The keys a run may leave are its results (kept by design); other modules keep
-        # their own state as they go (cephadm's refreshes, telemetry's first report), and
-        # the mons log each config change under config-history/ (the config itself is
-        # compared above).
-        # A mgr that becomes active makes its panel's certificate and password once
-        # (panel/generated/<mgr>): after a failover the standby's are new.
+        # What the module keeps on purpose (results, closed journals, the last settings
+        # apply, generated certificates: see helpers.KEPT_PREFIXES) and other modules'
+        # own state are left out; the config itself is compared above.
         'keys': sorted(k for k in keys if not any(r in k for r in run_ids)
-                       and not k.startswith(('config-history/', 'mgr/rgwbench/panel/generated/'))
+                       and not kept_on_purpose(k)
                        and (k.startswith('mgr/rgwbench/') or not k.startswith('mgr/'))),
         # cephadm's own certificate store (Tentacle), where the specs' certificates go.
         'certificates': {k: c.ceph('config-key', 'get', k).stdout for k in keys
@@ -251,3 +252,137 @@ def test_each_rgw_containers_cpu_agrees_with_the_hosts_proc(cephadm: Cluster) ->
         assert daemon['cpu_cores'] > 0 and daemon['rss_mib'] > 0, daemon
         seen = watch.cores(daemon['daemon'], start, start + DURATION_S)
         assert daemon['cpu_cores'] == pytest.approx(seen, rel=0.2), (daemon, seen)
+
+
+def settings_put_back(c: Cluster) -> None:
+    """Whatever a failed test left in place, put back: the module has nothing in place
+    and is putting nothing back (a failed apply puts itself back)."""
+    shown = c.ceph('rgwbench', 'settings', 'show', '-f', 'json', check=False)
+    if shown.returncode == 0 and json.loads(shown.stdout)['state'] in ('applying', 'applied'):
+        wait_settings(c, ['applied', 'failed'], 900)
+        c.ceph('rgwbench', 'settings', 'revert', check=False)
+    wait_for('nothing in place', lambda: c.ceph_json('rgwbench', 'status')[
+        'settings_in_place'] is None, timeout=900)
+
+
+def bridge_addresses() -> str:
+    return subprocess.run(['ip', '-o', 'addr', 'show', 'dev', BRIDGE], stdout=subprocess.PIPE,
+                          universal_newlines=True).stdout
+
+
+def test_tls_at_rgw_and_at_a_keepalived_ingress_then_everything_put_back(
+        cephadm: Cluster, tmp_path: Any) -> None:
+    """The RGW spec gets its certificate and an ingress is deployed in front of it:
+    HAProxy and keepalived in containers, the VIP on the host's bridge; S3 over HTTPS
+    at both; then specs, cephadm's certificate store and daemons as they were."""
+    before = snapshot(cephadm, [])
+    assert VIP not in bridge_addresses()
+    frontend, monitor = free_ports(HOST_ADDR, 2)
+    for option, value in zip(OPTIONS, ('%s/24' % VIP, str(frontend), str(monitor))):
+        cephadm.ceph('config', 'set', 'mgr', 'mgr/rgwbench/%s' % option, value)
+    try:
+        cephadm.ceph('rgwbench', 'settings', 'apply', 'tls@rgw=on', 'tls@ingress=https',
+                     '--yes-i-really-mean-it')
+        shown = wait_settings(cephadm, ['applied'], 900)
+        url = 'https://%s:%d' % (VIP, frontend)
+        assert shown['client']['endpoint'] == url, shown['client']
+        cert = cephadm.ceph_json('rgwbench', 'certificate', 'show')
+        ca_file = ca_file_of(cert, str(tmp_path))
+        assert served_certificate(url, ca_file) == cert['fingerprint_sha256']
+        # RGW itself now serves TLS at its own address, with a name the CA vouches for.
+        rgw_url = cephadm.s3()['url'].replace('http://', 'https://')
+        served_certificate(rgw_url, ca_file)
+        running = {d['daemon_type']: d['status_desc']
+                   for d in cephadm.ceph_json('orch', 'ps', '--service_type', 'ingress')}
+        assert running == {'haproxy': 'running', 'keepalived': 'running'}, running
+        assert VIP in bridge_addresses(), 'keepalived did not raise the VIP'
+        s3_round_trip(cephadm, url, ca_file)
+        s3_round_trip(cephadm, rgw_url, ca_file)
+        cephadm.ceph('rgwbench', 'settings', 'revert')
+        wait_settings(cephadm, ['reverted'], 900)
+    finally:
+        settings_put_back(cephadm)
+        for option, default in zip(OPTIONS, ('', '0', '0')):
+            cephadm.ceph('config', 'set', 'mgr', 'mgr/rgwbench/%s' % option, default)
+            cephadm.ceph('config', 'rm', 'mgr', 'mgr/rgwbench/%s' % option)
+    cephadm.wait_rgw_registered()
+    after = snapshot(cephadm, [])
+    for part in before:
+        assert after[part] == before[part], part
+    assert VIP not in bridge_addresses(), 'the VIP stayed on the bridge'
+    s3_round_trip(cephadm, cephadm.s3()['url'], None)
+
+
+def osd_containers(fsid: str) -> Dict[str, str]:
+    """Each OSD's container id: a restart through cephadm's unit makes a new container."""
+    found = {}
+    for line in _podman(['ps', '--format', '{{.Names}} {{.ID}}']).splitlines():
+        name, _, container = line.partition(' ')
+        if name.startswith('ceph-%s-osd-' % fsid):
+            found[name.rsplit('-', 1)[1]] = container
+    return found
+
+
+def test_msgr2_secure_mode_restarts_each_osd_through_cephadm_and_back(
+        cephadm: Cluster) -> None:
+    fsid = cephadm.ceph('fsid').stdout.strip()
+    before = snapshot(cephadm, [])
+    first = osd_containers(fsid)
+    assert sorted(first) == ['0', '1'], first
+    try:
+        cephadm.ceph('rgwbench', 'settings', 'apply', 'msgr2-secure=on',
+                     '--yes-i-really-mean-it')
+        wait_settings(cephadm, ['applied'], 900)
+        applied = osd_containers(fsid)
+        assert sorted(applied) == sorted(first) and all(
+            applied[n] != first[n] for n in first), (first, applied)
+        for osd in first:
+            for option in ('ms_cluster_mode', 'ms_service_mode'):
+                running = cephadm.ceph('config', 'show', 'osd.' + osd, option).stdout.strip()
+                assert running == 'secure', (osd, option, running)
+        cephadm.ceph('rgwbench', 'settings', 'revert')
+        wait_settings(cephadm, ['reverted'], 900)
+    finally:
+        settings_put_back(cephadm)
+    reverted = osd_containers(fsid)
+    assert all(reverted[n] != applied[n] for n in first), (applied, reverted)
+    for osd in first:
+        running = cephadm.ceph('config', 'show', 'osd.' + osd, 'ms_cluster_mode').stdout.strip()
+        assert running != 'secure', (osd, running)
+    unclean = wait_pgs_clean(cephadm, timeout=300)
+    assert unclean is None, unclean
+    cephadm.wait_rgw_registered()
+    after = snapshot(cephadm, [])
+    for part in before:
+        assert after[part] == before[part], part
+
+
+def test_rgw_cpus_limits_each_rgw_container_through_its_spec_and_back(
+        cephadm: Cluster) -> None:
+    fsid = cephadm.ceph('fsid').stdout.strip()
+    before = snapshot(cephadm, [])
+
+    def nano_cpus() -> List[int]:
+        found = []
+        for daemon in cephadm.ceph_json('orch', 'ps', '--daemon_type', 'rgw'):
+            container = 'ceph-%s-rgw-%s' % (fsid, daemon['daemon_id'].replace('.', '-'))
+            found.append(int(_podman(['inspect', '--format', '{{.HostConfig.NanoCpus}}',
+                                      container]).strip() or -1))
+        return found
+    assert nano_cpus() == [0]
+    try:
+        cephadm.ceph('rgwbench', 'settings', 'apply', 'rgw-cpus=1', '--yes-i-really-mean-it')
+        wait_settings(cephadm, ['applied'], 900)
+        spec = cephadm.ceph_json('orch', 'ls', '--service_name', 'rgw.default', '--export')[0]
+        assert '--cpus=1' in spec['extra_container_args'], spec
+        # cephadm redeployed the RGW with podman's --cpus: a CFS quota of one core
+        assert nano_cpus() == [10 ** 9]
+        cephadm.ceph('rgwbench', 'settings', 'revert')
+        wait_settings(cephadm, ['reverted'], 900)
+    finally:
+        settings_put_back(cephadm)
+    assert nano_cpus() == [0]
+    cephadm.wait_rgw_registered()
+    after = snapshot(cephadm, [])
+    for part in before:
+        assert after[part] == before[part], part

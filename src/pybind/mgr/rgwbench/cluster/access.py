@@ -216,14 +216,21 @@ class ClusterAccess:
                           lambda: self._gone(service_name))
             return
         before = self.service_spec(service_name)
+        # cephadm writes an RGW daemon's frontend (port, TLS, certificate) and container
+        # arguments when it deploys the daemon, not when its spec changes: the operator's
+        # next step, `ceph orch redeploy`, is the setting's too.
+        redeploy = spec.get('service_type') == 'rgw' and before is not None and before != spec
+        # Read before asking: an orchestrator may redeploy as it applies.
+        identities = self.rgw_identities() if redeploy else {}
         self.orch(self.mgr.apply([self.spec_from_json(spec)]))
         self.log('applied service %s' % service_name)
-        if spec.get('service_type') == 'rgw' and before is not None and before != spec:
-            # cephadm writes an RGW daemon's frontend (port, TLS, certificate) when it
-            # deploys the daemon, not when its spec changes: the operator's next step,
-            # `ceph orch redeploy`, is the setting's too.
+        if redeploy:
             self.orch(self.mgr.service_action('redeploy', service_name))
             self.log('redeploying the daemons of %s' % service_name)
+            # cephadm accepts the redeploy at once and does it in its serve loop: until
+            # then the old daemons run and serve as before, and would pass for the new.
+            self.wait_for('%s to redeploy' % service_name,
+                          lambda: self._restarted_rgw(service_name, identities))
         self.wait_service(service_name)
 
     def _gone(self, service_name: str) -> Optional[str]:

@@ -724,6 +724,52 @@ class SpecMgr:
     def service_action(self, action: str, service_name: str) -> None:
         self.calls.append((action, service_name))
 
+    def get(self, data_name: str) -> Any:
+        return {'epoch': 1, 'services': {}}     # no RGW registered
+
+    def list_daemons(self, service_name: Optional[str] = None, **kwargs: Any) -> Any:
+        return []
+
+
+class LateRedeployMgr(InstantRestartMgr):
+    """cephadm: `orch redeploy` is accepted at once and done later, in its serve loop,
+    while the old daemons go on serving as before."""
+
+    def __init__(self) -> None:
+        super().__init__(count=2)
+        self.spec = {'service_type': 'rgw', 'service_id': 'default', 'spec': {}}
+        self.reads_left: Optional[int] = None
+
+    def get(self, data_name: str) -> Any:
+        if self.reads_left is not None:
+            self.reads_left -= 1
+            if self.reads_left == 0:
+                self.generation += 1
+        return super().get(data_name)
+
+    def apply(self, specs: List[Dict[str, Any]]) -> None:
+        self.spec = specs[0]
+
+    def service_action(self, action: str, service_name: str) -> None:
+        assert (action, service_name) == ('redeploy', 'rgw.default')
+        self.reads_left = 5
+
+    def describe_service(self, service_type: Optional[str] = None,
+                         service_name: Optional[str] = None, refresh: bool = False) -> Any:
+        spec = type('Spec', (), {'service_type': 'rgw', 'ssl': False,
+                                 'to_json': lambda _, s=self.spec: copy.deepcopy(s)})()
+        return [type('Described', (), {'size': len(self.names), 'spec': spec})()]
+
+
+def test_a_changed_rgw_spec_is_applied_once_its_daemons_are_redeployed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr('rgwbench.cluster.access.answers', lambda url: None)
+    mgr = LateRedeployMgr()
+    cluster = ClusterAccess(mgr, lambda found: found, SpecJSON,  # type: ignore[arg-type]
+                            sleep=lambda seconds: None)
+    cluster.put_service('rgw.default', dict(mgr.spec, extra_container_args=['--cpus=1']))
+    assert mgr.generation == 1 and mgr.spec['extra_container_args'] == ['--cpus=1']
+
 
 def test_a_changed_rgw_spec_is_followed_by_a_redeploy_as_cephadm_needs() -> None:
     rgw = {'service_type': 'rgw', 'service_id': 'default', 'spec': {'ssl': False}}
