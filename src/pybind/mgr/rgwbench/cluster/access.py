@@ -185,6 +185,10 @@ class ClusterAccess:
         return None if found is None else str(found).strip()
 
     # -- services -------------------------------------------------------------------
+    def backend(self) -> Optional[str]:
+        """The orchestrator's backend module (cephadm, rook, ...), None when there is none."""
+        return orchestrator_backend(self.mgr)
+
     def services(self, service_type: Optional[str] = None) -> List[Dict[str, Any]]:
         """Specs of the services the orchestrator manages, as `ceph orch ls --export`."""
         found = self.orch(self.mgr.describe_service(service_type=service_type))
@@ -359,7 +363,7 @@ class ClusterAccess:
         # cephadm carries out a daemon action in its serve loop, which passes over every
         # daemon of an unmanaged service: `ceph orch daemon restart osd.N` is accepted
         # and never done (seen on Tentacle; OSDs added by `orch daemon add osd` are so).
-        if orchestrator_backend(self.mgr) != 'cephadm':
+        if self.backend() != 'cephadm':
             return []
         return sorted(self.spec_from_json(s).service_name() for s in self.services('osd')
                       if s.get('unmanaged'))

@@ -1,14 +1,14 @@
 """`rgw-cpus`: each RGW daemon held to N cores, the way cephadm does it: `--cpus=N` among
 the RGW spec's `extra_container_args`, which the container runtime turns into a CPU
 quota. The operator's other container arguments stay as they are."""
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, List, Optional
 
 from ..errors import NotSupported
 from .base import PlanView, Setting, SettingContext, SettingNotInEffect
 from .changes import Change, service_change
+from .container_args import FIELD, argument_text, takes_container_args
 
 CPUS = '--cpus'
-FIELD = 'extra_container_args'
 # A CFS quota of less than a hundredth of a core is below what the kernel takes (1 ms
 # per 100 ms period); above that, two decimals are what `--cpus` is written with.
 MIN_CPUS, MAX_CPUS = 0.01, 1024.0
@@ -20,13 +20,6 @@ def cpus_text(cores: float) -> str:
 
 def cpus_argument(cores: float) -> str:
     return '%s=%s' % (CPUS, cpus_text(cores))
-
-
-def _argument(item: Any) -> str:
-    """An item of extra_container_args as text: a string, or {argument, split} (Reef+)."""
-    if isinstance(item, dict):
-        return str(item.get('argument') or '')
-    return str(item)
 
 
 def _is_cpus(text: str) -> bool:
@@ -45,7 +38,7 @@ def with_cpus(args: List[Any], cores: float) -> List[Any]:
         if skip_value:
             skip_value = False
             continue
-        text = _argument(item).strip()
+        text = argument_text(item).strip()
         if _is_cpus(text):
             skip_value = text == CPUS
             if not placed:
@@ -59,7 +52,7 @@ def with_cpus(args: List[Any], cores: float) -> List[Any]:
 def cpus_of(args: List[Any]) -> Optional[str]:
     """The value of the `--cpus` among these arguments, as written (None: there is none)."""
     for index, item in enumerate(args):
-        text = _argument(item).strip()
+        text = argument_text(item).strip()
         if not _is_cpus(text):
             continue
         if '=' in text.split(None, 1)[0]:
@@ -67,18 +60,8 @@ def cpus_of(args: List[Any]) -> Optional[str]:
         rest = text.split(None, 1)[1:]
         if rest:
             return rest[0].strip()
-        return _argument(args[index + 1]).strip() if index + 1 < len(args) else None
+        return argument_text(args[index + 1]).strip() if index + 1 < len(args) else None
     return None
-
-
-def takes_container_args(spec_from_json: Callable[[Dict[str, Any]], Any]) -> bool:
-    """Whether this release's ServiceSpec keeps `extra_container_args` (Pacific from
-    16.2.11, Quincy from 17.2.4, Reef and later): one without it refuses or drops it."""
-    probe = {'service_type': 'rgw', 'service_id': 'rgwbench-probe', FIELD: [cpus_argument(1)]}
-    try:
-        return bool(getattr(spec_from_json(probe), FIELD, None))
-    except Exception:
-        return False
 
 
 class RGWCpus(Setting):

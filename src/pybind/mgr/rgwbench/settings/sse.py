@@ -35,7 +35,7 @@ from dataclasses import replace
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..cluster.credentials import CredentialStore
-from ..errors import InvalidInput
+from ..errors import InvalidInput, NotSupported
 from ..cluster.kvstore import get_secret, set_secret
 from ..loadgen.errors import LoadgenError, ProtocolError
 from ..loadgen.s3 import Endpoint, S3Client, describe_error, make_ssl_context
@@ -43,7 +43,8 @@ from ..loadgen.sigv4 import Signer
 from ..loadgen.sse import SSE
 from ..cluster.pending import pending
 from .base import ClientSide, PlanView, Setting, SettingContext, SettingNotInEffect, poll
-from .changes import SERVICE, Change, config_change
+from .changes import SERVICE, Change, config_change, service_change
+from .container_args import FIELD, mounted, takes_container_args, with_mounts
 from .daemon_settings import config_problem, rgw_restart, same_value
 from ..cluster.secret_options import shown
 
@@ -87,6 +88,11 @@ KMIP_OPTIONS = [('rgw_crypt_kmip_addr', 'sse_kmip_addr'),
                 ('rgw_crypt_kmip_ca_path', 'sse_kmip_ca_path'),
                 ('rgw_crypt_kmip_client_cert', 'sse_kmip_client_cert'),
                 ('rgw_crypt_kmip_client_key', 'sse_kmip_client_key')]
+# The options whose values are files RGW reads: under cephadm RGW runs in a container
+# that sees none of the host's files unless its spec mounts them.
+FILE_OPTIONS = ('rgw_crypt_kmip_ca_path', 'rgw_crypt_kmip_client_cert',
+                'rgw_crypt_kmip_client_key', 'rgw_crypt_vault_token_file',
+                'rgw_crypt_sse_s3_vault_token_file')
 MODES = {'kms-testing': 'SSE-KMS', 'kms-kmip': 'SSE-KMS', 'kms-vault': 'SSE-KMS',
          'sse-c': 'SSE-C', 'sse-s3': 'SSE-S3'}
 BACKEND = {'kms-testing': ('rgw_crypt_s3_kms_backend', 'testing'),
@@ -255,7 +261,30 @@ class ServerSideEncryption(Setting):
             wanted['rgw_crypt_require_ssl'] = 'false'
         changes = [self._change(option, wanted[option]) for option in sorted(wanted)
                    if view.config_value(RGW, option) != wanted[option]]
-        return changes + [rgw_restart(ctx)] if changes else []
+        mounts = self._mounts(ctx, view, files_of(wanted))
+        return mounts + changes + [rgw_restart(ctx)] if changes else mounts
+
+    def _mounts(self, ctx: SettingContext, view: PlanView, paths: List[str]) -> List[Change]:
+        """The RGW spec with each file mounted into its containers (cephadm), if needed."""
+        if not paths or ctx.cluster.backend() != 'cephadm':
+            return []
+        service = ctx.rgw_service()
+        spec = view.service_spec(service)
+        if spec is None:
+            return []
+        args = list(spec.get(FIELD) or [])
+        wanted = with_mounts(args, paths)
+        if wanted == args:
+            return []
+        if not takes_container_args(ctx.cluster.spec_from_json):
+            raise NotSupported(
+                "sse: RGW runs in cephadm's containers, which see %s only if the RGW spec "
+                "mounts them, and this Ceph release's service spec has no %s; nothing "
+                'changed' % (', '.join(paths), FIELD))
+        spec[FIELD] = wanted
+        return [service_change(service, spec, 'ceph orch apply %s with %s mounting %s '
+                               'read-only (other container arguments kept)'
+                               % (service, FIELD, ', '.join(paths)))]
 
     def _change(self, option: str, value: str) -> Change:
         # Plans are shown and kept: a secret (the KMS keys) is named, never shown.
@@ -352,6 +381,11 @@ class ServerSideEncryption(Setting):
         if not found:
             raise SettingNotInEffect('no RGW daemon lists an endpoint in the service map')
         return found
+
+
+def files_of(wanted: Dict[str, str]) -> List[str]:
+    """The files RGW is told to read, in the order of FILE_OPTIONS."""
+    return [wanted[o] for o in FILE_OPTIONS if wanted.get(o)]
 
 
 def check_write(url: str, creds: Dict[str, str], sse: SSE, extra: Dict[str, str],

@@ -185,11 +185,15 @@ class FakeCluster(FakeWaits):
         self.unclean: Optional[str] = None
         self.users: Dict[str, str] = {}     # S3 users by uid: their display names
         self.user_keys = ('AK', 'SK')       # the keys the next user made gets
+        self.backend_module: Optional[str] = None   # the orchestrator's: 'cephadm', ...
 
     def _call(self, what: str) -> None:
         self.calls.append(what)
         if self.fail_on and what.startswith(self.fail_on):
             raise RuntimeError('%s failed' % what)
+
+    def backend(self) -> Optional[str]:
+        return self.backend_module
 
     @staticmethod
     def spec_from_json(spec: Dict[str, Any]) -> Any:

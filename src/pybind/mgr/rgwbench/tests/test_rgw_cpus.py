@@ -13,7 +13,8 @@ from rgwbench.settings.applier import SettingsApplier
 from rgwbench.settings.base import SettingContext
 from rgwbench.settings.daemon_settings import RGWPerHost, RGWRestart
 from rgwbench.settings.journal import LEFT, MADE, UNDONE, Journal, findings
-from rgwbench.settings.rgw_cpus import RGWCpus, cpus_of, takes_container_args, with_cpus
+from rgwbench.settings.container_args import takes_container_args
+from rgwbench.settings.rgw_cpus import RGWCpus, cpus_of, with_cpus
 
 OPERATOR_ARGS = ['--ulimit=nofile=65536:65536', {'argument': '--env=A=b c', 'split': False}]
 

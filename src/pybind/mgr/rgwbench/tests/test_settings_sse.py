@@ -5,13 +5,14 @@ from typing import Any, Dict, List, Optional
 
 import pytest
 
-from rgwbench.errors import InvalidInput
+from rgwbench.errors import InvalidInput, NotSupported
 from rgwbench.serial import dump
 from rgwbench.tests.s3stub import StubS3
 from rgwbench.loadgen.sse import SSE
 from rgwbench.cluster.rgw_daemons import Endpoint, RGWDaemon
 from rgwbench.settings.base import ClientSide, PlanView, SettingContext, SettingNotInEffect
-from rgwbench.settings.changes import (CONFIG, RESTART, Change, config_change, service_change)
+from rgwbench.settings.changes import (CONFIG, RESTART, SERVICE, Change, config_change,
+                                       service_change)
 from rgwbench.settings.registry import all_settings
 from rgwbench.settings.sse import ServerSideEncryption, check_write, parse_version
 
@@ -133,6 +134,37 @@ def test_kms_kmip_plan_and_client() -> None:
     assert changes[-1].kind == RESTART
     assert ServerSideEncryption().client(ctx, 'kms-kmip', ClientSide()).sse == {
         'sse_kms_key_id': 'bench-key'}
+
+
+@pytest.mark.parametrize('value, options, files', [
+    ('kms-kmip', KMIP, ['/etc/ceph/kmip/ca.crt', '/etc/ceph/kmip/rgw.crt',
+                        '/etc/ceph/kmip/rgw.key']),
+    ('kms-vault', VAULT, ['/etc/ceph/vault.token'])])
+def test_under_cephadm_the_files_rgw_reads_are_mounted_into_its_containers(
+        value: str, options: Dict[str, str], files: List[str]) -> None:
+    ctx = context(options)
+    assert [c for c in plan(ctx, value) if c.kind == SERVICE] == []   # RGW on the host
+    ctx.cluster.backend_module = 'cephadm'  # type: ignore[attr-defined]
+    ctx.cluster.specs['rgw.default']['extra_container_args'] = [  # type: ignore[attr-defined]
+        '--cpus=2', '--volume=/etc/ceph/kmip/ca.crt:/etc/ceph/kmip/ca.crt:ro']
+    changes = plan(ctx, value)
+    # the spec first (cephadm redeploys RGW with the files), the options, RGW's restart
+    assert [c.kind for c in changes][0] == SERVICE and changes[-1].kind == RESTART
+    args = changes[0].after['extra_container_args']
+    wanted = ['--volume=%s:%s:ro' % (f, f) for f in files
+              if f != '/etc/ceph/kmip/ca.crt']        # mounted already: not twice
+    assert args == ['--cpus=2', '--volume=/etc/ceph/kmip/ca.crt:/etc/ceph/kmip/ca.crt:ro'] + \
+        wanted
+    assert all(f in changes[0].summary for f in files)
+
+
+def test_mounts_are_refused_where_the_spec_has_no_container_args() -> None:
+    ctx = context(KMIP)
+    ctx.cluster.backend_module = 'cephadm'  # type: ignore[attr-defined]
+    ctx.cluster.spec_from_json = lambda spec: type(  # type: ignore[attr-defined]
+        'OldSpec', (), {'service_name': lambda self: 'rgw.default'})()
+    with pytest.raises(NotSupported, match='no extra_container_args; nothing changed'):
+        plan(ctx, 'kms-kmip')
 
 
 def test_kms_vault_plan() -> None:
