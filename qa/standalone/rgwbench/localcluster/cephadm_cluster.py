@@ -37,7 +37,7 @@ from . import cephadm_host, hostpackages, images, releases
 from .cephadm_host import INGRESS_SYSCTLS
 from .cluster import REPO_ROOT, SESSION_SCRIPT, TEST_USER, ClusterError, rgw_not_registered
 from .netns import PREFIX
-from .processes import free_port
+from .processes import ProcessTable, free_port
 
 ORCHESTRATOR = 'cephadm'
 # A TEST-NET range netns.py (10.77.0.0/16) never uses, and a bridge name that starts as
@@ -469,6 +469,9 @@ class CephadmCluster:
         # still going (a start killed mid-way) wrote an OSD's keyring into
         # /var/lib/ceph/<fsid> after rm-cluster had removed it, and it stayed.
         removed += self._end_sshd()
+        # The test servers of its folder (KMIP, OpenBao), which RGW reached from its container.
+        servers = ProcessTable(self.dir)
+        removed += ['process %s' % n for n in servers.stop(servers.names())]
         fsid = self.state.get('fsid')
         if fsid:
             proc = self._cephadm(['rm-cluster', '--force', '--zap-osds', '--fsid', fsid])

@@ -102,11 +102,17 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+SERVICES = ('kmip', 'openbao')
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     args = _parser().parse_args(argv)
     try:
         cluster = LocalCluster(getattr(args, 'dir', default_dir()))
-        if (cluster.state.get('orchestrator') == cephadm_cluster.ORCHESTRATOR or
+        # A KMIP or OpenBao server is a process of the cluster's folder on this host,
+        # whatever runs the cluster.
+        if args.command not in SERVICES and (
+                cluster.state.get('orchestrator') == cephadm_cluster.ORCHESTRATOR or
                 getattr(args, 'orchestrator', None) == cephadm_cluster.ORCHESTRATOR):
             return _cephadm_command(args, cephadm_cluster.CephadmCluster(
                 cluster.dir, cluster.state))
@@ -176,8 +182,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 def _cephadm_command(args: argparse.Namespace, cluster: cephadm_cluster.CephadmCluster) -> int:
-    """The commands of a cephadm cluster; `keep`, `kmip` and `openbao` are the local
-    cluster's."""
+    """The commands of a cephadm cluster (`kmip` and `openbao` are the local cluster's)."""
     try:
         if args.command == 'start':
             if os.geteuid() != 0:

@@ -11,7 +11,7 @@ from typing import Any, Dict, Iterator, List, Optional
 
 import pytest
 from conftest import (OPTIONS, SMALL_LOAD_ARGS, Cluster, free_ports, new_cluster_dir,
-                      wait_for, wait_pgs_clean, wait_settings)
+                      openbao, wait_for, wait_pgs_clean, wait_settings)
 from localcluster.cephadm_cluster import BRIDGE, HOST_ADDR, INGRESS_SYSCTLS
 from helpers import (DURATION_S, FAST, WARMUP_S, Watch, ca_file_of, kept_on_purpose, new_prefix,
                      run_json, s3_round_trip, served_certificate, wait_load, wait_run)
@@ -382,6 +382,46 @@ def test_rgw_cpus_limits_each_rgw_container_through_its_spec_and_back(
     finally:
         settings_put_back(cephadm)
     assert nano_cpus() == [0]
+    cephadm.wait_rgw_registered()
+    after = snapshot(cephadm, [])
+    for part in before:
+        assert after[part] == before[part], part
+
+
+def test_sse_s3_through_openbao_mounts_the_token_file_into_rgw_and_puts_everything_back(
+        cephadm: Cluster) -> None:
+    """SSE-S3 with Vault's transit engine (OpenBao on the host): RGW's container sees the
+    token file only because the module mounts it through the RGW spec; the module's own
+    check writes and reads an encrypted object through RGW, and RGW makes the bucket's
+    key in OpenBao; then the spec, options and daemons are as before."""
+    info = json.loads(openbao(cephadm.dir, 'start').stdout)
+    token_file = info['token_file']
+    before = snapshot(cephadm, [])
+    store_credentials(cephadm)
+    options = {'sse_vault_addr': info['addr'], 'sse_vault_token_file': token_file}
+    for option, value in options.items():
+        cephadm.ceph('config', 'set', 'mgr', 'mgr/rgwbench/' + option, value)
+    keys_before = json.loads(openbao(cephadm.dir, 'keys').stdout)
+    try:
+        plan = cephadm.ceph('rgwbench', 'settings', 'plan', 'sse=sse-s3').stdout
+        print(plan)
+        assert 'mounting %s read-only' % token_file in plan, plan
+        cephadm.ceph('rgwbench', 'settings', 'apply', 'sse=sse-s3', '--yes-i-really-mean-it')
+        wait_settings(cephadm, ['applied'], 900)
+        spec = cephadm.ceph_json('orch', 'ls', '--service_name', 'rgw.default', '--export')[0]
+        assert '--volume=%s:%s:ro' % (token_file, token_file) in spec[
+            'extra_container_args'], spec
+        # The apply's check wrote an SSE-S3 object through RGW: RGW made its bucket's key.
+        made = set(json.loads(openbao(cephadm.dir, 'keys').stdout)) - set(keys_before)
+        assert made, 'RGW made no key in OpenBao'
+        cephadm.ceph('rgwbench', 'settings', 'revert')
+        wait_settings(cephadm, ['reverted'], 900)
+    finally:
+        settings_put_back(cephadm)
+        for option in options:
+            cephadm.ceph('config', 'rm', 'mgr', 'mgr/rgwbench/' + option)
+        cephadm.ceph('rgwbench', 'credentials', 'rm')
+        openbao(cephadm.dir, 'stop', check=False)
     cephadm.wait_rgw_registered()
     after = snapshot(cephadm, [])
     for part in before:
