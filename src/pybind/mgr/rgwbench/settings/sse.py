@@ -44,7 +44,7 @@ from ..loadgen.sse import SSE
 from ..cluster.pending import pending
 from .base import ClientSide, PlanView, Setting, SettingContext, SettingNotInEffect, poll
 from .changes import SERVICE, Change, config_change, service_change
-from .container_args import FIELD, mounted, takes_container_args, with_mounts
+from .container_args import FIELD, takes_container_args, with_mounts
 from .daemon_settings import config_problem, rgw_restart, same_value
 from ..cluster.secret_options import shown
 
