@@ -161,7 +161,7 @@ def test_under_cephadm_the_files_rgw_reads_are_mounted_into_its_containers(
 def test_mounts_are_refused_where_the_spec_has_no_container_args() -> None:
     ctx = context(KMIP)
     ctx.cluster.backend_module = 'cephadm'  # type: ignore[attr-defined]
-    ctx.cluster.spec_from_json = lambda spec: type(  # type: ignore[attr-defined]
+    ctx.cluster.spec_from_json = lambda spec: type(
         'OldSpec', (), {'service_name': lambda self: 'rgw.default'})()
     with pytest.raises(NotSupported, match='no extra_container_args; nothing changed'):
         plan(ctx, 'kms-kmip')
