@@ -478,6 +478,12 @@ class CephadmCluster:
             with open(os.path.join(self.dir, 'rm-cluster.log'), 'a') as f:
                 f.write(proc.stdout)
             removed.append('cluster %s' % fsid)
+            # rm-cluster stopped every unit, which ends their supervisors; any left ends here.
+            units = os.path.join(self.dir, 'systemd')
+            for pid in (cephadm_host.Systemctl(units).supervisors()
+                        if os.path.isdir(units) else []):
+                os.kill(pid, signal.SIGTERM)
+                removed.append('supervisor %d' % pid)
             left = subprocess.run(
                 ['podman', '--runtime', 'runc', '--cgroup-manager', 'cgroupfs', 'ps', '-a',
                  '-q', '--filter', 'name=ceph-%s' % fsid], stdout=subprocess.PIPE,

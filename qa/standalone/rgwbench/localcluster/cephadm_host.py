@@ -11,7 +11,10 @@ PATH of cephadm and of its SSH sessions, each calling a function here:
   /etc/systemd/system (forking services with a pid file, templated
   `ceph-<fsid>@<daemon>` instances), keeping its own state in the cluster's
   folder; reports a time-sync service as running, which cephadm checks for.
-  It does not restart a daemon that dies.
+  A unit with `Restart=` (cephadm's daemons: on-failure, after 10 s, at most
+  5 times in 30 min) gets a supervisor process that starts it again when its
+  main process is gone while it should run, as systemd would (any end counts
+  as a failure: the supervisor is not its parent and cannot see its status).
 - `podman`: the machine's podman with the options it needs here.
 - `sysctl`: cephadm applies its kernel settings with `sysctl --system`, which
   would apply every sysctl file of the machine; here it applies only the two
@@ -25,7 +28,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 # Kernel settings cephadm sets on a host it deploys HAProxy or keepalived to (its
 # sysctl.d file goes with the cluster; the values stay until put back).
@@ -54,6 +57,19 @@ class Unit:
     start: List[str] = field(default_factory=list)
     stop: List[str] = field(default_factory=list)
     stop_post: List[str] = field(default_factory=list)
+    restart: str = 'no'
+    restart_s: float = 0.1
+    start_limit_burst: int = 5
+    start_limit_s: float = 10.0
+
+
+def seconds(text: str) -> float:
+    """A systemd time span: 10s, 100ms, 30min, 1h, or a number of seconds."""
+    units = {'ms': 0.001, 's': 1, 'sec': 1, 'min': 60, 'm': 60, 'h': 3600, '': 1}
+    total = 0.0
+    for number, unit in re.findall(r'([0-9.]+)\s*([a-z]*)', text.strip().lower()):
+        total += float(number) * units.get(unit, 1)
+    return total
 
 
 def _unit_files(name: str) -> Tuple[List[str], str]:
@@ -108,14 +124,98 @@ def read_unit(name: str) -> Optional[Unit]:
                     unit.kind = value
                 elif key == 'PIDFile':
                     unit.pid_file = expand(value)
+                elif key == 'Restart':
+                    unit.restart = value
+                elif key == 'RestartSec':
+                    unit.restart_s = seconds(value)
+                elif key == 'StartLimitBurst':
+                    unit.start_limit_burst = int(value)
+                elif key in ('StartLimitInterval', 'StartLimitIntervalSec'):
+                    unit.start_limit_s = seconds(value)
     return unit
 
 
+def _spawn_supervisor(name: str) -> None:
+    """`systemctl supervise NAME` in a session of its own, outliving this command."""
+    subprocess.Popen([sys.executable, os.path.abspath(sys.argv[0]), 'supervise', name],
+                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                     stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def _alive(pid: int) -> bool:
+    """Whether the process runs (a zombie, ended and not yet reaped, does not)."""
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            return f.read().rsplit(')', 1)[1].split()[0] != 'Z'
+    except (OSError, IndexError):
+        return False
+
+
 class Systemctl:
-    def __init__(self, state_dir: str) -> None:
+    def __init__(self, state_dir: str,
+                 spawn_supervisor: Callable[[str], None] = _spawn_supervisor,
+                 poll_s: float = 1.0) -> None:
         self.state_dir = state_dir
         self.enabled_dir = os.path.join(state_dir, 'enabled')
+        self.spawn_supervisor = spawn_supervisor
+        self.poll_s = poll_s
         os.makedirs(self.enabled_dir, exist_ok=True)
+
+    def _log(self, name: str, text: str) -> None:
+        with open(self._path(name, '.log'), 'a') as log:
+            log.write('# %s %s\n' % (time.strftime('%H:%M:%S'), text))
+
+    def _supervisor_pid(self, name: str) -> Optional[int]:
+        try:
+            with open(self._path(name, '.supervisor')) as f:
+                pid = int(f.read().strip())
+        except (OSError, ValueError):
+            return None
+        return pid if _alive(pid) else None
+
+    def supervise(self, name: str) -> int:
+        """Start the unit again whenever it is gone while it should run (its `.wanted`
+        mark, which `stop` removes), within its start limit; ends when it should not run."""
+        unit = read_unit(name)
+        if unit is None:
+            return 0
+        with open(self._path(name, '.supervisor'), 'w') as f:
+            f.write(str(os.getpid()))
+        starts: List[float] = []
+        try:
+            while os.path.exists(self._path(name, '.wanted')):
+                time.sleep(self.poll_s)
+                if self.is_active(name):
+                    continue
+                time.sleep(unit.restart_s)
+                # stopped meanwhile, or started again by someone else
+                if not os.path.exists(self._path(name, '.wanted')) or self.is_active(name):
+                    continue
+                now = time.monotonic()
+                starts = [t for t in starts if now - t < unit.start_limit_s] + [now]
+                if len(starts) > unit.start_limit_burst:
+                    self._log(name, 'supervisor: start limit hit; %s stays down' % name)
+                    os.unlink(self._path(name, '.wanted'))
+                    return 1
+                self._log(name, 'supervisor: %s is gone; starting it again' % name)
+                self._start_unit(name, unit)
+        finally:
+            if self._supervisor_pid(name) in (None, os.getpid()):
+                try:
+                    os.unlink(self._path(name, '.supervisor'))
+                except FileNotFoundError:
+                    pass
+        return 0
+
+    def supervisors(self) -> List[int]:
+        """The supervisors still running (a cluster's stop ends them)."""
+        found = []
+        for entry in os.listdir(self.state_dir):
+            if entry.endswith('.supervisor'):
+                pid = self._supervisor_pid(entry[:-len('.supervisor')])
+                if pid is not None:
+                    found.append(pid)
+        return found
 
     def _path(self, name: str, suffix: str) -> str:
         return os.path.join(self.state_dir, name + suffix)
@@ -147,11 +247,9 @@ class Systemctl:
             return False
         try:
             with open(unit.pid_file or self._path(name, '.mainpid')) as f:
-                pid = int(f.read().strip())
-            os.kill(pid, 0)
+                return _alive(int(f.read().strip()))
         except (OSError, ValueError):
             return False
-        return True
 
     def start(self, name: str) -> int:
         if name.endswith('.target'):
@@ -163,6 +261,14 @@ class Systemctl:
         if unit is None:
             sys.stderr.write('Failed to start %s: Unit %s not found.\n' % (name, name))
             return 5
+        code = self._start_unit(name, unit)
+        if code == 0 and unit.restart not in ('', 'no'):
+            open(self._path(name, '.wanted'), 'w').close()
+            if self._supervisor_pid(name) is None:
+                self.spawn_supervisor(name)
+        return code
+
+    def _start_unit(self, name: str, unit: Unit) -> int:
         forking = unit.kind in ('forking', 'oneshot')
         if self._run(name, unit.start_pre) or self._run(name, unit.start, wait=forking):
             sys.stderr.write('Job for %s failed; see %s\n' % (name, self._path(name, '.log')))
@@ -182,6 +288,8 @@ class Systemctl:
         unit = read_unit(name)
         if unit is None:
             return 0
+        if os.path.exists(self._path(name, '.wanted')):
+            os.unlink(self._path(name, '.wanted'))
         if self.is_active(name):
             self._run(name, unit.stop)
         main_pid = self._path(name, '.mainpid')
@@ -246,6 +354,8 @@ class Systemctl:
             return code
         if verb == 'is-failed':
             return 1
+        if verb == 'supervise' and len(units) == 1:
+            return self.supervise(units[0])
         sys.stderr.write('systemctl: %s is not supported here\n' % verb)
         return 1
 

@@ -7,6 +7,7 @@ tests share one, and `cluster stop` must leave none of cephadm's marks behind.
 import json
 import os
 import subprocess
+import time
 from typing import Any, Dict, Iterator, List, Optional
 
 import pytest
@@ -424,5 +425,54 @@ def test_sse_s3_through_openbao_mounts_the_token_file_into_rgw_and_puts_everythi
         openbao(cephadm.dir, 'stop', check=False)
     cephadm.wait_rgw_registered()
     after = snapshot(cephadm, [])
+    for part in before:
+        assert after[part] == before[part], part
+
+
+FAILOVER_PROFILE: Dict[str, Any] = {
+    'name': 'cephadm-failover', 'baseline': 'as-is',
+    'variants': [{'name': 'as-is', 'settings': {}},
+                 {'name': 'tls-rgw', 'settings': {'tls@rgw': True}}],
+    'workloads': [{'name': 'put-4KiB', 'op': 'put', 'size': '4KiB', 'duration': 20,
+                   'warmup': 1, 'concurrency': 2, 'rate': 20}]}
+
+
+def test_a_failover_mid_run_puts_the_rgw_spec_and_its_certificate_back(
+        cephadm: Cluster) -> None:
+    """`ceph mgr fail` while TLS at RGW (an RGW spec cephadm redeploys, a certificate
+    in its store) is in place: the standby, a cephadm mgr container that mounts the
+    module too, ends the run and puts the spec back."""
+    # A mgr cephadm redeployed a moment ago knows no PG yet (a run refuses to start).
+    unclean = wait_pgs_clean(cephadm, timeout=300)
+    assert unclean is None, unclean
+    before = snapshot(cephadm, [])
+    store_credentials(cephadm)
+    proc = cephadm.ceph_input(json.dumps(FAILOVER_PROFILE), 'rgwbench', 'profile', 'set')
+    assert proc.returncode == 0, proc.stderr
+    run_id = cephadm.ceph('rgwbench', 'run', '--profile', FAILOVER_PROFILE['name'],
+                          '--yes-i-really-mean-it').stdout.strip()
+    deadline = time.monotonic() + 900
+    while True:
+        active = cephadm.ceph_json('rgwbench', 'status')['active_run']
+        current = (active or {}).get('current') or {}
+        if current.get('workload') and current.get('variant') == 'tls-rgw':
+            break
+        assert active is not None and time.monotonic() < deadline, active
+        time.sleep(1)
+    rgw_spec = cephadm.ceph_json('orch', 'ls', '--service_type', 'rgw', '--export')[0]
+    assert rgw_spec['spec'].get('ssl') is True, rgw_spec
+    failed = cephadm.fail_over_mgr()
+    record = wait_run(cephadm, run_id, timeout=900)
+    assert record['state'] == 'failed' and 'mgr restarted' in record['error'], record
+    assert cephadm.ceph_json('mgr', 'stat')['active_name'] != failed
+    deadline = time.monotonic() + 600
+    while any(k.endswith('rgwbench/journal/active')
+              for k in json.loads(cephadm.ceph('config-key', 'ls').stdout)):
+        assert time.monotonic() < deadline, 'the journal of the run is still open'
+        time.sleep(2)
+    cephadm.ceph('rgwbench', 'profile', 'rm', FAILOVER_PROFILE['name'])
+    cephadm.ceph('rgwbench', 'credentials', 'rm')
+    cephadm.wait_rgw_registered()
+    after = snapshot(cephadm, [run_id])
     for part in before:
         assert after[part] == before[part], part

@@ -4,6 +4,7 @@ import pathlib
 import signal
 import subprocess
 import sys
+import threading
 import time
 import types
 import urllib.request
@@ -434,3 +435,58 @@ def test_no_cpu_controller_is_refused_clearly(tmp_path: pathlib.Path) -> None:
     with pytest.raises(NoCpuController, match='not enabled for the cgroups under'):
         CpuQuotas('x', root=str(tmp_path)).check()
     assert CpuQuotas('y', root=str(tmp_path / 'none')).release_all() == []
+
+
+def test_the_cephadm_hosts_systemctl_starts_a_unit_again_that_died_as_systemd_would(
+        tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A unit with Restart= is started again after its process ends while it should
+    run, within its start limit; after `stop` it stays down and its supervisor ends."""
+    from localcluster import cephadm_host
+    units = tmp_path / 'units'
+    units.mkdir()
+    (units / 'sleeper.service').write_text(
+        '[Service]\nExecStart=sleep 600\nRestart=on-failure\nRestartSec=100ms\n'
+        'StartLimitBurst=2\nStartLimitInterval=30min\n')
+    monkeypatch.setattr(cephadm_host, 'UNIT_DIRS', (str(units),))
+    supervisors: List[threading.Thread] = []
+
+    def spawn(name: str) -> None:
+        supervisors.append(threading.Thread(target=systemctl.supervise, args=(name,)))
+        supervisors[-1].start()
+    systemctl = cephadm_host.Systemctl(str(tmp_path / 'state'), spawn_supervisor=spawn,
+                                       poll_s=0.05)
+
+    def main_pid() -> int:
+        return int((tmp_path / 'state' / 'sleeper.service.mainpid').read_text())
+
+    def wait_new_pid(old: int) -> int:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if systemctl.is_active('sleeper.service') and main_pid() != old:
+                return main_pid()
+            time.sleep(0.05)
+        raise AssertionError('not started again')
+    try:
+        assert systemctl.main(['start', 'sleeper']) == 0
+        first = main_pid()
+        os.killpg(first, signal.SIGKILL)
+        second = wait_new_pid(first)
+        os.killpg(second, signal.SIGKILL)
+        third = wait_new_pid(second)
+        assert len(supervisors) == 1
+        # a third death within the interval is over the limit of two starts: it stays down
+        os.killpg(third, signal.SIGKILL)
+        supervisors[0].join(10)
+        assert not supervisors[0].is_alive()
+        assert not systemctl.is_active('sleeper.service')
+        # started and stopped by hand: down for good, the new supervisor gone
+        assert systemctl.main(['start', 'sleeper']) == 0
+        fourth = main_pid()
+        assert systemctl.main(['stop', 'sleeper']) == 0
+        supervisors[-1].join(10)
+        assert not supervisors[-1].is_alive() and len(supervisors) == 2
+        assert not systemctl.is_active('sleeper.service')
+        assert systemctl.supervisors() == []
+        assert fourth not in (first, second, third)
+    finally:
+        systemctl.main(['stop', 'sleeper'])
