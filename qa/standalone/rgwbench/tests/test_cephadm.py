@@ -6,6 +6,7 @@ tests share one, and `cluster stop` must leave none of cephadm's marks behind.
 """
 import json
 import os
+import signal
 import subprocess
 import time
 from typing import Any, Dict, Iterator, List, Optional
@@ -437,6 +438,18 @@ FAILOVER_PROFILE: Dict[str, Any] = {
                    'warmup': 1, 'concurrency': 2, 'rate': 20}]}
 
 
+def wait_for_workload(c: Cluster, variant: str) -> None:
+    """Until the active run's workload of that variant runs."""
+    deadline = time.monotonic() + 900
+    while True:
+        active = c.ceph_json('rgwbench', 'status')['active_run']
+        current = (active or {}).get('current') or {}
+        if current.get('workload') and current.get('variant') == variant:
+            return
+        assert active is not None and time.monotonic() < deadline, active
+        time.sleep(1)
+
+
 def test_a_failover_mid_run_puts_the_rgw_spec_and_its_certificate_back(
         cephadm: Cluster) -> None:
     """`ceph mgr fail` while TLS at RGW (an RGW spec cephadm redeploys, a certificate
@@ -451,14 +464,7 @@ def test_a_failover_mid_run_puts_the_rgw_spec_and_its_certificate_back(
     assert proc.returncode == 0, proc.stderr
     run_id = cephadm.ceph('rgwbench', 'run', '--profile', FAILOVER_PROFILE['name'],
                           '--yes-i-really-mean-it').stdout.strip()
-    deadline = time.monotonic() + 900
-    while True:
-        active = cephadm.ceph_json('rgwbench', 'status')['active_run']
-        current = (active or {}).get('current') or {}
-        if current.get('workload') and current.get('variant') == 'tls-rgw':
-            break
-        assert active is not None and time.monotonic() < deadline, active
-        time.sleep(1)
+    wait_for_workload(cephadm, 'tls-rgw')
     rgw_spec = cephadm.ceph_json('orch', 'ls', '--service_type', 'rgw', '--export')[0]
     assert rgw_spec['spec'].get('ssl') is True, rgw_spec
     failed = cephadm.fail_over_mgr()
@@ -472,6 +478,40 @@ def test_a_failover_mid_run_puts_the_rgw_spec_and_its_certificate_back(
         time.sleep(2)
     cephadm.ceph('rgwbench', 'profile', 'rm', FAILOVER_PROFILE['name'])
     cephadm.ceph('rgwbench', 'credentials', 'rm')
+    cephadm.wait_rgw_registered()
+    after = snapshot(cephadm, [run_id])
+    for part in before:
+        assert after[part] == before[part], part
+
+
+def test_an_rgw_killed_mid_workload_is_started_again_by_its_unit_and_all_is_put_back(
+        cephadm: Cluster) -> None:
+    """kill -9 of radosgw in its container while the TLS variant's workload runs: its
+    unit starts it again (the host's systemd; here the shim's supervisor), the run ends,
+    and the spec, certificate and everything else are put back."""
+    unclean = wait_pgs_clean(cephadm, timeout=300)
+    assert unclean is None, unclean
+    fsid = cephadm.ceph('fsid').stdout.strip()
+    before = snapshot(cephadm, [])
+    store_credentials(cephadm)
+    proc = cephadm.ceph_input(json.dumps(FAILOVER_PROFILE), 'rgwbench', 'profile', 'set')
+    assert proc.returncode == 0, proc.stderr
+    run_id = cephadm.ceph('rgwbench', 'run', '--profile', FAILOVER_PROFILE['name'],
+                          '--yes-i-really-mean-it').stdout.strip()
+    try:
+        wait_for_workload(cephadm, 'tls-rgw')
+        killed = radosgw_host_pids(cephadm, fsid)
+        assert len(killed) == 1, killed
+        for pid in killed.values():
+            os.kill(pid, signal.SIGKILL)
+        wait_for('radosgw started again by its unit', lambda: all(
+            radosgw_host_pids(cephadm, fsid).get(name) not in (None, pid)
+            for name, pid in killed.items()), timeout=180)
+        record = wait_run(cephadm, run_id, timeout=900)
+        assert record['state'] in ('complete', 'failed'), record
+    finally:
+        cephadm.ceph('rgwbench', 'profile', 'rm', FAILOVER_PROFILE['name'], check=False)
+        cephadm.ceph('rgwbench', 'credentials', 'rm', check=False)
     cephadm.wait_rgw_registered()
     after = snapshot(cephadm, [run_id])
     for part in before:
