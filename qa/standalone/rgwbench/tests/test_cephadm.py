@@ -294,8 +294,8 @@ def test_tls_at_rgw_and_at_a_keepalived_ingress_then_everything_put_back(
         # RGW itself now serves TLS at its own address, with a name the CA vouches for.
         rgw_url = cephadm.s3()['url'].replace('http://', 'https://')
         served_certificate(rgw_url, ca_file)
-        running = {d['daemon_type']: d['status_desc']
-                   for d in cephadm.ceph_json('orch', 'ps', '--service_type', 'ingress')}
+        ingress = cephadm.ceph_json('orch', 'ps', '--service_name', 'ingress.rgw.default')
+        running = {d['daemon_type']: d['status_desc'] for d in ingress}
         assert running == {'haproxy': 'running', 'keepalived': 'running'}, running
         assert VIP in bridge_addresses(), 'keepalived did not raise the VIP'
         s3_round_trip(cephadm, url, ca_file)
