@@ -16,7 +16,8 @@ from conftest import (OPTIONS, SMALL_LOAD_ARGS, Cluster, free_ports, new_cluster
                       openbao, wait_for, wait_pgs_clean, wait_settings)
 from localcluster.cephadm_cluster import BRIDGE, HOST_ADDR, INGRESS_SYSCTLS
 from helpers import (DURATION_S, FAST, WARMUP_S, Watch, ca_file_of, kept_on_purpose, new_prefix,
-                     run_json, s3_round_trip, served_certificate, wait_load, wait_run)
+                     run_json, s3_client, s3_round_trip, served_certificate, wait_load,
+                     wait_run)
 
 RELEASE = 'tentacle'
 # An address of the cluster's bridge network that no daemon has: keepalived raises it.
@@ -393,29 +394,48 @@ def test_rgw_cpus_limits_each_rgw_container_through_its_spec_and_back(
 def test_sse_s3_through_openbao_mounts_the_token_file_into_rgw_and_puts_everything_back(
         cephadm: Cluster) -> None:
     """SSE-S3 with Vault's transit engine (OpenBao on the host): RGW's container sees the
-    token file only because the module mounts it through the RGW spec; the module's own
-    check writes and reads an encrypted object through RGW, and RGW makes the bucket's
-    key in OpenBao; then the spec, options and daemons are as before."""
+    token file only because the module mounts it through the RGW spec; RGW makes the
+    bucket's key in OpenBao and reads the object back; then the spec, options and
+    daemons are as before."""
+    fsid = cephadm.ceph('fsid').stdout.strip()
     info = json.loads(openbao(cephadm.dir, 'start').stdout)
     token_file = info['token_file']
+    # RGW reads the file as the image's ceph user (167 upstream, 64045 in Debian's build),
+    # as an operator must make it readable.
+    rgw = 'ceph-%s-rgw-%s' % (fsid, cephadm.ceph_json('orch', 'ps', '--daemon_type', 'rgw')[0][
+        'daemon_id'].replace('.', '-'))
+    uid, gid = _podman(['exec', rgw, 'stat', '-c', '%u %g', '/var/lib/ceph']).split()
+    os.chown(token_file, int(uid), int(gid))
     before = snapshot(cephadm, [])
     store_credentials(cephadm)
     options = {'sse_vault_addr': info['addr'], 'sse_vault_token_file': token_file}
     for option, value in options.items():
         cephadm.ceph('config', 'set', 'mgr', 'mgr/rgwbench/' + option, value)
-    keys_before = json.loads(openbao(cephadm.dir, 'keys').stdout)
     try:
         plan = cephadm.ceph('rgwbench', 'settings', 'plan', 'sse=sse-s3').stdout
-        print(plan)
         assert 'mounting %s read-only' % token_file in plan, plan
+        assert 'uid 167' in plan, plan
         cephadm.ceph('rgwbench', 'settings', 'apply', 'sse=sse-s3', '--yes-i-really-mean-it')
-        wait_settings(cephadm, ['applied'], 900)
+        shown = wait_settings(cephadm, ['applied'], 900)
+        assert shown['state'] == 'applied', shown
         spec = cephadm.ceph_json('orch', 'ls', '--service_name', 'rgw.default', '--export')[0]
         assert '--volume=%s:%s:ro' % (token_file, token_file) in spec[
             'extra_container_args'], spec
-        # The apply's check wrote an SSE-S3 object through RGW: RGW made its bucket's key.
-        made = set(json.loads(openbao(cephadm.dir, 'keys').stdout)) - set(keys_before)
-        assert made, 'RGW made no key in OpenBao'
+        keys_before = json.loads(openbao(cephadm.dir, 'keys').stdout)
+        client = s3_client(cephadm)
+        bucket = new_prefix('sse-s3')
+        plaintext = b'rgwbench sse-s3 on cephadm ' * 1000
+        client.create_bucket(Bucket=bucket)
+        try:
+            written = client.put_object(Bucket=bucket, Key='encrypted', Body=plaintext,
+                                        ServerSideEncryption='AES256')
+            assert written['ServerSideEncryption'] == 'AES256'
+            assert client.get_object(Bucket=bucket, Key='encrypted')['Body'].read() == plaintext
+            made = set(json.loads(openbao(cephadm.dir, 'keys').stdout)) - set(keys_before)
+            assert made, 'RGW made no key in OpenBao'
+        finally:
+            client.delete_object(Bucket=bucket, Key='encrypted')
+            client.delete_bucket(Bucket=bucket)
         cephadm.ceph('rgwbench', 'settings', 'revert')
         wait_settings(cephadm, ['reverted'], 900)
     finally:

@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Pr
 
 from ..errors import RGWBenchError
 from .fencing import check_active
-from .orchestration import orchestrator_backend
+from .orchestration import argument_texts, orchestrator_backend
 from .rgw_admin import S3Keys, UserAdmin
 from .rgw_daemons import RGWDaemon, rgw_daemons
 from .secret_options import masked, secret_parts, shown
@@ -62,6 +62,9 @@ class Daemon(NamedTuple):
     running: bool
     ports: List[int]
     ip: Optional[str]
+    # The container arguments it was deployed with, as the orchestrator reports them
+    # (cephadm from Reef on; None where it reports none).
+    container_args: Optional[List[str]] = None
 
 
 class ClusterAccess:
@@ -207,7 +210,8 @@ class ClusterAccess:
         return [Daemon(name=d.name(), daemon_type=d.daemon_type, daemon_id=d.daemon_id,
                        host=d.hostname, running=str(d.status_desc) == 'running' or
                        int(getattr(d.status, 'value', d.status) or 0) == 1,
-                       ports=list(d.ports or []), ip=d.ip)
+                       ports=list(d.ports or []), ip=d.ip,
+                       container_args=argument_texts(getattr(d, 'extra_container_args', None)))
                 for d in found]
 
     def put_service(self, service_name: str, spec: Optional[Dict[str, Any]]) -> None:
@@ -234,7 +238,8 @@ class ClusterAccess:
             # cephadm accepts the redeploy at once and does it in its serve loop: until
             # then the old daemons run and serve as before, and would pass for the new.
             self.wait_for('%s to redeploy' % service_name,
-                          lambda: self._restarted_rgw(service_name, identities))
+                          lambda: self._restarted_rgw(service_name, identities) or
+                          self._container_args_differ(service_name, spec))
         self.wait_service(service_name)
 
     def _gone(self, service_name: str) -> Optional[str]:
@@ -312,6 +317,17 @@ class ClusterAccess:
             if daemon.daemon_id in before and now.get(daemon.daemon_id) == \
                     before[daemon.daemon_id]:
                 return '%s has not restarted yet' % daemon.name
+        return None
+
+    def _container_args_differ(self, service_name: str, spec: Dict[str, Any]) -> Optional[str]:
+        """A daemon not yet deployed with the spec's container arguments: cephadm redeploys
+        once more when it finds them changed, which an earlier restart may hide."""
+        wanted = argument_texts(spec.get('extra_container_args')) or []
+        for daemon in self.daemons(service_name):
+            if daemon.container_args is not None and daemon.container_args != wanted or \
+                    daemon.container_args is None and wanted and self.backend() == 'cephadm':
+                return '%s runs with container arguments %s, not %s yet' % (
+                    daemon.name, daemon.container_args or [], wanted)
         return None
 
     def osd_ids(self) -> List[int]:

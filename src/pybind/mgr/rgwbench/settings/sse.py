@@ -299,11 +299,28 @@ class ServerSideEncryption(Setting):
         if value == 'sse-s3' and (self._option(ctx, 'sse_vault_secret_engine') or
                                   'transit') != 'transit':
             notes.append('RGW takes SSE-S3 keys from the transit engine of Vault only')
+        files = self._files(ctx, value)
+        if files and ctx.cluster.backend() == 'cephadm':
+            notes.append('RGW reads %s in its container as the image\'s ceph user (uid 167 in '
+                         'Ceph\'s images): each must be readable by that uid on every RGW host '
+                         '(RGW refuses a Vault token file it cannot read: AccessDenied)'
+                         % ', '.join(files))
         if value != 'off' and CredentialStore(ctx.secrets).get() is None:
             notes.append('no S3 credentials are stored (`ceph rgwbench credentials set`): '
                          'the check after applying reads RGW\'s options only and writes no '
                          'object with %s' % MODES[value])
         return notes
+
+    def _files(self, ctx: SettingContext, value: str) -> List[str]:
+        """The files the value has RGW read, from the module's options."""
+        if value == 'kms-kmip':
+            names = [m for _, m in KMIP_OPTIONS if m != 'sse_kmip_addr']
+        elif value in ('kms-vault', 'sse-s3') and self._option(ctx, 'sse_vault_auth') in (
+                '', 'token'):
+            names = ['sse_vault_token_file']
+        else:
+            names = []
+        return [self._option(ctx, n) for n in names if self._option(ctx, n)]
 
     # -- clients -----------------------------------------------------------------------
     def client_sse(self, ctx: SettingContext, value: str) -> Dict[str, Any]:
@@ -449,6 +466,6 @@ def hint(value: str) -> str:
         return ' (does the KMIP server at mgr/rgwbench/sse_kmip_addr answer RGW, and does ' \
                'it have the key mgr/rgwbench/sse_kmip_key_id?)'
     if value in ('kms-vault', 'sse-s3'):
-        return ' (does Vault at mgr/rgwbench/sse_vault_addr answer RGW, and does it have ' \
-               'the key?)'
+        return ' (does Vault at mgr/rgwbench/sse_vault_addr answer RGW, does it have ' \
+               'the key, and can RGW read its token file?)'
     return ''

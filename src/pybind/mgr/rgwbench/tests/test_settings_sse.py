@@ -158,6 +158,20 @@ def test_under_cephadm_the_files_rgw_reads_are_mounted_into_its_containers(
     assert all(f in changes[0].summary for f in files)
 
 
+def test_under_cephadm_the_notes_say_which_user_must_read_the_files() -> None:
+    ctx = context(VAULT)
+    assert not [n for n in ServerSideEncryption().notes(ctx, 'sse-s3') if 'uid' in n]
+    ctx.cluster.backend_module = 'cephadm'  # type: ignore[attr-defined]
+    found = [n for n in ServerSideEncryption().notes(ctx, 'kms-vault') if 'uid 167' in n]
+    assert len(found) == 1 and '/etc/ceph/vault.token' in found[0], found
+    kmip = ServerSideEncryption().notes(context(KMIP), 'kms-kmip')
+    assert not [n for n in kmip if 'uid' in n]          # not cephadm
+    ctx = context(KMIP)
+    ctx.cluster.backend_module = 'cephadm'  # type: ignore[attr-defined]
+    found = [n for n in ServerSideEncryption().notes(ctx, 'kms-kmip') if 'uid 167' in n]
+    assert found and '/etc/ceph/kmip/rgw.key' in found[0] and '5696' not in found[0]
+
+
 def test_mounts_are_refused_where_the_spec_has_no_container_args() -> None:
     ctx = context(KMIP)
     ctx.cluster.backend_module = 'cephadm'  # type: ignore[attr-defined]
