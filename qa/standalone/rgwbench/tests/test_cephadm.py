@@ -13,7 +13,7 @@ from typing import Any, Dict, Iterator, List, Optional
 
 import pytest
 from conftest import (OPTIONS, SMALL_LOAD_ARGS, Cluster, free_ports, new_cluster_dir,
-                      openbao, wait_for, wait_pgs_clean, wait_settings)
+                      kmip, openbao, wait_for, wait_pgs_clean, wait_settings)
 from localcluster.cephadm_cluster import BRIDGE, HOST_ADDR, INGRESS_SYSCTLS
 from helpers import (DURATION_S, FAST, WARMUP_S, Watch, ca_file_of, kept_on_purpose, new_prefix,
                      run_json, s3_client, s3_round_trip, served_certificate, wait_load,
@@ -391,21 +391,64 @@ def test_rgw_cpus_limits_each_rgw_container_through_its_spec_and_back(
         assert after[part] == before[part], part
 
 
+def readable_by_rgw(c: Cluster, paths: List[str]) -> None:
+    """The files made the image's ceph user's (167 upstream, 64045 in Debian's build), as
+    an operator must make them readable by RGW in its container."""
+    fsid = c.ceph('fsid').stdout.strip()
+    rgw = 'ceph-%s-rgw-%s' % (fsid, c.ceph_json('orch', 'ps', '--daemon_type', 'rgw')[0][
+        'daemon_id'].replace('.', '-'))
+    uid, gid = _podman(['exec', rgw, 'stat', '-c', '%u %g', '/var/lib/ceph']).split()
+    for path in paths:
+        os.chown(path, int(uid), int(gid))
+
+
+def test_kms_kmip_mounts_the_certificates_into_rgw_and_puts_everything_back(
+        cephadm: Cluster) -> None:
+    """SSE-KMS with the cluster's KMIP server: the CA, RGW's certificate and key are
+    mounted into RGW's container by the module's RGW spec; the apply's check writes and
+    reads an SSE-KMS object through RGW; then everything is as before."""
+    info = json.loads(kmip(cephadm.dir, 'start').stdout)
+    key_name = new_prefix('kmip')
+    kmip(cephadm.dir, 'create-key', key_name)
+    files = [info['ca'], info['client_cert'], info['client_key']]
+    readable_by_rgw(cephadm, files)
+    before = snapshot(cephadm, [])
+    store_credentials(cephadm)
+    options = {'sse_kmip_addr': info['addr'], 'sse_kmip_ca_path': info['ca'],
+               'sse_kmip_client_cert': info['client_cert'],
+               'sse_kmip_client_key': info['client_key'], 'sse_kmip_key_id': key_name}
+    for option, value in options.items():
+        cephadm.ceph('config', 'set', 'mgr', 'mgr/rgwbench/' + option, value)
+    try:
+        cephadm.ceph('rgwbench', 'settings', 'apply', 'sse=kms-kmip', '--yes-i-really-mean-it')
+        shown = wait_settings(cephadm, ['applied'], 900)
+        assert shown['state'] == 'applied', shown
+        spec = cephadm.ceph_json('orch', 'ls', '--service_name', 'rgw.default', '--export')[0]
+        assert ['--volume=%s:%s:ro' % (f, f) for f in files] == [
+            a for a in spec['extra_container_args'] if a.startswith('--volume')], spec
+        cephadm.ceph('rgwbench', 'settings', 'revert')
+        wait_settings(cephadm, ['reverted'], 900)
+    finally:
+        settings_put_back(cephadm)
+        for option in options:
+            cephadm.ceph('config', 'rm', 'mgr', 'mgr/rgwbench/' + option)
+        cephadm.ceph('rgwbench', 'credentials', 'rm')
+        kmip(cephadm.dir, 'stop', check=False)
+    cephadm.wait_rgw_registered()
+    after = snapshot(cephadm, [])
+    for part in before:
+        assert after[part] == before[part], part
+
+
 def test_sse_s3_through_openbao_mounts_the_token_file_into_rgw_and_puts_everything_back(
         cephadm: Cluster) -> None:
     """SSE-S3 with Vault's transit engine (OpenBao on the host): RGW's container sees the
     token file only because the module mounts it through the RGW spec; RGW makes the
     bucket's key in OpenBao and reads the object back; then the spec, options and
     daemons are as before."""
-    fsid = cephadm.ceph('fsid').stdout.strip()
     info = json.loads(openbao(cephadm.dir, 'start').stdout)
     token_file = info['token_file']
-    # RGW reads the file as the image's ceph user (167 upstream, 64045 in Debian's build),
-    # as an operator must make it readable.
-    rgw = 'ceph-%s-rgw-%s' % (fsid, cephadm.ceph_json('orch', 'ps', '--daemon_type', 'rgw')[0][
-        'daemon_id'].replace('.', '-'))
-    uid, gid = _podman(['exec', rgw, 'stat', '-c', '%u %g', '/var/lib/ceph']).split()
-    os.chown(token_file, int(uid), int(gid))
+    readable_by_rgw(cephadm, [token_file])
     before = snapshot(cephadm, [])
     store_credentials(cephadm)
     options = {'sse_vault_addr': info['addr'], 'sse_vault_token_file': token_file}
