@@ -536,3 +536,15 @@ def test_a_kept_connection_is_served_again(panels: List[module.PanelServer]) -> 
         assert socks[0] is not None and all(s is socks[0] for s in socks)  # one connection
     finally:
         conn.close()
+
+
+def test_a_body_not_sent_in_time_is_cut(panels: List[module.PanelServer],
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(connection_slots, 'BODY_TIMEOUT_S', 1.0)
+    port = started(panels)
+    with socket.create_connection(('127.0.0.1', port), timeout=5) as sock:
+        sock.sendall(b'POST /login HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n'
+                     b'Content-Type: application/x-www-form-urlencoded\r\n\r\n')
+        took = cut_after(sock, 6.0, b'a' * 1000)
+    assert took is not None, 'the connection was not cut'
+    assert 0.9 <= took < 4, took
