@@ -21,6 +21,8 @@ from traceback import format_exc
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 from ..certs.memory_files import PemFiles
+from ..web import connection_slots
+from ..web.connection_slots import ConnectionSlots
 from ..web.request_body import BodyRefused, body_length, read_body
 from .app import SECURITY_HEADERS, PanelApp, Request, Response, parse_cookies, parse_form
 
@@ -29,6 +31,11 @@ MAX_BODY = 1024 * 1024
 MAX_HEADERS = 64 * 1024
 SERVER_NAME = 'rgwbench'
 THREADS = 10
+# A place for each worker and none for a queue: a connection let in beyond the workers
+# would wait behind slow ones until their deadline; with every place taken, a new
+# connection takes a slow one's place and so its worker.
+MAX_CONNECTIONS = THREADS
+MAX_PER_SOURCE = 6             # a browser's connections to one host at once
 StartResponse = Callable[[str, List[Tuple[str, str]]], Any]
 
 
@@ -177,15 +184,18 @@ class PanelServer:
             self._pems.close()
 
     def _start(self, address: str, port: int, ssl_files: Optional[Tuple[str, str]]) -> None:
-        from cheroot import wsgi  # in the mgr; the unit tests bring their own
-        server = wsgi.Server((address, port), self.wsgi, numthreads=THREADS,
-                             server_name=SERVER_NAME)
+        # cheroot is in the mgr; the unit tests bring their own.
+        from .deadlines import PanelHttpServer
+        slots = ConnectionSlots(total=MAX_CONNECTIONS, per_source=MAX_PER_SOURCE,
+                                head_s=connection_slots.HEAD_TIMEOUT_S,
+                                body_s=connection_slots.BODY_TIMEOUT_S)
+        server = PanelHttpServer((address, port), self.wsgi, numthreads=THREADS,
+                                 server_name=SERVER_NAME, slots=slots)
         bound_server(server)
         server.error_log = _ServerLog(self.log)
         if ssl_files:
-            from .tls_worker import HandshakeInWorker, WrapOnlyAdapter
+            from .tls_worker import WrapOnlyAdapter
             server.ssl_adapter = WrapOnlyAdapter(ssl_files[0], ssl_files[1])
-            server.ConnectionClass = HandshakeInWorker
         server.prepare()    # binds and listens: a port in use raises here
         self._server = server
         self._thread = threading.Thread(target=self._serve, name='rgwbench-panel-server',

@@ -4,15 +4,12 @@ cheroot's built-in adapter shakes hands in the thread that accepts
 connections, with the connection's whole timeout: a client that never sends
 its hello held up every other client of the panel that long. Here the
 adapter only wraps the socket, and the connection finishes the handshake in
-its worker before its first request (see web/handshake.py).
+its worker before its first request (see deadlines.py, web/handshake.py).
 """
 import ssl
 from typing import Any, Dict, Tuple
 
-from cheroot.server import HTTPConnection
 from cheroot.ssl.builtin import BuiltinSSLAdapter
-
-from ..web.handshake import finish_handshake
 
 
 class WrapOnlyAdapter(BuiltinSSLAdapter):
@@ -20,15 +17,3 @@ class WrapOnlyAdapter(BuiltinSSLAdapter):
         wrapped = self.context.wrap_socket(sock, server_side=True,
                                            do_handshake_on_connect=False)
         return wrapped, {'HTTPS': 'on'}
-
-
-class HandshakeInWorker(HTTPConnection):
-    handshaken = False
-
-    def communicate(self) -> bool:
-        if not self.handshaken:
-            if not isinstance(self.socket, ssl.SSLSocket) or \
-                    not finish_handshake(self.socket):
-                return False       # the worker closes the connection
-            self.handshaken = True
-        return bool(super().communicate())

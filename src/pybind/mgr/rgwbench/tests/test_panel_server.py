@@ -7,6 +7,7 @@ version), on ports of this host.
 import glob
 import http.client
 import os
+import select
 import socket
 import ssl
 import tempfile
@@ -23,6 +24,7 @@ from rgwbench.panel import server as module
 from rgwbench.panel import app as app_module
 from rgwbench.panel.app import LOGIN_COOKIE, SESSION_COOKIE, Request, Response, parse_form
 from rgwbench.certs.pem import self_signed_certificate
+from rgwbench.web import connection_slots
 
 
 class EndlessBody:
@@ -261,15 +263,15 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def get(port: int, tls: bool = False) -> Tuple[int, bytes]:
+def get(port: int, tls: bool = False, timeout: float = 10) -> Tuple[int, bytes]:
     if tls:
         context = ssl.create_default_context()
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
         conn: http.client.HTTPConnection = http.client.HTTPSConnection(
-            '127.0.0.1', port, timeout=10, context=context)
+            '127.0.0.1', port, timeout=timeout, context=context)
     else:
-        conn = http.client.HTTPConnection('127.0.0.1', port, timeout=10)
+        conn = http.client.HTTPConnection('127.0.0.1', port, timeout=timeout)
     try:
         conn.request('GET', '/login')
         answer = conn.getresponse()
@@ -409,3 +411,140 @@ def test_an_announced_body_without_a_session_is_answered_before_it_is_sent(
         took = time.monotonic() - began
     assert answer.startswith(b'HTTP/1.1 401 '), answer[:100]
     assert took < 8, took
+
+
+# -- connection deadlines and bounds (slowloris) ---------------------------------------------
+class SlowClients:
+    """Clients that send part of a request line, then a byte every second, never ending it."""
+
+    def __init__(self, port: int, sources: List[str]) -> None:
+        self.socks: List[socket.socket] = []
+        for source in sources:
+            sock = socket.socket()
+            sock.settimeout(5)
+            sock.bind((source, 0))
+            sock.connect(('127.0.0.1', port))
+            sock.sendall(b'GET /login?')
+            self.socks.append(sock)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._trickle, daemon=True)
+        self._thread.start()
+
+    def _trickle(self) -> None:
+        while not self._stop.wait(1.0):
+            for sock in self.socks:
+                try:
+                    sock.sendall(b'a')
+                except OSError:
+                    pass          # cut by the server
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        for sock in self.socks:
+            sock.close()
+
+
+def started(panels: List[module.PanelServer], tls: bool = False) -> int:
+    port = free_port()
+    server = module.PanelServer(FakeApp(), Log())  # type: ignore[arg-type]
+    panels.append(server)
+    server.start('127.0.0.1', port, self_signed_certificate('rgwbench-test', ['127.0.0.1'])
+                 if tls else None)
+    return port
+
+
+def test_slow_clients_beyond_the_workers_do_not_keep_a_request_out(
+        panels: List[module.PanelServer], monkeypatch: pytest.MonkeyPatch) -> None:
+    # The deadline for headers far off: the request is served because a slow connection
+    # gives way to it, not because the slow ones ran out of time.
+    monkeypatch.setattr(connection_slots, 'HEAD_TIMEOUT_S', 120.0)
+    port = started(panels)
+    sources = ['127.0.0.%d' % (2 + i % 3) for i in range(module.THREADS + 5)]
+    slow = SlowClients(port, sources)
+    try:
+        began = time.monotonic()
+        assert get(port, timeout=5) == (200, b'ok:/login')
+        assert time.monotonic() - began < 5
+    finally:
+        slow.close()
+
+
+def cut_after(sock: socket.socket, limit_s: float, trickle: bytes) -> Optional[float]:
+    """Send `trickle` a byte at a time, one every 0.2 s; seconds until the server cut the
+    connection (None: not within `limit_s`)."""
+    began = time.monotonic()
+    sent = 0
+    while time.monotonic() - began < limit_s:
+        readable, _, _ = select.select([sock], [], [], 0.2)
+        try:
+            if readable and sock.recv(4096) == b'':
+                return time.monotonic() - began
+            if trickle:
+                sock.sendall(trickle[sent % len(trickle):][:1])
+                sent += 1
+        except OSError:
+            return time.monotonic() - began
+    return None
+
+
+@pytest.mark.parametrize('tls, trickle', [
+    (False, b'GET /login HTTP/1.1\r\nX-Slow: ' + b'a' * 1000),
+    (False, b''),
+    (True, b'')])
+def test_a_connection_without_its_headers_in_time_is_cut(
+        panels: List[module.PanelServer], monkeypatch: pytest.MonkeyPatch,
+        tls: bool, trickle: bytes) -> None:
+    monkeypatch.setattr(connection_slots, 'HEAD_TIMEOUT_S', 1.0)
+    port = started(panels, tls)
+    with socket.create_connection(('127.0.0.1', port), timeout=5) as sock:
+        took = cut_after(sock, 6.0, trickle)
+    assert took is not None, 'the connection was not cut'
+    assert 0.9 <= took < 4, took
+    assert get(port, tls) == (200, b'ok:/login')      # a request in time is served
+
+
+def test_a_source_over_its_bound_is_closed_at_once_and_the_others_kept(
+        panels: List[module.PanelServer], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(connection_slots, 'HEAD_TIMEOUT_S', 120.0)
+    port = started(panels)
+    slow = SlowClients(port, ['127.0.0.2'] * module.MAX_PER_SOURCE)
+    try:
+        with socket.socket() as extra:
+            extra.settimeout(5)
+            extra.bind(('127.0.0.2', 0))
+            extra.connect(('127.0.0.1', port))
+            took = cut_after(extra, 3.0, b'')
+        assert took is not None and took < 2, took
+        assert select.select(slow.socks, [], [], 0)[0] == []      # not one of them cut
+        assert get(port) == (200, b'ok:/login')                    # another source is served
+    finally:
+        slow.close()
+
+
+def test_a_kept_connection_is_served_again(panels: List[module.PanelServer]) -> None:
+    # Its place is given back after each request and taken again for the next one.
+    port = started(panels)
+    conn = http.client.HTTPConnection('127.0.0.1', port, timeout=5)
+    socks = []
+    try:
+        for _ in range(module.THREADS + 2):
+            conn.request('GET', '/login')
+            answer = conn.getresponse()
+            assert (answer.status, answer.read()) == (200, b'ok:/login')
+            socks.append(conn.sock)
+        assert socks[0] is not None and all(s is socks[0] for s in socks)  # one connection
+    finally:
+        conn.close()
+
+
+def test_a_body_not_sent_in_time_is_cut(panels: List[module.PanelServer],
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(connection_slots, 'BODY_TIMEOUT_S', 1.0)
+    port = started(panels)
+    with socket.create_connection(('127.0.0.1', port), timeout=5) as sock:
+        sock.sendall(b'POST /login HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n'
+                     b'Content-Type: application/x-www-form-urlencoded\r\n\r\n')
+        took = cut_after(sock, 6.0, b'a' * 1000)
+    assert took is not None, 'the connection was not cut'
+    assert 0.9 <= took < 4, took
