@@ -286,9 +286,7 @@ class LocalOrchestrator(MgrModule, orchestrator.Orchestrator):
         # Stopped and started again by a process of its own (see ProcessTable.restart).
         procs.restart(daemon.name, host.argv(kind.argv(spec, daemon)), env=env, cwd=folder)
         kind.after_start(spec, daemon)
-        args = [str(getattr(a, 'argument', a)) for a in
-                getattr(spec, 'extra_container_args', None) or []]
-        self.state.set_daemon(daemon._replace(started=now(), container_args=args or None))
+        self.state.set_daemon(daemon._replace(started=now()))
         self.log.info('deployed %s on %s', daemon.name, daemon.host)
 
     def _remove_daemon(self, kind: DaemonKind, spec: Any, daemon: DaemonRecord) -> None:
@@ -345,8 +343,7 @@ class LocalOrchestrator(MgrModule, orchestrator.Orchestrator):
                 last_refresh=refreshed, created=parse_time(daemon.created),
                 started=parse_time(daemon.started), version=version,
                 service_name=daemon.service_name, ports=daemon.ports or None,
-                ip=daemon.ip, memory_usage=self._rss(daemon.name),
-                extra_container_args=daemon.container_args))
+                ip=daemon.ip, memory_usage=self._rss(daemon.name)))
         return found
 
     def _rss(self, name: str) -> Optional[int]:

@@ -138,12 +138,13 @@ class RGWKind(DaemonKind):
             self.ctx.cpu_quotas.release(daemon.name)
 
     def config_digest(self, spec: Any, daemon: DaemonRecord) -> str:
-        # The frontend lives in the config database, not on the command line; the
-        # limit only where there is one, so that a daemon without one keeps its digest.
-        cores = container_cpus(spec)
+        # The frontend lives in the config database, not on the command line. The
+        # container arguments only where there are some, so that a daemon without any
+        # keeps its digest: as cephadm does, a change of them redeploys the daemons.
+        args = [w for arg in getattr(spec, 'extra_container_args', None) or []
+                for w in _argument_words(arg)]
         return digest([super().config_digest(spec, daemon), self.frontend(spec, daemon),
-                       certificate_text(spec) if spec.ssl else ''] +
-                      ([cores] if cores is not None else []))
+                       certificate_text(spec) if spec.ssl else ''] + ([args] if args else []))
 
     def prepare(self, spec: Any, daemon: DaemonRecord) -> None:
         keyring = self.ctx.command(prefix='auth get-or-create', entity=self.entity(daemon),

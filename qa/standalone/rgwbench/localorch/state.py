@@ -51,8 +51,6 @@ class DaemonRecord(NamedTuple):
     config_digest: str
     wanted: str = 'running'
     started: Optional[str] = None
-    # The spec's extra_container_args it was last deployed with, as cephadm reports them.
-    container_args: Optional[List[str]] = None
 
     @property
     def name(self) -> str:

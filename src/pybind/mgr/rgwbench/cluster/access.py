@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Pr
 
 from ..errors import RGWBenchError
 from .fencing import check_active
-from .orchestration import argument_texts, orchestrator_backend
+from .orchestration import orchestrator_backend
 from .rgw_admin import S3Keys, UserAdmin
 from .rgw_daemons import RGWDaemon, rgw_daemons
 from .secret_options import masked, secret_parts, shown
@@ -62,9 +62,10 @@ class Daemon(NamedTuple):
     running: bool
     ports: List[int]
     ip: Optional[str]
-    # The container arguments it was deployed with, as the orchestrator reports them
-    # (cephadm from Reef on; None where it reports none).
-    container_args: Optional[List[str]] = None
+
+
+def _without_args(spec: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    return {k: v for k, v in (spec or {}).items() if k != 'extra_container_args'}
 
 
 class ClusterAccess:
@@ -210,8 +211,7 @@ class ClusterAccess:
         return [Daemon(name=d.name(), daemon_type=d.daemon_type, daemon_id=d.daemon_id,
                        host=d.hostname, running=str(d.status_desc) == 'running' or
                        int(getattr(d.status, 'value', d.status) or 0) == 1,
-                       ports=list(d.ports or []), ip=d.ip,
-                       container_args=argument_texts(getattr(d, 'extra_container_args', None)))
+                       ports=list(d.ports or []), ip=d.ip)
                 for d in found]
 
     def put_service(self, service_name: str, spec: Optional[Dict[str, Any]]) -> None:
@@ -224,22 +224,25 @@ class ClusterAccess:
                           lambda: self._gone(service_name))
             return
         before = self.service_spec(service_name)
-        # cephadm writes an RGW daemon's frontend (port, TLS, certificate) and container
-        # arguments when it deploys the daemon, not when its spec changes: the operator's
-        # next step, `ceph orch redeploy`, is the setting's too.
-        redeploy = spec.get('service_type') == 'rgw' and before is not None and before != spec
+        changed = spec.get('service_type') == 'rgw' and before is not None and before != spec
+        # cephadm redeploys a daemon by itself when its container arguments change, and
+        # writes its frontend (port, TLS, certificate) only when it deploys it: for any
+        # other change the operator's next step, `ceph orch redeploy`, is the setting's
+        # too. Not both: a redeploy asked for as cephadm made its own was seen to leave
+        # the RGW running with the arguments it had before.
+        redeploy = changed and _without_args(before) != _without_args(spec)
         # Read before asking: an orchestrator may redeploy as it applies.
-        identities = self.rgw_identities() if redeploy else {}
+        identities = self.rgw_identities() if changed else {}
         self.orch(self.mgr.apply([self.spec_from_json(spec)]))
         self.log('applied service %s' % service_name)
         if redeploy:
             self.orch(self.mgr.service_action('redeploy', service_name))
             self.log('redeploying the daemons of %s' % service_name)
-            # cephadm accepts the redeploy at once and does it in its serve loop: until
-            # then the old daemons run and serve as before, and would pass for the new.
+        if changed:
+            # cephadm redeploys in its serve loop: until then the old daemons run and
+            # serve as before, and would pass for the new.
             self.wait_for('%s to redeploy' % service_name,
-                          lambda: self._restarted_rgw(service_name, identities) or
-                          self._container_args_differ(service_name, spec))
+                          lambda: self._restarted_rgw(service_name, identities))
         self.wait_service(service_name)
 
     def _gone(self, service_name: str) -> Optional[str]:
@@ -317,17 +320,6 @@ class ClusterAccess:
             if daemon.daemon_id in before and now.get(daemon.daemon_id) == \
                     before[daemon.daemon_id]:
                 return '%s has not restarted yet' % daemon.name
-        return None
-
-    def _container_args_differ(self, service_name: str, spec: Dict[str, Any]) -> Optional[str]:
-        """A daemon not yet deployed with the spec's container arguments: cephadm redeploys
-        once more when it finds them changed, which an earlier restart may hide."""
-        wanted = argument_texts(spec.get('extra_container_args')) or []
-        for daemon in self.daemons(service_name):
-            if daemon.container_args is not None and daemon.container_args != wanted or \
-                    daemon.container_args is None and wanted and self.backend() == 'cephadm':
-                return '%s runs with container arguments %s, not %s yet' % (
-                    daemon.name, daemon.container_args or [], wanted)
         return None
 
     def osd_ids(self) -> List[int]:

@@ -20,18 +20,6 @@ class Remote(Protocol):
     def remote(self, module: str, method: str, *args: Any, **kwargs: Any) -> Any: ...
 
 
-def argument_text(item: Any) -> str:
-    """An item of a spec's or daemon's extra_container_args as text: a string (Pacific,
-    Quincy), {argument, split} in a spec or an ArgumentSpec in a daemon (Reef on)."""
-    if isinstance(item, dict):
-        return str(item.get('argument') or '')
-    return str(getattr(item, 'argument', item))
-
-
-def argument_texts(items: Optional[List[Any]]) -> Optional[List[str]]:
-    return None if items is None else [argument_text(i) for i in items]
-
-
 def orchestrator_backend(mgr: Remote) -> Optional[str]:
     """The backend set (`ceph orch set backend`); raises when the orchestrator module is
     missing."""

@@ -732,35 +732,32 @@ class SpecMgr:
 
 
 class LateRedeployMgr(InstantRestartMgr):
-    """cephadm: `orch redeploy` is accepted at once and done later, in its serve loop,
-    while the old daemons go on serving as before; and a daemon may first be redeployed
-    with the container arguments it had, then again once cephadm sees them changed."""
+    """cephadm: it redeploys an RGW by itself when the container arguments of its spec
+    change, and does an `orch redeploy` it accepted later, in its serve loop, while the
+    old daemons go on serving as before."""
 
     def __init__(self) -> None:
         super().__init__(count=2)
         self.spec: Dict[str, Any] = {'service_type': 'rgw', 'service_id': 'default', 'spec': {}}
-        self.deployed_args: Optional[List[str]] = None
         self.reads = 0
-        self.redeploys: List[Tuple[int, Optional[List[str]]]] = []   # (at read, with args)
-
-    def remote(self, module: str, method: str, *args: Any) -> Any:
-        assert (module, method) == ('orchestrator', '_select_orchestrator')
-        return 'cephadm'
+        self.due: List[int] = []          # the service-map read at which a redeploy is done
+        self.calls: List[str] = []
 
     def get(self, data_name: str) -> Any:
         self.reads += 1
-        while self.redeploys and self.redeploys[0][0] <= self.reads:
-            self.deployed_args = self.redeploys.pop(0)[1]
+        while self.due and self.due[0] <= self.reads:
+            self.due.pop(0)
             self.generation += 1
         return super().get(data_name)
 
     def apply(self, specs: List[Dict[str, Any]]) -> None:
+        if specs[0].get('extra_container_args') != self.spec.get('extra_container_args'):
+            self.due.append(self.reads + 5)
         self.spec = specs[0]
 
     def service_action(self, action: str, service_name: str) -> None:
-        assert (action, service_name) == ('redeploy', 'rgw.default')
-        self.redeploys = [(self.reads + 5, self.deployed_args),
-                          (self.reads + 10, self.spec.get('extra_container_args'))]
+        self.calls.append('%s %s' % (action, service_name))
+        self.due.append(self.reads + 5)
 
     def describe_service(self, service_type: Optional[str] = None,
                          service_name: Optional[str] = None, refresh: bool = False) -> Any:
@@ -768,24 +765,19 @@ class LateRedeployMgr(InstantRestartMgr):
                                  'to_json': lambda _, s=self.spec: copy.deepcopy(s)})()
         return [type('Described', (), {'size': len(self.names), 'spec': spec})()]
 
-    def list_daemons(self, service_name: Optional[str] = None, **kwargs: Any) -> Any:
-        found = super().list_daemons(service_name, **kwargs)
-        for daemon in found:
-            daemon.extra_container_args = self.deployed_args
-        return found
 
-
-def test_a_changed_rgw_spec_is_applied_once_its_daemons_are_redeployed_with_it(
+def test_an_rgw_spec_change_waits_for_cephadms_own_redeploy_or_asks_for_one(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr('rgwbench.cluster.access.answers', lambda url: None)
     mgr = LateRedeployMgr()
     cluster = ClusterAccess(mgr, lambda found: found, SpecJSON,  # type: ignore[arg-type]
                             sleep=lambda seconds: None)
+    # container arguments only: cephadm redeploys by itself, and is not asked twice
     cluster.put_service('rgw.default', dict(mgr.spec, extra_container_args=['--cpus=1']))
-    assert mgr.generation == 2 and mgr.deployed_args == ['--cpus=1']
-    # and back: the daemons run without them again
-    cluster.put_service('rgw.default', dict(mgr.spec, extra_container_args=[]))
-    assert mgr.generation == 4 and mgr.deployed_args == []
+    assert mgr.generation == 1 and mgr.calls == []
+    # anything else: redeployed when asked, and waited for
+    cluster.put_service('rgw.default', dict(mgr.spec, spec={'rgw_frontend_port': 8080}))
+    assert mgr.generation == 2 and mgr.calls == ['redeploy rgw.default']
 
 
 def test_a_changed_rgw_spec_is_followed_by_a_redeploy_as_cephadm_needs() -> None:
