@@ -132,6 +132,16 @@ def store_credentials(c: Cluster) -> None:
     assert proc.returncode == 0, proc.stderr
 
 
+def cert_store(c: Cluster, keys: List[str]) -> Dict[str, Any]:
+    found = {}
+    for key in keys:
+        if key.startswith('mgr/cephadm/cert_store'):
+            held = json.loads(c.ceph('config-key', 'get', key).stdout or '{}')
+            if held:
+                found[key] = held
+    return found
+
+
 def snapshot(c: Cluster, run_ids: List[str]) -> Dict[str, Any]:
     """What a run must put back: settings, specs, keys, identities, data, daemons."""
     def admin(*args: str) -> Any:
@@ -146,9 +156,9 @@ def snapshot(c: Cluster, run_ids: List[str]) -> Dict[str, Any]:
         'keys': sorted(k for k in keys if not any(r in k for r in run_ids)
                        and not kept_on_purpose(k)
                        and (k.startswith('mgr/rgwbench/') or not k.startswith('mgr/'))),
-        # cephadm's own certificate store (Tentacle), where the specs' certificates go.
-        'certificates': {k: c.ceph('config-key', 'get', k).stdout for k in keys
-                         if k.startswith('mgr/cephadm/cert_store')},
+        # cephadm's own certificate store (Tentacle), where the specs' certificates go;
+        # a certificate removed from it leaves its store object empty ('{}').
+        'certificates': cert_store(c, keys),
         'auth': sorted((e['entity'], json.dumps(e['caps'], sort_keys=True))
                        for e in c.ceph_json('auth', 'ls')['auth_dump']),
         'users': sorted(admin('user', 'list')),

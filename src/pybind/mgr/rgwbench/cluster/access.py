@@ -13,6 +13,7 @@ from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Pr
 
 from ..errors import RGWBenchError
 from .fencing import check_active
+from .cert_store import forget_left_certificate, left_certificate
 from .orchestration import orchestrator_backend
 from .rgw_admin import S3Keys, UserAdmin
 from .rgw_daemons import RGWDaemon, rgw_daemons
@@ -244,6 +245,8 @@ class ClusterAccess:
             self.wait_for('%s to redeploy' % service_name,
                           lambda: self._restarted_rgw(service_name, identities))
         self.wait_service(service_name)
+        if left_certificate(before, spec) and self.backend() == 'cephadm':
+            forget_left_certificate(before, spec, service_name, self.orch, self.mgr, self.log)
 
     def _gone(self, service_name: str) -> Optional[str]:
         left = [d.name for d in self.daemons(service_name)]
