@@ -14,8 +14,9 @@ from rgwbench.cluster.rgw_admin import zone_placement
 from rgwbench.cluster.storage import up_osds_by_host
 from rgwbench.errors import InvalidInput
 from rgwbench.loadgen.prepare import ensure_buckets
-from rgwbench.profiles import Variant, Workload
-from rgwbench.profiles.prefills import SHARED, storage_of
+from rgwbench.profiles import Profile, Variant, Workload
+from rgwbench.profiles.prefills import SHARED, read_later, storage_of
+from rgwbench.profiles.types import INTERLEAVED
 from rgwbench.settings.applier import SettingsApplier
 from rgwbench.settings.base import SettingContext
 from rgwbench.settings.daemon_settings import RGWRestart
@@ -214,6 +215,14 @@ def test_the_variants_jobs_create_their_buckets_under_the_placement_target() -> 
 def test_a_variant_with_a_data_pool_reads_no_other_variants_prefill() -> None:
     assert storage_of(Variant('a', {'rgw-cpus': '1'}), 0) == SHARED
     assert storage_of(Variant('b', {'data-pool': 'replica:2'}), 1) == 'v1'
+
+
+def test_its_prefill_goes_before_its_pool_even_in_an_interleaved_run() -> None:
+    variants = [Variant('a', {}), Variant('b', {'data-pool': 'replica:2'})]
+    rounds = Profile(name='p', variants=variants, workloads=[Workload(name='get', op='get')],
+                     repeats=2, order=INTERLEAVED)
+    assert rounds.interleaved()
+    assert read_later(SHARED, 0, rounds) and not read_later('v1', 1, rounds)
 
 
 ZONEGROUP = {'name': 'default', 'realm_id': '', 'default_placement': 'default-placement',
