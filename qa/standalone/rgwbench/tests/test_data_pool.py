@@ -1,6 +1,7 @@
 """`data-pool`: one run compares replication with erasure coding, each variant's objects
 in a pool of its own behind a placement target, and the cluster is left as it was."""
 import json
+import re
 from typing import Any, Dict, Iterator, List, Set
 
 import pytest
@@ -67,11 +68,12 @@ def test_replication_and_erasure_coding_compared_in_one_run(three_osds: Cluster)
         kinds = [(ch['kind'], ch['state']) for ch in variant['changes']]
         assert ('pool', 'undone') in kinds and ('placement', 'undone') in kinds, kinds
         assert ('config', 'undone') in kinds, kinds   # mon_allow_pool_delete, for the undo
-    # each variant's PUTs (keys rgwbench/<run>-<variant>/..., RADOS names <marker>_<key>)
-    # went to its own pool, and only its own
+    # each variant's PUTs (keys .../<run>-<variant index>/..., in RADOS after the bucket's
+    # marker) went to its own pool, and only its own
     for index, variant in enumerate(PROFILE['variants']):
-        tags = {name.split('_', 1)[-1].split('/')[1] for name in seen[POOLS[variant['name']]]
-                if '_rgwbench/' in name}
+        tags = {found.group(1) for found in (re.search(r'/(%s-\d+)/' % run_id, name)
+                                             for name in seen[POOLS[variant['name']]])
+                if found}
         assert tags == {'%s-%d' % (run_id, index)}, (variant['name'], tags)
     c.wait_rgw_registered()
     assert placement_state(c) == placed
