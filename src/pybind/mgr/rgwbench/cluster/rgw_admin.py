@@ -272,4 +272,5 @@ class RadosgwZones(RadosgwAdmin):
         if placement_id in found.targets:
             self._run(['zonegroup', 'placement', 'rm', '--rgw-zonegroup', found.zonegroup,
                        '--placement-id', placement_id])
-        self._commit(found)
+        if placement_id in found.data_pools or placement_id in found.targets:
+            self._commit(found)

@@ -3,15 +3,16 @@ profile, CRUSH rule, pool and placement target journaled and removed again (the 
 with `mon_allow_pool_delete` true for its removal only), and the variant's buckets
 created under its placement target."""
 import errno
-from typing import Any
+import json
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import pytest
 from fixtures import MemoryStore
 from rgwbench.tests.fixtures import FakeCluster
 
 from rgwbench.agents.workload_runs import make_job
-from rgwbench.cluster.rgw_admin import zone_placement
-from rgwbench.cluster.storage import up_osds_by_host
+from rgwbench.cluster.rgw_admin import QUIET, RadosgwZones, zone_placement
+from rgwbench.cluster.storage import put_pool, up_osds_by_host
 from rgwbench.errors import InvalidInput
 from rgwbench.loadgen.prepare import ensure_buckets
 from rgwbench.profiles import Profile, Variant, Workload
@@ -257,3 +258,101 @@ def test_osds_up_are_counted_by_host() -> None:
         {'id': 0, 'type': 'osd', 'status': 'up'}, {'id': 1, 'type': 'osd', 'status': 'down'},
         {'id': 2, 'type': 'osd', 'status': 'up'}]}
     assert up_osds_by_host(tree) == {'h1': 1, 'h2': 1}
+
+
+class Mon:
+    """Monitor commands as `ClusterAccess.command_json` sends them, over a pool list."""
+
+    def __init__(self) -> None:
+        self.sent: List[Dict[str, Any]] = []
+        self.pools: List[Dict[str, Any]] = []
+
+    def command_json(self, **cmd: Any) -> Any:
+        self.sent.append(cmd)
+        if cmd['prefix'] == 'osd pool ls':
+            return self.pools
+        if cmd['prefix'] == 'osd pool create':
+            self.pools.append({'pool_name': cmd['pool'], 'type': 1, 'size': 3})
+        if cmd['prefix'] == 'osd pool delete':
+            self.pools = [p for p in self.pools if p['pool_name'] != cmd['pool']]
+        return None
+
+
+def test_pools_are_created_with_rgws_application_and_removed_only_when_allowed() -> None:
+    mon, allowed = Mon(), []
+    put_pool(mon, 'p.ec', {'type': 'erasure', 'profile': 'prof', 'rule': 'rule'},
+             lambda remove: None)
+    put_pool(mon, 'p.rep', {'type': 'replicated', 'size': 2}, lambda remove: None)
+    made = [c for c in mon.sent if c['prefix'] != 'osd pool ls']
+    assert made == [
+        {'prefix': 'osd pool create', 'pool': 'p.ec', 'pg_num': 8, 'pool_type': 'erasure',
+         'erasure_code_profile': 'prof', 'rule': 'rule'},
+        {'prefix': 'osd pool application enable', 'pool': 'p.ec', 'app': 'rgw'},
+        {'prefix': 'osd pool create', 'pool': 'p.rep', 'pg_num': 8,
+         'pool_type': 'replicated'},
+        {'prefix': 'osd pool set', 'pool': 'p.rep', 'var': 'size', 'val': '2',
+         'yes_i_really_mean_it': True},
+        {'prefix': 'osd pool application enable', 'pool': 'p.rep', 'app': 'rgw'}]
+    # one that exists is left as it is; its removal runs inside the allowance
+    del mon.sent[:]
+    put_pool(mon, 'p.ec', {'type': 'replicated', 'size': 3}, lambda remove: None)
+    assert [c['prefix'] for c in mon.sent] == ['osd pool ls']
+
+    def allowing(remove: Callable[[], None]) -> None:
+        allowed.append('on')
+        remove()
+        allowed.append('off')
+    put_pool(mon, 'p.ec', None, allowing)
+    assert allowed == ['on', 'off'] and [p['pool_name'] for p in mon.pools] == ['p.rep']
+    assert mon.sent[-1] == {'prefix': 'osd pool delete', 'pool': 'p.ec', 'pool2': 'p.ec',
+                            'yes_i_really_really_mean_it': True}
+    put_pool(mon, 'p.gone', None, allowing)   # already gone: nothing asked
+    assert allowed == ['on', 'off']
+
+
+class Tools:
+    """radosgw-admin as the mgr runs it: the zonegroup and zone it prints, the argv sent."""
+
+    def __init__(self, realm: str = '') -> None:
+        self.argv: List[List[str]] = []
+        self.realm = realm
+
+    def get_ceph_conf_path(self) -> str:
+        return 'ceph.conf'
+
+    def tool_exec(self, args: List[str], timeout: int = 10,
+                  stdin: Optional[bytes] = None) -> Tuple[int, str, str]:
+        words = args[3 + len(QUIET):]
+        self.argv.append(words)
+        if words == ['zonegroup', 'get']:
+            return 0, json.dumps(dict(ZONEGROUP, realm_id=self.realm)), ''
+        if words == ['zone', 'get']:
+            return 0, json.dumps(ZONE), ''
+        return 0, '', ''
+
+
+COMMIT = ['period', 'update', '--commit']
+
+
+@pytest.mark.parametrize('realm, commit', [('', []), ('r1', [COMMIT])])
+def test_placement_targets_go_to_the_zonegroup_and_the_zone_and_back(
+        realm: str, commit: List[List[str]]) -> None:
+    tools = Tools(realm)
+    zones = RadosgwZones(tools)
+    zones.add_placement('rgwbench-ec2-1-osd', 'rgwbench.ec2-1-osd.data')
+    changed = [a for a in tools.argv if a[-1] != 'get']
+    assert changed == [
+        ['zonegroup', 'placement', 'add', '--rgw-zonegroup', 'default', '--placement-id',
+         'rgwbench-ec2-1-osd'],
+        ['zone', 'placement', 'add', '--rgw-zone', 'default', '--placement-id',
+         'rgwbench-ec2-1-osd', '--data-pool', 'rgwbench.ec2-1-osd.data', '--index-pool',
+         'default.rgw.buckets.index', '--data-extra-pool', 'default.rgw.buckets.non-ec']
+    ] + commit
+    del tools.argv[:]
+    zones.remove_placement('rgwbench-replica2')   # in both
+    zones.remove_placement('rgwbench-gone')       # in neither: nothing removed
+    assert [a for a in tools.argv if a[-1] != 'get'] == [
+        ['zone', 'placement', 'rm', '--rgw-zone', 'default', '--placement-id',
+         'rgwbench-replica2'],
+        ['zonegroup', 'placement', 'rm', '--rgw-zonegroup', 'default', '--placement-id',
+         'rgwbench-replica2']] + commit
