@@ -6,7 +6,7 @@ from typing import Any, Dict, Iterator, List, Set
 
 import pytest
 from conftest import RELEASES, Cluster, own_cluster
-from helpers import rgwbench_buckets, snapshot, wait_run
+from helpers import rgwbench_buckets, s3_client, snapshot, wait_run
 
 NAME = 'data-pool-test'
 POOLS = {'replica-2': 'rgwbench.replica2.data', 'ec-2-1': 'rgwbench.ec2-1-osd.data'}
@@ -48,7 +48,13 @@ def test_replication_and_erasure_coding_compared_in_one_run(three_osds: Cluster)
     assert 'ec:2+1:host needs 3 hosts with an OSD up, the cluster has 1' in refused.stderr
     proc = c.ceph_input(json.dumps(PROFILE), 'rgwbench', 'profile', 'set')
     assert proc.returncode == 0, proc.stderr
+    # RGW makes a placement's pools when a bucket first needs them: the variants' buckets
+    # use the default placement's index pool, which a cluster that has served S3 has
+    s3 = s3_client(c)
+    s3.create_bucket(Bucket='dp-before')
+    s3.delete_bucket(Bucket='dp-before')
     before, placed = snapshot(c), placement_state(c)
+    assert 'default.rgw.buckets.index' in placed['pools']
     assert not set(POOLS.values()) & set(placed['pools'])
     seen: Dict[str, Set[str]] = {pool: set() for pool in POOLS.values()}
 
