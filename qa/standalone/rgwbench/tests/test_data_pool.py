@@ -6,7 +6,7 @@ from typing import Any, Dict, Iterator, List, Set
 
 import pytest
 from conftest import RELEASES, Cluster, own_cluster
-from helpers import rgwbench_buckets, s3_client, snapshot, wait_run
+from helpers import rgwbench_buckets, s3_client, snapshot, wait_clean, wait_run
 
 NAME = 'data-pool-test'
 POOLS = {'replica-2': 'rgwbench.replica2.data', 'ec-2-1': 'rgwbench.ec2-1-osd.data'}
@@ -53,6 +53,7 @@ def test_replication_and_erasure_coding_compared_in_one_run(three_osds: Cluster)
     s3 = s3_client(c)
     s3.create_bucket(Bucket='dp-before')
     s3.delete_bucket(Bucket='dp-before')
+    wait_clean(c)   # the new pool's PGs: a run is refused until they are active+clean
     before, placed = snapshot(c), placement_state(c)
     assert 'default.rgw.buckets.index' in placed['pools']
     assert not set(POOLS.values()) & set(placed['pools'])
