@@ -232,14 +232,14 @@ class ZoneAdmin(Protocol):
 class RadosgwZones(RadosgwAdmin):
     """Placement targets with radosgw-admin (the zonegroup's and the zone's, together)."""
 
-    def _run(self, args: List[str]) -> str:
+    def _checked(self, args: List[str]) -> str:
         ret, out, err = self._subcommand(args, self.create_timeout_s)
         if ret != 0:
             raise self._failed(' '.join(args), ret, err)
         return out
 
     def _json(self, args: List[str]) -> Dict[str, Any]:
-        out = self._run(args)
+        out = self._checked(args)
         try:
             return dict(json.loads(out))
         except (ValueError, TypeError):
@@ -250,27 +250,27 @@ class RadosgwZones(RadosgwAdmin):
 
     def _commit(self, found: ZonePlacement) -> None:
         if found.realm:
-            self._run(['period', 'update', '--commit'])
+            self._checked(['period', 'update', '--commit'])
 
     def add_placement(self, placement_id: str, data_pool: str) -> None:
         found = self.zone_placement()
-        self._run(['zonegroup', 'placement', 'add', '--rgw-zonegroup', found.zonegroup,
-                   '--placement-id', placement_id])
+        self._checked(['zonegroup', 'placement', 'add', '--rgw-zonegroup', found.zonegroup,
+                       '--placement-id', placement_id])
         args = ['zone', 'placement', 'add', '--rgw-zone', found.zone, '--placement-id',
                 placement_id, '--data-pool', data_pool, '--index-pool', found.index_pool]
         if found.data_extra_pool:
             args += ['--data-extra-pool', found.data_extra_pool]
-        self._run(args)
+        self._checked(args)
         self._commit(found)
 
     def remove_placement(self, placement_id: str) -> None:
         """Remove it from the zone, then the zonegroup; a target already gone is fine."""
         found = self.zone_placement()
         if placement_id in found.data_pools:
-            self._run(['zone', 'placement', 'rm', '--rgw-zone', found.zone, '--placement-id',
-                       placement_id])
+            self._checked(['zone', 'placement', 'rm', '--rgw-zone', found.zone,
+                           '--placement-id', placement_id])
         if placement_id in found.targets:
-            self._run(['zonegroup', 'placement', 'rm', '--rgw-zonegroup', found.zonegroup,
-                       '--placement-id', placement_id])
+            self._checked(['zonegroup', 'placement', 'rm', '--rgw-zonegroup',
+                           found.zonegroup, '--placement-id', placement_id])
         if placement_id in found.data_pools or placement_id in found.targets:
             self._commit(found)

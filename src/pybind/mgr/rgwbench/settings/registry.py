@@ -12,7 +12,7 @@ from .tls import IngressTls, RGWTls
 
 def all_settings() -> List[Setting]:
     return [ConfigOption(), RGWPerHost(), RGWCpus(), RGWTls(), IngressTls(), Msgr2Secure(),
-            ServerSideEncryption(), DataPool(), RGWRestart()]
+            DataPool(), ServerSideEncryption(), RGWRestart()]
 
 
 def parse_assignments(items: List[str]) -> Dict[str, Any]:
