@@ -26,7 +26,7 @@ from .cluster.access import ClusterAccess
 from .cluster.credentials import CredentialStore
 from .cluster.events import ClusterRunEvents
 from .cluster.orchestration import orchestrator_state, rgw_service_under_test, wait_for_backend
-from .cluster.rgw_admin import RadosgwAdmin
+from .cluster.rgw_admin import RadosgwAdmin, RadosgwZones
 from .cluster.rgw_daemons import endpoint_urls
 from .cluster.sampled_daemons import (ServerDaemon, ServerDaemons, ingress_haproxies,
                                       server_daemons)
@@ -187,7 +187,8 @@ class Services:
         return ClusterAccess(self.mgr, orchestrator.raise_if_exception, ServiceSpec.from_json,
                              timeout_s=float(self.mgr.get_module_option('ready_timeout')
                                              or 600),
-                             log=self.log.info, users=RadosgwAdmin(self.mgr))
+                             log=self.log.info, users=RadosgwAdmin(self.mgr),
+                             zones=RadosgwZones(self.mgr))
 
     @staticmethod
     def rgw_service_names(cluster: ClusterAccess) -> List[str]:

@@ -39,13 +39,15 @@ def new_id() -> str:
 
 def make_job(workload: Workload, *, creds: Dict[str, str], endpoints: Sequence[str],
              bucket_prefix: str, run_tag: str,
-             sse: Optional[Dict[str, Any]] = None, prefill_s: float = 0.0) -> Job:
+             sse: Optional[Dict[str, Any]] = None, prefill_s: float = 0.0,
+             placement: Optional[str] = None) -> Job:
     """The engine's job for a workload and its targets, checked by the engine's own rules;
-    its prefill takes at most `prefill_s` (0: no bound)."""
+    its prefill takes at most `prefill_s` (0: no bound); its buckets under the placement
+    target `placement` (None: the default)."""
     job = workload.job(endpoints=list(endpoints), access_key=creds['access_key'],
                        secret_key=creds['secret_key'], bucket_prefix=bucket_prefix,
                        key_prefix=KEY_PREFIX, run_tag=run_tag, prefill_s=prefill_s,
-                       **(sse or {}))
+                       placement=placement, **(sse or {}))
     try:
         job.validate()
     except LoadgenError as e:

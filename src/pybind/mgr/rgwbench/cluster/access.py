@@ -15,7 +15,8 @@ from ..errors import RGWBenchError
 from .fencing import check_active
 from .cert_store import forget_left_certificate, left_certificate
 from .orchestration import orchestrator_backend
-from .rgw_admin import S3Keys, UserAdmin
+from . import storage
+from .rgw_admin import S3Keys, UserAdmin, ZoneAdmin, ZonePlacement
 from .rgw_daemons import RGWDaemon, rgw_daemons
 from .secret_options import masked, secret_parts, shown
 
@@ -78,9 +79,11 @@ class ClusterAccess:
                  clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], None] = time.sleep,
                  log: Optional[Callable[[str], None]] = None,
-                 users: Optional[UserAdmin] = None) -> None:
+                 users: Optional[UserAdmin] = None,
+                 zones: Optional[ZoneAdmin] = None) -> None:
         self.mgr = mgr
         self.users = users
+        self.zones = zones
         self.orch = raise_if_exception
         self.spec_from_json = spec_from_json
         self.timeout_s = timeout_s
@@ -419,6 +422,37 @@ class ClusterAccess:
     def remove_user(self, uid: str) -> None:
         self._user_admin().remove_user(uid)
         self.log('S3 user %s removed with its data' % uid)
+
+    # -- pools and placement targets (settings/data_pool.py) ------------------------
+    def _zone_admin(self) -> ZoneAdmin:
+        if self.zones is None:
+            raise RGWBenchError('no radosgw-admin to manage placement targets with')
+        return self.zones
+
+    def storage_state(self, kind: str, name: str) -> storage.State:
+        if kind == storage.PLACEMENT:
+            return storage.placement(self._zone_admin(), name)
+        read = {storage.EC_PROFILE: storage.ec_profile, storage.CRUSH_RULE: storage.crush_rule,
+                storage.POOL: storage.pool}[kind]
+        return read(self, name)
+
+    def put_storage(self, kind: str, name: str, state: storage.State,
+                    allowing_delete: storage.AllowingDelete) -> None:
+        if kind == storage.PLACEMENT:
+            storage.put_placement(self._zone_admin(), name, state)
+        elif kind == storage.POOL:
+            storage.put_pool(self, name, state, allowing_delete)
+        elif kind == storage.CRUSH_RULE:
+            storage.put_crush_rule(self, name, state)
+        else:
+            storage.put_ec_profile(self, name, state)
+        self.log('%s %s %s' % (kind, name, 'removed' if state is None else 'in place'))
+
+    def zone_placement(self) -> ZonePlacement:
+        return self._zone_admin().zone_placement()
+
+    def up_osds_by_host(self) -> Dict[str, int]:
+        return storage.up_osds_by_host(self.command_json(prefix='osd tree') or {})
 
     # -- health ---------------------------------------------------------------------
     def pgs_not_clean(self) -> Optional[str]:

@@ -186,3 +186,91 @@ def objects_in(stats: str) -> int:
         return int((usage.get('rgw.main') or {}).get('num_objects') or 0)
     except (ValueError, AttributeError, TypeError):
         return 0
+
+
+@dataclass(frozen=True)
+class ZonePlacement:
+    """The zonegroup and zone RGW serves, with its default placement's pools."""
+    zonegroup: str
+    zone: str
+    realm: bool                  # a realm (and so a period to commit) is configured
+    default_id: str              # the zonegroup's default placement target
+    index_pool: str              # the default placement's
+    data_extra_pool: str
+    targets: Tuple[str, ...]     # the zonegroup's placement ids
+    data_pools: Dict[str, str]   # a zone placement id: its STANDARD data pool
+
+
+def zone_placement(zonegroup: Dict[str, Any], zone: Dict[str, Any]) -> ZonePlacement:
+    """What `zonegroup get` and `zone get` say of the placement targets."""
+    pools = {str(p.get('key')): dict(p.get('val') or {})
+             for p in zone.get('placement_pools') or []}
+    default_id = str(zonegroup.get('default_placement') or 'default-placement')
+    default = pools.get(default_id) or {}
+    data = {key: str(((val.get('storage_classes') or {}).get('STANDARD') or {})
+                     .get('data_pool') or val.get('data_pool') or '')
+            for key, val in pools.items()}
+    names = {str(t.get('name')) for t in zonegroup.get('placement_targets') or []}
+    return ZonePlacement(
+        zonegroup=str(zonegroup.get('name') or 'default'),
+        zone=str(zone.get('name') or 'default'), realm=bool(zonegroup.get('realm_id')),
+        default_id=default_id, index_pool=str(default.get('index_pool') or ''),
+        data_extra_pool=str(default.get('data_extra_pool') or ''),
+        targets=tuple(sorted(names)), data_pools=data)
+
+
+class ZoneAdmin(Protocol):
+    """Reads and changes the placement targets of RGW's zonegroup and zone."""
+
+    def zone_placement(self) -> ZonePlacement: ...
+
+    def add_placement(self, placement_id: str, data_pool: str) -> None: ...
+
+    def remove_placement(self, placement_id: str) -> None: ...
+
+
+class RadosgwZones(RadosgwAdmin):
+    """Placement targets with radosgw-admin (the zonegroup's and the zone's, together)."""
+
+    def _checked(self, args: List[str]) -> str:
+        ret, out, err = self._subcommand(args, self.create_timeout_s)
+        if ret != 0:
+            raise self._failed(' '.join(args), ret, err)
+        return out
+
+    def _json(self, args: List[str]) -> Dict[str, Any]:
+        out = self._checked(args)
+        try:
+            return dict(json.loads(out))
+        except (ValueError, TypeError):
+            raise RadosgwAdminError('`radosgw-admin %s` printed no JSON' % ' '.join(args))
+
+    def zone_placement(self) -> ZonePlacement:
+        return zone_placement(self._json(['zonegroup', 'get']), self._json(['zone', 'get']))
+
+    def _commit(self, found: ZonePlacement) -> None:
+        if found.realm:
+            self._checked(['period', 'update', '--commit'])
+
+    def add_placement(self, placement_id: str, data_pool: str) -> None:
+        found = self.zone_placement()
+        self._checked(['zonegroup', 'placement', 'add', '--rgw-zonegroup', found.zonegroup,
+                       '--placement-id', placement_id])
+        args = ['zone', 'placement', 'add', '--rgw-zone', found.zone, '--placement-id',
+                placement_id, '--data-pool', data_pool, '--index-pool', found.index_pool]
+        if found.data_extra_pool:
+            args += ['--data-extra-pool', found.data_extra_pool]
+        self._checked(args)
+        self._commit(found)
+
+    def remove_placement(self, placement_id: str) -> None:
+        """Remove it from the zone, then the zonegroup; a target already gone is fine."""
+        found = self.zone_placement()
+        if placement_id in found.data_pools:
+            self._checked(['zone', 'placement', 'rm', '--rgw-zone', found.zone,
+                           '--placement-id', placement_id])
+        if placement_id in found.targets:
+            self._checked(['zonegroup', 'placement', 'rm', '--rgw-zonegroup',
+                           found.zonegroup, '--placement-id', placement_id])
+        if placement_id in found.data_pools or placement_id in found.targets:
+            self._commit(found)

@@ -96,7 +96,7 @@ def ensure_buckets(job: Job) -> List[str]:
     created = []
     try:
         for bucket in job.bucket_names:
-            resp = _call(job, "create bucket", lambda: client.create_bucket(bucket))
+            resp = _call(job, "create bucket", lambda: client.create_bucket(bucket, job.placement))
             status = resp.status
             code = error_code(resp)
             if status == 200:

@@ -312,8 +312,15 @@ class S3Client:
     def list_buckets(self) -> Response:
         return self.request("GET", "/")
 
-    def create_bucket(self, bucket: str) -> Response:
-        return self.request("PUT", "/" + bucket)
+    def create_bucket(self, bucket: str, placement: Optional[str] = None) -> Response:
+        """Create a bucket; with `placement`, under that placement target of the zonegroup
+        RGW serves (its LocationConstraint `:<placement-id>`)."""
+        if not placement:
+            return self.request("PUT", "/" + bucket)
+        data = ("<CreateBucketConfiguration><LocationConstraint>:%s</LocationConstraint>"
+                "</CreateBucketConfiguration>" % escape(placement)).encode("utf-8")
+        return self.request("PUT", "/" + bucket, headers={"Content-Type": "application/xml"},
+                            data=data)
 
     def delete_bucket(self, bucket: str) -> Response:
         return self.request("DELETE", "/" + bucket)

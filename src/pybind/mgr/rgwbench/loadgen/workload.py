@@ -234,6 +234,8 @@ class Job:
     sse_c_key: Optional[str] = None
     sse_kms_key_id: Optional[str] = None
     sse_s3: bool = False
+    # The RGW placement target of the job's buckets (None: the zonegroup's default).
+    placement: Optional[str] = None
     prefill: bool = True
     # At most this many seconds of prefill (0: no bound): the load then reads the
     # objects written by then, at least PREFILL_FLOOR of them.

@@ -26,6 +26,9 @@ from . import Profile, Variant, Workload
 # Settings under which objects are written and read as without them.
 STORE_ALIKE = frozenset({'tls@rgw', 'tls@ingress', 'msgr2-secure', 'rgw-per-host', 'rgw-cpus',
                          'rgw-restart'})
+# Settings whose storage goes when their variant ends (data-pool's pool): the variant's
+# prefills go before it, even in an interleaved run (its next round writes them again).
+GONE_WITH_VARIANT = frozenset({'data-pool'})
 SHARED = 'shared'
 READING_OPS = frozenset({'get', 'head', 'list'})
 
@@ -48,6 +51,8 @@ def reads_only(workload: Workload) -> bool:
 def read_later(storage: str, index: int, profile: Profile) -> bool:
     """Whether a prefill of `storage` is read after variant `index` ends: by a later
     variant that stores alike, or in a later round of an interleaved run."""
+    if set(profile.variants[index].settings) & GONE_WITH_VARIANT:
+        return False
     later = [storage_of(v, i) for i, v in enumerate(profile.variants) if i > index]
     return profile.interleaved() or storage in later
 

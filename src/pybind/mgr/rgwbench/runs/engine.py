@@ -477,7 +477,7 @@ class RunEngine:
         return make_job(workload, creds=creds, endpoints=client.targets,
                         bucket_prefix='rgwbench-%s-%d' % (run_id, variant),
                         run_tag='%s-%d' % (run_id, variant), sse=client.sse,
-                        prefill_s=prefill_s)
+                        prefill_s=prefill_s, placement=client.placement)
 
     def _working_set(self, workload: Workload, agents: int,
                      held: int = 1) -> Tuple[Workload, float]:

@@ -7,8 +7,9 @@ from ..cluster.fencing import Fenced
 from .journal import FINISHED, Journal, JournalError, Step
 from .targets import Target
 from .base import ClientSide, PlanView, Setting, SettingContext
-from .changes import (RESTART, SERVICE, UNDO_LAST, Change, changed_meanwhile, current_state,
-                      put_state)
+from .changes import (CONFIG, RESTART, SERVICE, UNDO_LAST, Change, changed_meanwhile,
+                      config_change, current_state, put_state)
+from ..cluster.storage import ALLOW_POOL_DELETE
 from ..cluster.access import GaveUp
 from .daemon_settings import OSD_RESTART_TARGET, RGWRestart
 from ..cluster.secret_options import masked_settings
@@ -180,6 +181,9 @@ class SettingsApplier:
         run's journal stays open for its next variant). Daemons are restarted only
         while every PG is active+clean, unless `force`: restarting daemons of a
         degraded cluster can take data offline; the restart stays to be done."""
+        def allowing_delete(remove: Callable[[], None]) -> None:
+            self.allowing_pool_delete(journal, remove)
+
         def undo(step: Step) -> None:
             self.log('putting back %s %s' % (step.kind, step.target))
             if step.kind == RESTART:
@@ -192,7 +196,8 @@ class SettingsApplier:
                 put_state(self.ctx.cluster, step.kind, step.target, step.before)
                 return
             try:
-                put_state(self.ctx.cluster, step.kind, step.target, step.before)
+                put_state(self.ctx.cluster, step.kind, step.target, step.before,
+                          allowing_delete)
             except Fenced:
                 raise
             except Exception as e:
@@ -200,7 +205,8 @@ class SettingsApplier:
                 # the journal open until the mgr restarts. Putting back is idempotent.
                 self.log('putting back %s %s failed (%s): trying once more'
                          % (step.kind, step.target, e))
-                put_state(self.ctx.cluster, step.kind, step.target, step.before)
+                put_state(self.ctx.cluster, step.kind, step.target, step.before,
+                          allowing_delete)
 
         def changed(step: Step, left_in: List[Any]) -> Optional[str]:
             return changed_meanwhile(self.ctx.cluster, step.kind, step.target, step.before,
@@ -211,6 +217,26 @@ class SettingsApplier:
         if close and all(s.state in FINISHED for s in steps):
             journal.close()
         return steps
+
+    def allowing_pool_delete(self, journal: Journal, remove: Callable[[], None]) -> None:
+        """Run `remove` (a pool's removal) with `mon_allow_pool_delete` true, journaled like
+        any change and put back as it was right after: a crash in between leaves a step
+        that the next revert puts back first (it is the newest)."""
+        change = _allow_delete()
+        before = current_state(self.ctx.cluster, change)
+        step = journal.record(CONFIG, change.target, before, change.after)
+        journal.check_owner('make the change %s' % change.summary)
+        put_state(self.ctx.cluster, CONFIG, change.target, change.after)
+        step = journal.made(step)
+        try:
+            remove()
+        finally:
+            put_state(self.ctx.cluster, CONFIG, change.target, before)
+            journal.undone(step)
+
+
+def _allow_delete() -> Change:
+    return config_change(ALLOW_POOL_DELETE[0], ALLOW_POOL_DELETE[1], 'true')
 
 
 def without_early_restarts(plans: List[SettingPlan]) -> List[SettingPlan]:

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from ..errors import InvalidInput
-from ..serial import of, view
+from ..serial import OMIT_NONE, of, view
 from ..cluster.kvstore import SecretStore
 from .changes import CONFIG, SERVICE, Change
 from ..cluster.access import ClusterAccess, NotReady
@@ -49,6 +49,7 @@ class ClientSide(NamedTuple):
     ca_bundle: Optional[str] = None       # PEM the agents trust for HTTPS
     sse: Dict[str, Any] = {}              # Job fields: sse_c_key, sse_kms_key_id, sse_s3
     targets: Tuple[str, ...] = ()         # where the load went (targets.resolve_targets)
+    placement: Optional[str] = None       # the placement target of the workloads' buckets
 
     def shown(self) -> 'ClientShown':
         return view(ClientShown, self)
@@ -64,6 +65,7 @@ class ClientShown:
     sse: List[str] = field(metadata=of(lambda c: sorted(c.sse)))     # the Job fields set
     # a name, not key material: tests and reports use it
     sse_kms_key_id: Optional[str] = field(metadata=of(lambda c: c.sse.get('sse_kms_key_id')))
+    placement: Optional[str] = field(default=None, metadata=OMIT_NONE)   # data-pool's target
 
 
 class SettingContext(NamedTuple):

@@ -6,9 +6,10 @@ state in place", so undo is as well tested as apply and is idempotent.
 """
 import json
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Protocol, Set
+from typing import Any, Callable, Dict, List, Optional, Protocol, Set
 
 from ..cluster.secret_options import shown
+from ..cluster.storage import STORAGE, AllowingDelete, State
 from ..serial import HIDDEN
 
 CONFIG, SERVICE, RESTART, USER = 'config', 'service', 'restart', 'user'
@@ -48,6 +49,12 @@ def user_change(uid: str, display_name: str) -> Change:
                   'when the run ends)' % uid)
 
 
+def storage_change(kind: str, name: str, state: Dict[str, Any], summary: str) -> Change:
+    """An EC profile, CRUSH rule, pool or placement target the setting creates (its undo
+    removes it)."""
+    return Change(kind, name, state, summary)
+
+
 def restart_change(daemons: str, summary: str) -> Change:
     """Restart a kind of daemon: `osd` (one at a time, safely) or an RGW service name."""
     return Change(RESTART, daemons, None, summary)
@@ -72,6 +79,11 @@ class ChangeTarget(Protocol):
 
     def remove_user(self, uid: str) -> None: ...
 
+    def storage_state(self, kind: str, name: str) -> State: ...
+
+    def put_storage(self, kind: str, name: str, state: State,
+                    allowing_delete: AllowingDelete) -> None: ...
+
 
 def current_state(target: ChangeTarget, change: Change) -> Any:
     """The state a change replaces, read just before it is journaled."""
@@ -82,11 +94,19 @@ def current_state(target: ChangeTarget, change: Change) -> Any:
         return target.service_spec(change.target)
     if change.kind == CONFIG_KEY:
         return target.config_key(change.target)
+    if change.kind in STORAGE:
+        return target.storage_state(change.kind, change.target)
     return None
 
 
-def put_state(target: ChangeTarget, kind: str, name: str, state: Any) -> None:
-    """Put one state in place: a config value or key, a service spec, a restart, no user."""
+def no_pool_delete(remove: Callable[[], None]) -> None:
+    raise ValueError('a pool is removed only by an undo, which allows it for the while')
+
+
+def put_state(target: ChangeTarget, kind: str, name: str, state: Any,
+              allowing_delete: AllowingDelete = no_pool_delete) -> None:
+    """Put one state in place: a config value or key, a service spec, a restart, no user,
+    a pool or what it needs (`allowing_delete` runs a pool's removal)."""
     if kind == CONFIG:
         who, option = name.split('/', 1)
         target.put_config(who, option, state)
@@ -96,6 +116,8 @@ def put_state(target: ChangeTarget, kind: str, name: str, state: Any) -> None:
         target.put_config_key(name, state)
     elif kind == RESTART:
         target.restart(name)
+    elif kind in STORAGE:
+        target.put_storage(kind, name, state, allowing_delete)
     elif kind == USER:
         if state is not None:
             # Its keys must come back to the run: s3user.create_user makes it.

@@ -178,6 +178,12 @@ class Journal:
         self._write_step(done)
         return done
 
+    def undone(self, step: Step) -> Step:
+        """Mark a step put back that was recorded during an undo (`undo` marks its own)."""
+        done = step._replace(state=UNDONE)
+        self._write_step(done)
+        return done
+
     def undo(self, undoers: Dict[str, Undoer],
              log: Optional[Callable[[str], None]] = None,
              last: Sequence[str] = (), keep: Sequence[str] = (),

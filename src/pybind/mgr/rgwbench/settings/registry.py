@@ -3,6 +3,7 @@ from typing import Any, Dict, List
 
 from ..errors import InvalidInput
 from .base import Setting
+from .data_pool import DataPool
 from .daemon_settings import ConfigOption, Msgr2Secure, RGWPerHost, RGWRestart
 from .rgw_cpus import RGWCpus
 from .sse import ServerSideEncryption
@@ -11,7 +12,7 @@ from .tls import IngressTls, RGWTls
 
 def all_settings() -> List[Setting]:
     return [ConfigOption(), RGWPerHost(), RGWCpus(), RGWTls(), IngressTls(), Msgr2Secure(),
-            ServerSideEncryption(), RGWRestart()]
+            DataPool(), ServerSideEncryption(), RGWRestart()]
 
 
 def parse_assignments(items: List[str]) -> Dict[str, Any]:

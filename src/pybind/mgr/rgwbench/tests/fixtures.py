@@ -5,9 +5,10 @@ import errno
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from rgwbench.cluster.access import Daemon
-from rgwbench.cluster.rgw_admin import S3Keys
+from rgwbench.cluster.rgw_admin import S3Keys, ZonePlacement
+from rgwbench.cluster.storage import POOL, PLACEMENT, AllowingDelete, State
 from rgwbench.cluster.rgw_daemons import RGWDaemon
-from rgwbench.errors import NotFound
+from rgwbench.errors import NotFound, RGWBenchError
 
 from rgwbench.results.calibration import Floors
 from rgwbench.results.compare import comparison
@@ -186,6 +187,9 @@ class FakeCluster(FakeWaits):
         self.users: Dict[str, str] = {}     # S3 users by uid: their display names
         self.user_keys = ('AK', 'SK')       # the keys the next user made gets
         self.backend_module: Optional[str] = None   # the orchestrator's: 'cephadm', ...
+        # EC profiles, CRUSH rules, pools, placement targets: (kind, name) -> state
+        self.storage: Dict[Tuple[str, str], Dict[str, Any]] = {}
+        self.up_osds = {'host-a': 1, 'host-b': 1}   # OSDs up on each host
 
     def _call(self, what: str) -> None:
         self.calls.append(what)
@@ -273,6 +277,39 @@ class FakeCluster(FakeWaits):
     def remove_user(self, uid: str) -> None:
         self._call('user rm %s' % uid)
         self.users.pop(uid, None)
+
+    def storage_state(self, kind: str, name: str) -> State:
+        return copy.deepcopy(self.storage.get((kind, name)))
+
+    def put_storage(self, kind: str, name: str, state: State,
+                    allowing_delete: AllowingDelete) -> None:
+        self._call('%s %s %s' % (kind, name, 'rm' if state is None else 'create'))
+        if state is not None:
+            self.storage.setdefault((kind, name), copy.deepcopy(state))
+        elif kind == POOL and (kind, name) in self.storage:
+            allowing_delete(lambda: self._remove_pool(name))
+        else:
+            self.storage.pop((kind, name), None)
+
+    def _remove_pool(self, name: str) -> None:
+        # as the monitors refuse it
+        if self.config.get(('mon', 'mon_allow_pool_delete')) != 'true':
+            raise RGWBenchError('pool deletion is disabled; you must first set the '
+                                'mon_allow_pool_delete config option to true', errno.EPERM)
+        self._call('pool %s deleted' % name)
+        del self.storage[(POOL, name)]
+
+    def zone_placement(self) -> ZonePlacement:
+        ours = sorted(n for k, n in self.storage if k == PLACEMENT)
+        return ZonePlacement(
+            zonegroup='default', zone='default', realm=False, default_id='default-placement',
+            index_pool='default.rgw.buckets.index', data_extra_pool='default.rgw.buckets.non-ec',
+            targets=tuple(['default-placement'] + ours),
+            data_pools=dict({'default-placement': 'default.rgw.buckets.data'},
+                            **{n: self.storage[(PLACEMENT, n)]['data_pool'] for n in ours}))
+
+    def up_osds_by_host(self) -> Dict[str, int]:
+        return dict(self.up_osds)
 
     # what settings read
     def command_json(self, **cmd: Any) -> Any:

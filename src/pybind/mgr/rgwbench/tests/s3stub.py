@@ -74,6 +74,8 @@ class StubS3:
         self.fault: Optional[FaultHook] = None
         self.lock = threading.Lock()
         self.buckets: Dict[str, Dict[str, StoredObject]] = {}
+        # the body of each bucket's CreateBucket (b"": none)
+        self.bucket_bodies: Dict[str, bytes] = {}
         self.uploads: Dict[str, Dict[int, StoredObject]] = {}
         self.counts: Counter[str] = collections.Counter()
         self.log: List[Tuple[str, str, str]] = []   # (kind, method, path), bounded
@@ -301,13 +303,14 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, body.encode(), {"Content-Type": "application/xml"})
 
     def _op_create_bucket(self, bucket: str, key: str, args: Dict[str, str]) -> None:
-        self._read_body(False)
+        _, body, _ = self._read_body(True)
         with self.stub.lock:
             if bucket in self.stub.buckets:
                 exists = True
             else:
                 exists = False
                 self.stub.buckets[bucket] = {}
+                self.stub.bucket_bodies[bucket] = body or b""
         if exists:
             self._error(409, "BucketAlreadyOwnedByYou")
         else:

@@ -127,6 +127,8 @@ def test_client_side_is_shown_without_key_material() -> None:
         '{"endpoint": "https://h1:443", "targets": ["https://h1:443", "https://h2:443"], '
         '"ca_bundle": true, "sse": ["sse_c_key", "sse_kms_key_id"], '
         '"sse_kms_key_id": "key-1"}')
+    assert dump(client._replace(placement='rgwbench-replica2').shown())['placement'] == \
+        'rgwbench-replica2'
     assert json.dumps(dump(ClientSide().shown())) == (
         '{"endpoint": null, "targets": [], "ca_bundle": false, "sse": [], '
         '"sse_kms_key_id": null}')

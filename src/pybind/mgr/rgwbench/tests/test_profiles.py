@@ -199,7 +199,7 @@ def test_short_duration_gets_a_shorter_default_warmup() -> None:
 @pytest.mark.parametrize('data, message', [
     (doc(variants=[{'name': 'a'}, {'name': 'b', 'settings': {'tls': 'on'}}]),
      "profile x: variants[1].settings: unknown setting 'tls' (known: config, rgw-per-host, "
-     "rgw-cpus, tls@rgw, tls@ingress, msgr2-secure, sse, rgw-restart)"),
+     "rgw-cpus, tls@rgw, tls@ingress, msgr2-secure, data-pool, sse, rgw-restart)"),
     (doc(variants=[{'name': 'a', 'settings': {'rgw-cpus': 0}}]),
      "profile x: variants[0].settings.rgw-cpus: 0 is not valid (expected a number of cores "
      "from 0.01 to 1024, fractions allowed (0.5, 1.5))"),
