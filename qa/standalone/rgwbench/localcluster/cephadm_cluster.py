@@ -81,14 +81,6 @@ def _descendants(root: int) -> List[int]:
     return found
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open('/proc/%d/stat' % pid) as f:
-            return f.read().rsplit(')', 1)[1].split()[0] != 'Z'
-    except (OSError, IndexError):
-        return False
-
-
 def installed_module_spec(spec: Dict[str, Any], module_dir: str) -> Dict[str, Any]:
     """The mgr service spec with the module folder mounted read-only in its containers."""
     mount = '--volume=%s:%s/rgwbench:ro' % (module_dir, MGR_MODULE_PATH)
@@ -545,7 +537,7 @@ class CephadmCluster:
                 with contextlib.suppress(OSError):
                     os.kill(pid, signum)
             deadline = time.monotonic() + 10
-            while time.monotonic() < deadline and any(_alive(p) for p in pids):
+            while time.monotonic() < deadline and any(cephadm_host.alive(p) for p in pids):
                 time.sleep(0.2)
         # sshd removes its own pid file as it ends
         with contextlib.suppress(FileNotFoundError):

@@ -142,7 +142,7 @@ def _spawn_supervisor(name: str) -> None:
                      stderr=subprocess.DEVNULL, start_new_session=True)
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
     """Whether the process runs (a zombie, ended and not yet reaped, does not)."""
     try:
         with open('/proc/%d/stat' % pid) as f:
@@ -171,7 +171,7 @@ class Systemctl:
                 pid = int(f.read().strip())
         except (OSError, ValueError):
             return None
-        return pid if _alive(pid) else None
+        return pid if alive(pid) else None
 
     def supervise(self, name: str) -> int:
         """Start the unit again whenever it is gone while it should run (its `.wanted`
@@ -247,7 +247,7 @@ class Systemctl:
             return False
         try:
             with open(unit.pid_file or self._path(name, '.mainpid')) as f:
-                return _alive(int(f.read().strip()))
+                return alive(int(f.read().strip()))
         except (OSError, ValueError):
             return False
 

@@ -4,12 +4,13 @@ module, every daemon in podman, the module installed as the docs tell an operato
 One cephadm cluster may run on a machine at a time (its mgr's fixed ports): these
 tests share one, and `cluster stop` must leave none of cephadm's marks behind.
 """
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import time
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 from conftest import (OPTIONS, SMALL_LOAD_ARGS, Cluster, free_ports, new_cluster_dir,
@@ -197,10 +198,7 @@ def test_a_quick_run_with_agents_in_containers_puts_everything_back(
     # podman ps shows an image id's first 12 digits
     assert agents and all(image_id.startswith(a) for a in agents.values()), (agents, image)
     cephadm.ceph('rgwbench', 'credentials', 'rm')
-    cephadm.wait_rgw_registered()
-    after = snapshot(cephadm, [run_id])
-    for part in before:
-        assert after[part] == before[part], part
+    assert_as_before(cephadm, before, [run_id])
 
 
 def test_osd_restarts_on_an_unmanaged_osd_service_are_refused_before_any_change(
@@ -221,9 +219,7 @@ def test_osd_restarts_on_an_unmanaged_osd_service_are_refused_before_any_change(
         assert cephadm.ceph_json('rgwbench', 'status')['settings_in_place'] is None
     finally:
         cephadm.ceph('orch', 'set-managed', 'osd.default')
-    after = snapshot(cephadm, [])
-    for part in before:
-        assert after[part] == before[part], part
+    assert_as_before(cephadm, before, [])
 
 
 def radosgw_host_pids(c: Cluster, fsid: str) -> Dict[str, int]:
@@ -318,10 +314,7 @@ def test_tls_at_rgw_and_at_a_keepalived_ingress_then_everything_put_back(
         for option, default in zip(OPTIONS, ('', '0', '0')):
             cephadm.ceph('config', 'set', 'mgr', 'mgr/rgwbench/%s' % option, default)
             cephadm.ceph('config', 'rm', 'mgr', 'mgr/rgwbench/%s' % option)
-    cephadm.wait_rgw_registered()
-    after = snapshot(cephadm, [])
-    for part in before:
-        assert after[part] == before[part], part
+    assert_as_before(cephadm, before, [])
     assert VIP not in bridge_addresses(), 'the VIP stayed on the bridge'
     s3_round_trip(cephadm, cephadm.s3()['url'], None)
 
@@ -364,10 +357,7 @@ def test_msgr2_secure_mode_restarts_each_osd_through_cephadm_and_back(
         assert running != 'secure', (osd, running)
     unclean = wait_pgs_clean(cephadm, timeout=300)
     assert unclean is None, unclean
-    cephadm.wait_rgw_registered()
-    after = snapshot(cephadm, [])
-    for part in before:
-        assert after[part] == before[part], part
+    assert_as_before(cephadm, before, [])
 
 
 def test_rgw_cpus_limits_each_rgw_container_through_its_spec_and_back(
@@ -395,10 +385,7 @@ def test_rgw_cpus_limits_each_rgw_container_through_its_spec_and_back(
     finally:
         settings_put_back(cephadm)
     assert nano_cpus() == [0]
-    cephadm.wait_rgw_registered()
-    after = snapshot(cephadm, [])
-    for part in before:
-        assert after[part] == before[part], part
+    assert_as_before(cephadm, before, [])
 
 
 def readable_by_rgw(c: Cluster, paths: List[str]) -> None:
@@ -412,6 +399,38 @@ def readable_by_rgw(c: Cluster, paths: List[str]) -> None:
         os.chown(path, int(uid), int(gid))
 
 
+@contextlib.contextmanager
+def sse_options(c: Cluster, options: Dict[str, str]) -> Iterator[None]:
+    """The module's SSE options and the S3 credentials for a test; afterwards whatever it
+    applied is put back and the options and credentials are removed."""
+    store_credentials(c)
+    for option, value in options.items():
+        c.ceph('config', 'set', 'mgr', 'mgr/rgwbench/' + option, value)
+    try:
+        yield
+    finally:
+        settings_put_back(c)
+        for option in options:
+            c.ceph('config', 'rm', 'mgr', 'mgr/rgwbench/' + option)
+        c.ceph('rgwbench', 'credentials', 'rm')
+
+
+def applied_mounts(c: Cluster, sse: str) -> List[str]:
+    """`settings apply sse=...` done; the mounts the RGW spec has then."""
+    c.ceph('rgwbench', 'settings', 'apply', 'sse=' + sse, '--yes-i-really-mean-it')
+    shown = wait_settings(c, ['applied'], 900)
+    assert shown['state'] == 'applied', shown
+    spec = c.ceph_json('orch', 'ls', '--service_name', 'rgw.default', '--export')[0]
+    return [a for a in spec.get('extra_container_args') or [] if a.startswith('--volume')]
+
+
+def assert_as_before(c: Cluster, before: Dict[str, Any], run_ids: List[str]) -> None:
+    c.wait_rgw_registered()
+    after = snapshot(c, run_ids)
+    for part in before:
+        assert after[part] == before[part], part
+
+
 def test_kms_kmip_mounts_the_certificates_into_rgw_and_puts_everything_back(
         cephadm: Cluster) -> None:
     """SSE-KMS with the cluster's KMIP server: the CA, RGW's certificate and key are
@@ -423,31 +442,18 @@ def test_kms_kmip_mounts_the_certificates_into_rgw_and_puts_everything_back(
     files = [info['ca'], info['client_cert'], info['client_key']]
     readable_by_rgw(cephadm, files)
     before = snapshot(cephadm, [])
-    store_credentials(cephadm)
     options = {'sse_kmip_addr': info['addr'], 'sse_kmip_ca_path': info['ca'],
                'sse_kmip_client_cert': info['client_cert'],
                'sse_kmip_client_key': info['client_key'], 'sse_kmip_key_id': key_name}
-    for option, value in options.items():
-        cephadm.ceph('config', 'set', 'mgr', 'mgr/rgwbench/' + option, value)
     try:
-        cephadm.ceph('rgwbench', 'settings', 'apply', 'sse=kms-kmip', '--yes-i-really-mean-it')
-        shown = wait_settings(cephadm, ['applied'], 900)
-        assert shown['state'] == 'applied', shown
-        spec = cephadm.ceph_json('orch', 'ls', '--service_name', 'rgw.default', '--export')[0]
-        assert ['--volume=%s:%s:ro' % (f, f) for f in files] == [
-            a for a in spec['extra_container_args'] if a.startswith('--volume')], spec
-        cephadm.ceph('rgwbench', 'settings', 'revert')
-        wait_settings(cephadm, ['reverted'], 900)
+        with sse_options(cephadm, options):
+            assert applied_mounts(cephadm, 'kms-kmip') == [
+                '--volume=%s:%s:ro' % (f, f) for f in files]
+            cephadm.ceph('rgwbench', 'settings', 'revert')
+            wait_settings(cephadm, ['reverted'], 900)
     finally:
-        settings_put_back(cephadm)
-        for option in options:
-            cephadm.ceph('config', 'rm', 'mgr', 'mgr/rgwbench/' + option)
-        cephadm.ceph('rgwbench', 'credentials', 'rm')
         kmip(cephadm.dir, 'stop', check=False)
-    cephadm.wait_rgw_registered()
-    after = snapshot(cephadm, [])
-    for part in before:
-        assert after[part] == before[part], part
+    assert_as_before(cephadm, before, [])
 
 
 def test_sse_s3_through_openbao_mounts_the_token_file_into_rgw_and_puts_everything_back(
@@ -460,47 +466,40 @@ def test_sse_s3_through_openbao_mounts_the_token_file_into_rgw_and_puts_everythi
     token_file = info['token_file']
     readable_by_rgw(cephadm, [token_file])
     before = snapshot(cephadm, [])
-    store_credentials(cephadm)
     options = {'sse_vault_addr': info['addr'], 'sse_vault_token_file': token_file}
-    for option, value in options.items():
-        cephadm.ceph('config', 'set', 'mgr', 'mgr/rgwbench/' + option, value)
     try:
-        plan = cephadm.ceph('rgwbench', 'settings', 'plan', 'sse=sse-s3').stdout
-        assert 'mounting %s read-only' % token_file in plan, plan
-        assert 'uid 167' in plan, plan
-        cephadm.ceph('rgwbench', 'settings', 'apply', 'sse=sse-s3', '--yes-i-really-mean-it')
-        shown = wait_settings(cephadm, ['applied'], 900)
-        assert shown['state'] == 'applied', shown
-        spec = cephadm.ceph_json('orch', 'ls', '--service_name', 'rgw.default', '--export')[0]
-        assert '--volume=%s:%s:ro' % (token_file, token_file) in spec[
-            'extra_container_args'], spec
-        keys_before = json.loads(openbao(cephadm.dir, 'keys').stdout)
-        client = s3_client(cephadm)
-        bucket = new_prefix('sse-s3')
-        plaintext = b'rgwbench sse-s3 on cephadm ' * 1000
-        client.create_bucket(Bucket=bucket)
-        try:
-            written = client.put_object(Bucket=bucket, Key='encrypted', Body=plaintext,
-                                        ServerSideEncryption='AES256')
-            assert written['ServerSideEncryption'] == 'AES256'
-            assert client.get_object(Bucket=bucket, Key='encrypted')['Body'].read() == plaintext
-            made = set(json.loads(openbao(cephadm.dir, 'keys').stdout)) - set(keys_before)
-            assert made, 'RGW made no key in OpenBao'
-        finally:
-            client.delete_object(Bucket=bucket, Key='encrypted')
-            client.delete_bucket(Bucket=bucket)
-        cephadm.ceph('rgwbench', 'settings', 'revert')
-        wait_settings(cephadm, ['reverted'], 900)
+        with sse_options(cephadm, options):
+            keys_before = json.loads(openbao(cephadm.dir, 'keys').stdout)
+            plan = cephadm.ceph('rgwbench', 'settings', 'plan', 'sse=sse-s3').stdout
+            assert 'mounting %s read-only' % token_file in plan, plan
+            assert 'uid 167' in plan, plan
+            assert applied_mounts(cephadm, 'sse-s3') == [
+                '--volume=%s:%s:ro' % (token_file, token_file)]
+            sse_s3_round_trip(cephadm, keys_before)
+            cephadm.ceph('rgwbench', 'settings', 'revert')
+            wait_settings(cephadm, ['reverted'], 900)
     finally:
-        settings_put_back(cephadm)
-        for option in options:
-            cephadm.ceph('config', 'rm', 'mgr', 'mgr/rgwbench/' + option)
-        cephadm.ceph('rgwbench', 'credentials', 'rm')
         openbao(cephadm.dir, 'stop', check=False)
-    cephadm.wait_rgw_registered()
-    after = snapshot(cephadm, [])
-    for part in before:
-        assert after[part] == before[part], part
+    assert_as_before(cephadm, before, [])
+
+
+def sse_s3_round_trip(c: Cluster, keys_before: List[str]) -> None:
+    """An object written with SSE-S3 through RGW reads back; RGW made its bucket's key
+    in OpenBao."""
+    client = s3_client(c)
+    bucket = new_prefix('sse-s3')
+    plaintext = b'rgwbench sse-s3 on cephadm ' * 1000
+    client.create_bucket(Bucket=bucket)
+    try:
+        written = client.put_object(Bucket=bucket, Key='encrypted', Body=plaintext,
+                                    ServerSideEncryption='AES256')
+        assert written['ServerSideEncryption'] == 'AES256'
+        assert client.get_object(Bucket=bucket, Key='encrypted')['Body'].read() == plaintext
+        made = set(json.loads(openbao(c.dir, 'keys').stdout)) - set(keys_before)
+        assert made, 'RGW made no key in OpenBao'
+    finally:
+        client.delete_object(Bucket=bucket, Key='encrypted')
+        client.delete_bucket(Bucket=bucket)
 
 
 FAILOVER_PROFILE: Dict[str, Any] = {
@@ -523,20 +522,25 @@ def wait_for_workload(c: Cluster, variant: str) -> None:
         time.sleep(1)
 
 
+def start_tls_run(c: Cluster) -> Tuple[Dict[str, Any], str]:
+    """The snapshot before, and the run of FAILOVER_PROFILE started with the test user."""
+    # A mgr cephadm redeployed a moment ago knows no PG yet (a run refuses to start).
+    unclean = wait_pgs_clean(c, timeout=300)
+    assert unclean is None, unclean
+    before = snapshot(c, [])
+    store_credentials(c)
+    proc = c.ceph_input(json.dumps(FAILOVER_PROFILE), 'rgwbench', 'profile', 'set')
+    assert proc.returncode == 0, proc.stderr
+    return before, c.ceph('rgwbench', 'run', '--profile', FAILOVER_PROFILE['name'],
+                          '--yes-i-really-mean-it').stdout.strip()
+
+
 def test_a_failover_mid_run_puts_the_rgw_spec_and_its_certificate_back(
         cephadm: Cluster) -> None:
     """`ceph mgr fail` while TLS at RGW (an RGW spec cephadm redeploys, a certificate
     in its store) is in place: the standby, a cephadm mgr container that mounts the
     module too, ends the run and puts the spec back."""
-    # A mgr cephadm redeployed a moment ago knows no PG yet (a run refuses to start).
-    unclean = wait_pgs_clean(cephadm, timeout=300)
-    assert unclean is None, unclean
-    before = snapshot(cephadm, [])
-    store_credentials(cephadm)
-    proc = cephadm.ceph_input(json.dumps(FAILOVER_PROFILE), 'rgwbench', 'profile', 'set')
-    assert proc.returncode == 0, proc.stderr
-    run_id = cephadm.ceph('rgwbench', 'run', '--profile', FAILOVER_PROFILE['name'],
-                          '--yes-i-really-mean-it').stdout.strip()
+    before, run_id = start_tls_run(cephadm)
     wait_for_workload(cephadm, 'tls-rgw')
     rgw_spec = cephadm.ceph_json('orch', 'ls', '--service_type', 'rgw', '--export')[0]
     assert rgw_spec['spec'].get('ssl') is True, rgw_spec
@@ -551,10 +555,7 @@ def test_a_failover_mid_run_puts_the_rgw_spec_and_its_certificate_back(
         time.sleep(2)
     cephadm.ceph('rgwbench', 'profile', 'rm', FAILOVER_PROFILE['name'])
     cephadm.ceph('rgwbench', 'credentials', 'rm')
-    cephadm.wait_rgw_registered()
-    after = snapshot(cephadm, [run_id])
-    for part in before:
-        assert after[part] == before[part], part
+    assert_as_before(cephadm, before, [run_id])
 
 
 def test_an_rgw_killed_mid_workload_is_started_again_by_its_unit_and_all_is_put_back(
@@ -562,15 +563,8 @@ def test_an_rgw_killed_mid_workload_is_started_again_by_its_unit_and_all_is_put_
     """kill -9 of radosgw in its container while the TLS variant's workload runs: its
     unit starts it again (the host's systemd; here the shim's supervisor), the run ends,
     and the spec, certificate and everything else are put back."""
-    unclean = wait_pgs_clean(cephadm, timeout=300)
-    assert unclean is None, unclean
     fsid = cephadm.ceph('fsid').stdout.strip()
-    before = snapshot(cephadm, [])
-    store_credentials(cephadm)
-    proc = cephadm.ceph_input(json.dumps(FAILOVER_PROFILE), 'rgwbench', 'profile', 'set')
-    assert proc.returncode == 0, proc.stderr
-    run_id = cephadm.ceph('rgwbench', 'run', '--profile', FAILOVER_PROFILE['name'],
-                          '--yes-i-really-mean-it').stdout.strip()
+    before, run_id = start_tls_run(cephadm)
     try:
         wait_for_workload(cephadm, 'tls-rgw')
         killed = radosgw_host_pids(cephadm, fsid)
@@ -585,7 +579,4 @@ def test_an_rgw_killed_mid_workload_is_started_again_by_its_unit_and_all_is_put_
     finally:
         cephadm.ceph('rgwbench', 'profile', 'rm', FAILOVER_PROFILE['name'], check=False)
         cephadm.ceph('rgwbench', 'credentials', 'rm', check=False)
-    cephadm.wait_rgw_registered()
-    after = snapshot(cephadm, [run_id])
-    for part in before:
-        assert after[part] == before[part], part
+    assert_as_before(cephadm, before, [run_id])
