@@ -16,9 +16,8 @@ ends; the exit status is that of the first shard that failed (0 when none did).
 
 Tests marked `quiet` (their check holds only where the machine's own noise is
 below what they measure) run in a shard of their own per release, started once
-at most two other shards are still running (STARTS_AMONG). The cephadm tests
-start first and alone (HEAD_START_S): the other shards start once their cluster
-has had that long to come up. A shard still running when
+at most two other shards are still running; the cephadm tests start once at
+most ten do (STARTS_AMONG). A shard still running when
 the integration tests have taken RGWBENCH_BUDGET seconds (default 3900) is
 interrupted as Ctrl-C would (its fixtures stop their clusters, pytest prints
 where each test was) and killed 180 s later: CI ends in its time, and says which
@@ -80,11 +79,7 @@ RERUNS = ['--reruns', '1', '--reruns-delay', '15']
 # ran past 900 s (CI, 8f60803: twice, then 305 s at the end; locally once, then 618 s);
 # once the first shards have ended (local CI, 24bdb8a: started at 1656 s with ten
 # others running) it took 533 s, and the shard 910 s, ending before the fault shards.
-STARTS_AMONG = {QUIET: 2}
-# A cephadm cluster came up in 130 s on a quiet machine and took past 900 s when it
-# started with every other shard's clusters (twice in CI); its shard is the longest.
-HEAD_START = CEPHADM
-HEAD_START_S = 240
+STARTS_AMONG = {QUIET: 2, CEPHADM: 10}
 BUDGET_S = 3900
 KILL_AFTER_S = 180
 
@@ -140,16 +135,10 @@ class Waiting:
     args: List[str]
 
 
-def ready(waiting: List[Waiting], running: int, head_start_left: float) -> List[Waiting]:
-    """The waiting shards that start now, with `running` shards running and the first
-    shard's head start over in `head_start_left` seconds: none before then; then the
-    others, and the late kinds (STARTS_AMONG) once that few run, counting those that
-    start with them (the quiet ones of both releases together)."""
-    if head_start_left > 0:
-        return []
-    now = [w for w in waiting if w.kind not in STARTS_AMONG]
-    count = running + len(now)
-    return now + [w for w in waiting if w.kind in STARTS_AMONG and count <= STARTS_AMONG[w.kind]]
+def ready(waiting: List[Waiting], running: int) -> List[Waiting]:
+    """The waiting shards that start now, with `running` shards running: all those
+    whose STARTS_AMONG allows that many (the quiet ones of both releases together)."""
+    return [w for w in waiting if running <= STARTS_AMONG[w.kind]]
 
 
 def heed_ctrl_c() -> None:
@@ -191,18 +180,15 @@ def main(argv: List[str]) -> int:
     waiting: List[Waiting] = []
     for release in releases:
         for kind, args in shards(pytest_args, release).items():
-            if kind == HEAD_START:
-                running.append(start(release, kind, args, junit_dir))
-            else:
+            if kind in STARTS_AMONG:
                 waiting.append(Waiting(release, kind, args))
+            else:
+                running.append(start(release, kind, args, junit_dir))
     status = 0
     began = time.monotonic()
-    first = list(running)
     try:
         while running or waiting:
-            head_start_left = began + HEAD_START_S - time.monotonic() if any(
-                shard.proc.poll() is None for shard in first) else 0
-            now = ready(waiting, len(running), head_start_left)
+            now = ready(waiting, len(running))
             running += [start(w.release, w.kind, w.args, junit_dir) for w in now]
             waiting = [w for w in waiting if w not in now]
             over = time.monotonic() - began > budget

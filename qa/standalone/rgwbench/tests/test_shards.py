@@ -78,21 +78,16 @@ def test_a_shard_over_the_budget_is_interrupted_and_fails_the_others_stand(
         '  integration x runs'], phases
 
 
-def test_the_cephadm_shard_starts_first_and_the_others_after_its_head_start() -> None:
+def test_the_cephadm_shard_waits_until_at_most_ten_others_run() -> None:
     waiting = [releases_in_parallel.Waiting('pacific', 'quiet', []),
                releases_in_parallel.Waiting('tentacle', 'quiet', []),
-               releases_in_parallel.Waiting('tentacle', 'runs', []),
-               releases_in_parallel.Waiting('pacific', 'others', [])]
-    # while the cephadm shard has its head start, none (it is the one running)
-    assert releases_in_parallel.ready(waiting, 1, 100) == []
-    # then the others; the quiet ones once at most two shards run, those included
-    assert releases_in_parallel.ready(waiting, 1, 0) == waiting[2:]
-    assert releases_in_parallel.ready(waiting, 0, -5) == waiting[2:] + waiting[:2]
-    assert releases_in_parallel.ready(waiting[:2], 2, 0) == waiting[:2]
-    assert releases_in_parallel.ready(waiting[:2], 3, 0) == []
+               releases_in_parallel.Waiting('tentacle', 'cephadm', [])]
+    assert releases_in_parallel.ready(waiting, 11) == []
+    assert releases_in_parallel.ready(waiting, 10) == waiting[2:]
+    assert releases_in_parallel.ready(waiting, 2) == waiting
 
 
-def test_the_cephadm_tests_go_to_the_first_shard_of_tentacle_only(
+def test_the_cephadm_tests_go_to_the_late_shard_of_tentacle_only(
         tmp_path: pathlib.Path) -> None:
     write_tests(tmp_path / 't')
     (tmp_path / 't' / 'test_cephadm.py').write_text('def test_x():\n    pass\n')
