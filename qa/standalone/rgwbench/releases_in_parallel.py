@@ -18,7 +18,7 @@ Tests marked `quiet` (their check holds only where the machine's own noise is
 below what they measure) run in a shard of their own per release, started once
 at most two other shards are still running; the cephadm tests start once at
 most ten do (STARTS_AMONG). A shard still running when
-the integration tests have taken RGWBENCH_BUDGET seconds (default 3900) is
+the integration tests have taken RGWBENCH_BUDGET seconds (default 4300) is
 interrupted as Ctrl-C would (its fixtures stop their clusters, pytest prints
 where each test was) and killed 180 s later: CI ends in its time, and says which
 shard and test it cut.
@@ -80,7 +80,7 @@ RERUNS = ['--reruns', '1', '--reruns-delay', '15']
 # once the first shards have ended (local CI, 24bdb8a: started at 1656 s with ten
 # others running) it took 533 s, and the shard 910 s, ending before the fault shards.
 STARTS_AMONG = {QUIET: 2, CEPHADM: 10}
-BUDGET_S = 3900
+BUDGET_S = 4300
 KILL_AFTER_S = 180
 
 
