@@ -9,14 +9,14 @@ operator's own certificate, or one a spec refers to, stays.
 """
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from ..certs.pem import pem_blocks
+
 # Per service type: the spec's field with the certificate (and key), and cephadm's
 # names for them in its store.
 STORED: Dict[str, Tuple[str, str, str]] = {
     'rgw': ('rgw_frontend_ssl_certificate', 'rgw_frontend_ssl_cert', 'rgw_frontend_ssl_key'),
     'ingress': ('ssl_cert', 'ingress_ssl_cert', 'ingress_ssl_key'),
 }
-BEGIN = '-----BEGIN CERTIFICATE-----'
-END = '-----END CERTIFICATE-----'
 
 
 def _inner(spec: Optional[Dict[str, Any]]) -> Dict[str, Any]:
@@ -24,13 +24,11 @@ def _inner(spec: Optional[Dict[str, Any]]) -> Dict[str, Any]:
 
 
 def _certificate_of(text: Any) -> Optional[str]:
-    """The first certificate of a PEM (a list of lines, as some specs hold it, or text)."""
+    """The first certificate of a PEM (a list of lines, as some specs hold it, or text),
+    without its whitespace."""
     pem = '\n'.join(text) if isinstance(text, list) else str(text or '')
-    start = pem.find(BEGIN)
-    end = pem.find(END, start)
-    if start < 0 or end < 0:
-        return None
-    return ''.join(pem[start:end + len(END)].split())
+    found = next((block for kind, block in pem_blocks(pem) if kind == 'CERTIFICATE'), None)
+    return ''.join(found.split()) if found else None
 
 
 def left_certificate(old: Optional[Dict[str, Any]],
