@@ -18,6 +18,7 @@ from .agents.channel import AgentChannel
 from .agents.coordinator import DEADMAN_S
 from .agents.sources import enrolment_sources
 from .agents.workload_runs import AgentWorkloads
+from .certs.cephadm_store import forget_left_certificate
 from .certs.pem import self_signed_certificate
 from .checks import MgrClusterView
 from .checks.capacity_guard import CapacityGuard
@@ -188,7 +189,8 @@ class Services:
                              timeout_s=float(self.mgr.get_module_option('ready_timeout')
                                              or 600),
                              log=self.log.info, users=RadosgwAdmin(self.mgr),
-                             zones=RadosgwZones(self.mgr))
+                             zones=RadosgwZones(self.mgr),
+                             spec_replaced=forget_left_certificate)
 
     @staticmethod
     def rgw_service_names(cluster: ClusterAccess) -> List[str]:

@@ -38,17 +38,25 @@ def _rate_not_held(results: Mapping[str, Mapping[str, Any]]) -> List[Finding]:
     for agent, result in sorted(results.items()):
         if result.get('sample_only') or result.get('mode') != 'open' or not result.get('rate'):
             continue
-        due = float(result['rate']) * float(result.get('elapsed_s') or 0.0)
-        sent = int(result.get('ops') or 0) + int(result.get('errors') or 0)
-        if due >= 1 and sent < RATE_HELD * due:
-            behind.append('agent %s: %d of %.0f requests due at %g ops/s in %.0f s (%.0f %%)' % (
-                agent, sent, due, float(result['rate']), float(result['elapsed_s']),
-                100.0 * sent / due))
+        rate, elapsed = float(result['rate']), float(result.get('elapsed_s') or 0.0)
+        held = _held(rate, elapsed, result)
+        if held:
+            behind.append('agent %s: %s' % (agent, held))
+            continue
+        # Each target is due its own share (a slow RGW's requests wait for it): one can
+        # fall behind while the agent's other targets keep the agent's total up.
+        concurrency = max(1, int(result.get('concurrency') or 1))
+        targets = result.get('targets') or []
+        for target in targets if len(targets) > 1 else []:
+            held = _held(rate * int(target.get('workers') or 0) / concurrency, elapsed, target)
+            if held:
+                behind.append('agent %s, target %s: %s' % (agent, target.get('url'), held))
     if not behind:
         return []
     return [Finding(
         id='rate-not-held', level=Level.info,
-        summary='an open-loop workload sent fewer than %d %% of the requests due at its rate: '
+        summary='an open-loop workload sent fewer than %d %% of the requests due at its rate '
+                '(to an agent, or to one of its targets): '
                 'the cluster or the agents could not keep it, and its latencies, which count '
                 'from when each request was due, include the queue that grew' % (
                     100 * RATE_HELD),
@@ -56,6 +64,16 @@ def _rate_not_held(results: Mapping[str, Mapping[str, Any]]) -> List[Finding]:
         fix='nothing, if the rate was meant to be more than the cluster serves (the top of a '
             '`rates` curve); else a lower rate, more concurrency, or more agents if one was '
             'also client-bound')]
+
+
+def _held(rate: float, elapsed: float, sent_by: Mapping[str, Any]) -> Optional[str]:
+    """What was sent against what was due, when clearly fewer (None: the rate was held)."""
+    due = rate * elapsed
+    sent = int(sent_by.get('ops') or 0) + int(sent_by.get('errors') or 0)
+    if due < 1 or sent >= RATE_HELD * due:
+        return None
+    return '%d of %.0f requests due at %g ops/s in %.0f s (%.0f %%)' % (
+        sent, due, rate, elapsed, 100.0 * sent / due)
 
 
 def _prefill_cut_short(results: Mapping[str, Mapping[str, Any]],

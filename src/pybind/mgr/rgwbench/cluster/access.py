@@ -13,7 +13,6 @@ from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Pr
 
 from ..errors import RGWBenchError
 from .fencing import check_active
-from .cert_store import forget_left_certificate, left_certificate
 from .orchestration import orchestrator_backend
 from . import storage
 from .rgw_admin import S3Keys, UserAdmin, ZoneAdmin, ZonePlacement
@@ -29,6 +28,15 @@ class NotReady(RGWBenchError):
 
 class GaveUp(RGWBenchError):
     """A wait ended early because the one who waited gave up (a run was aborted)."""
+
+
+class SpecReplaced(Protocol):
+    """What is done once a spec replaced another (cephadm: certs/cephadm_store.py removes
+    the certificate a replaced TLS spec left in its store); what it removed."""
+
+    def __call__(self, old: Optional[Dict[str, Any]], new: Optional[Dict[str, Any]],
+                 service_name: str, orch: Callable[[Any], Any], mgr: Any,
+                 log: Callable[[str], None]) -> List[str]: ...
 
 
 class Mgr(Protocol):
@@ -80,8 +88,10 @@ class ClusterAccess:
                  sleep: Callable[[float], None] = time.sleep,
                  log: Optional[Callable[[str], None]] = None,
                  users: Optional[UserAdmin] = None,
-                 zones: Optional[ZoneAdmin] = None) -> None:
+                 zones: Optional[ZoneAdmin] = None,
+                 spec_replaced: Optional[SpecReplaced] = None) -> None:
         self.mgr = mgr
+        self.spec_replaced = spec_replaced
         self.users = users
         self.zones = zones
         self.orch = raise_if_exception
@@ -248,8 +258,8 @@ class ClusterAccess:
             self.wait_for('%s to redeploy' % service_name,
                           lambda: self._restarted_rgw(service_name, identities))
         self.wait_service(service_name)
-        if left_certificate(before, spec) and self.backend() == 'cephadm':
-            forget_left_certificate(before, spec, service_name, self.orch, self.mgr, self.log)
+        if before is not None and self.spec_replaced and self.backend() == 'cephadm':
+            self.spec_replaced(before, spec, service_name, self.orch, self.mgr, self.log)
 
     def _gone(self, service_name: str) -> Optional[str]:
         left = [d.name for d in self.daemons(service_name)]

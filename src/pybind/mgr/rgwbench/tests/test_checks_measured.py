@@ -88,5 +88,23 @@ def test_an_open_loop_agent_that_fell_behind_its_rate_is_named() -> None:
     assert 'lower rate' in behind.fix
 
 
+def test_an_open_loop_target_that_fell_behind_its_share_is_named() -> None:
+    # 90 % of the agent's due requests sent, but one of its three targets got 80 % of its
+    # share: that RGW did not keep up, and its figures are of a queue.
+    def target(url: str, ops: int) -> Dict[str, Any]:
+        return {'url': url, 'workers': 6, 'ops': ops, 'errors': 0}
+    targets = [target('https://a', 500), target('https://b', 450), target('https://c', 400)]
+    (behind,) = measured_findings({
+        'h1': result(ops=1350, elapsed=20.0, mode='open', rate=75.0, concurrency=18,
+                     targets=targets)})
+    assert behind.id == 'rate-not-held'
+    assert behind.evidence == ('agent h1, target https://c: 400 of 500 requests due at '
+                               '25 ops/s in 20 s (80 %)',)
+    # Every target at 90 % of its share or more: nothing to tell.
+    held = [target('https://a', 500), target('https://b', 450), target('https://c', 450)]
+    assert measured_findings({'h1': result(ops=1400, elapsed=20.0, mode='open', rate=75.0,
+                                           concurrency=18, targets=held)}) == []
+
+
 def test_an_open_loop_window_too_short_to_be_due_a_request_is_not_named() -> None:
     assert measured_findings({'h1': result(ops=0, elapsed=0.0, mode='open', rate=10.0)}) == []

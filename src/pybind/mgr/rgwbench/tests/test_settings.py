@@ -796,6 +796,25 @@ def test_a_changed_rgw_spec_is_followed_by_a_redeploy_as_cephadm_needs() -> None
                          ('apply', 'rgw.other')]
 
 
+def test_a_replaced_spec_is_told_to_what_cleans_up_after_cephadm_only() -> None:
+    rgw = {'service_type': 'rgw', 'service_id': 'default', 'spec': {'ssl': True}}
+    told: List[Any] = []
+
+    def replaced(old: Any, new: Any, service_name: str, orch: Any, mgr: Any,
+                 log: Any) -> List[str]:
+        told.append((old, new, service_name))
+        return []
+    for backend in ('cephadm', 'test_orchestrator'):
+        mgr = SpecMgr([rgw])
+        cluster = ClusterAccess(mgr, lambda found: found, SpecJSON,  # type: ignore[arg-type]
+                                spec_replaced=replaced)
+        cluster.wait_service = lambda service_name: None  # type: ignore[method-assign]
+        cluster.backend = lambda b=backend: b  # type: ignore[method-assign,misc]
+        cluster.put_service('rgw.default', dict(rgw, spec={'ssl': False}))
+        cluster.put_service('rgw.other', dict(rgw, service_id='other'))     # a new service
+    assert told == [(rgw, dict(rgw, spec={'ssl': False}), 'rgw.default')]
+
+
 class SpecJSON(dict):
     """A spec as the orchestrator reads it from JSON, naming its service."""
 

@@ -1,7 +1,7 @@
 """cephadm's certificate store: the certificate a replaced TLS spec left there goes."""
 from typing import Any, Dict, List, Optional, Tuple
 
-from rgwbench.cluster.cert_store import forget_left_certificate, left_certificate
+from rgwbench.certs.cephadm_store import forget_left_certificate, left_certificate
 
 OURS = '-----BEGIN CERTIFICATE-----\nOURS\n-----END CERTIFICATE-----\n'
 THEIRS = '-----BEGIN CERTIFICATE-----\nTHEIRS\n-----END CERTIFICATE-----\n'

@@ -9,7 +9,7 @@ operator's own certificate, or one a spec refers to, stays.
 """
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ..certs.pem import pem_blocks
+from .pem import pem_blocks
 
 # Per service type: the spec's field with the certificate (and key), and cephadm's
 # names for them in its store.
