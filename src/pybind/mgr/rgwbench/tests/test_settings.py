@@ -13,8 +13,8 @@ from rgwbench.cluster.fencing import Fenced
 from rgwbench.settings.journal import Journal
 from rgwbench.settings.applier import SettingsApplier
 from rgwbench.settings.base import SettingContext
-from rgwbench.cluster.access import (ClusterAccess, GaveUp, NotReady, is_clean, pg_states,
-                                     pgs_not_reported_since)
+from rgwbench.cluster.access import (APPLY_TRIES, ClusterAccess, GaveUp, NotReady, is_clean,
+                                     pg_states, pgs_not_reported_since)
 from rgwbench.settings.daemon_settings import ConfigOption, Msgr2Secure, RGWPerHost, RGWRestart
 from rgwbench.settings.registry import parse_assignments
 from rgwbench.settings.session import SettingsSession
@@ -813,6 +813,40 @@ def test_a_replaced_spec_is_told_to_what_cleans_up_after_cephadm_only() -> None:
         cluster.put_service('rgw.default', dict(rgw, spec={'ssl': False}))
         cluster.put_service('rgw.other', dict(rgw, service_id='other'))     # a new service
     assert told == [(rgw, dict(rgw, spec={'ssl': False}), 'rgw.default')]
+
+
+class OverwritingSpecMgr(SpecMgr):
+    """cephadm configuring a service with the spec it read before an apply: it saves that
+    one back over the applied spec, `overwrites` times."""
+
+    def __init__(self, specs: List[Dict[str, Any]], overwrites: int) -> None:
+        super().__init__(specs)
+        self.overwrites = overwrites
+
+    def apply(self, specs: List[Dict[str, Any]]) -> None:
+        read_before = dict(self.specs)
+        super().apply(specs)
+        if self.overwrites:
+            self.overwrites -= 1
+            self.specs = read_before
+
+
+def test_a_spec_the_orchestrator_overwrote_with_the_one_before_is_applied_again() -> None:
+    rgw = {'service_type': 'rgw', 'service_id': 'default', 'spec': {'ssl': False}}
+    tls = dict(rgw, spec={'ssl': True})
+    mgr = OverwritingSpecMgr([rgw], overwrites=1)
+    cluster = ClusterAccess(mgr, lambda found: found, SpecJSON)  # type: ignore[arg-type]
+    cluster.wait_service = lambda service_name: None  # type: ignore[method-assign]
+    cluster.put_service('rgw.default', tls)
+    assert mgr.specs['rgw.default'] == tls
+    assert mgr.calls == [('apply', 'rgw.default'), ('redeploy', 'rgw.default')] * 2
+    # One that keeps doing it: the setting fails, saying why.
+    mgr = OverwritingSpecMgr([rgw], overwrites=APPLY_TRIES)
+    cluster = ClusterAccess(mgr, lambda found: found, SpecJSON)  # type: ignore[arg-type]
+    cluster.wait_service = lambda service_name: None  # type: ignore[method-assign]
+    with pytest.raises(NotReady, match='kept putting back an older spec of rgw.default'):
+        cluster.put_service('rgw.default', tls)
+    assert len(mgr.calls) == 2 * APPLY_TRIES
 
 
 class SpecJSON(dict):
