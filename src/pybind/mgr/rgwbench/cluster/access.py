@@ -18,8 +18,11 @@ from . import storage
 from .rgw_admin import S3Keys, UserAdmin, ZoneAdmin, ZonePlacement
 from .rgw_daemons import RGWDaemon, rgw_daemons
 from .secret_options import masked, secret_parts, shown
+from .spec_fields import holds
 
 POLL_S = 1.0
+# Applies of a spec the orchestrator overwrote with an older one, before giving up.
+APPLY_TRIES = 3
 
 
 class NotReady(RGWBenchError):
@@ -238,6 +241,21 @@ class ClusterAccess:
                           lambda: self._gone(service_name))
             return
         before = self.service_spec(service_name)
+        for attempt in range(1, APPLY_TRIES + 1):
+            if self._apply_held(service_name, before, spec):
+                break
+            self.log('the orchestrator put back an older spec of %s after the apply (try %d '
+                     'of %d): applying it again' % (service_name, attempt, APPLY_TRIES))
+        else:
+            raise NotReady('the orchestrator kept putting back an older spec of %s than the '
+                           'one applied, %d times' % (service_name, APPLY_TRIES))
+        if before is not None and self.spec_replaced and self.backend() == 'cephadm':
+            self.spec_replaced(before, spec, service_name, self.orch, self.mgr, self.log)
+
+    def _apply_held(self, service_name: str, before: Optional[Dict[str, Any]],
+                    spec: Dict[str, Any]) -> bool:
+        """Apply a spec and wait for its daemons; False when the orchestrator no longer
+        holds it (see cluster/spec_fields.py), the wait then cut short."""
         changed = spec.get('service_type') == 'rgw' and before is not None and before != spec
         # cephadm redeploys a daemon by itself when its container arguments change, and
         # writes its frontend (port, TLS, certificate) only when it deploys it: for any
@@ -252,14 +270,23 @@ class ClusterAccess:
         if redeploy:
             self.orch(self.mgr.service_action('redeploy', service_name))
             self.log('redeploying the daemons of %s' % service_name)
-        if changed:
-            # cephadm redeploys in its serve loop: until then the old daemons run and
-            # serve as before, and would pass for the new.
-            self.wait_for('%s to redeploy' % service_name,
-                          lambda: self._restarted_rgw(service_name, identities))
+        if not changed:
+            self.wait_service(service_name)
+            return True
+        put_back: List[bool] = []
+
+        def restarted() -> Optional[str]:
+            if not holds(self.service_spec(service_name), before, spec):
+                put_back.append(True)
+                return None
+            return self._restarted_rgw(service_name, identities)
+        # cephadm redeploys in its serve loop: until then the old daemons run and
+        # serve as before, and would pass for the new.
+        self.wait_for('%s to redeploy' % service_name, restarted)
+        if put_back:
+            return False
         self.wait_service(service_name)
-        if before is not None and self.spec_replaced and self.backend() == 'cephadm':
-            self.spec_replaced(before, spec, service_name, self.orch, self.mgr, self.log)
+        return holds(self.service_spec(service_name), before, spec)
 
     def _gone(self, service_name: str) -> Optional[str]:
         left = [d.name for d in self.daemons(service_name)]

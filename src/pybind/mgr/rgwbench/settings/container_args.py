@@ -4,15 +4,9 @@ told to read (sse: KMIP certificates, Vault's token file). The operator's own
 arguments stay as they are."""
 from typing import Any, Callable, Dict, List
 
-FIELD = 'extra_container_args'
+from ..cluster.spec_fields import ARGS as FIELD, argument_text
+
 VOLUME = '--volume'
-
-
-def argument_text(item: Any) -> str:
-    """An item of extra_container_args as text: a string, or {argument, split} (Reef+)."""
-    if isinstance(item, dict):
-        return str(item.get('argument') or '')
-    return str(item)
 
 
 def takes_container_args(spec_from_json: Callable[[Dict[str, Any]], Any]) -> bool:

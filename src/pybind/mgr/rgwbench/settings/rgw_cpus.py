@@ -6,7 +6,8 @@ from typing import Any, List, Optional
 from ..errors import NotSupported
 from .base import PlanView, Setting, SettingContext, SettingNotInEffect
 from .changes import Change, service_change
-from .container_args import FIELD, argument_text, takes_container_args
+from ..cluster.spec_fields import argument_text
+from .container_args import FIELD, takes_container_args
 
 CPUS = '--cpus'
 # A CFS quota of less than a hundredth of a core is below what the kernel takes (1 ms
