@@ -57,6 +57,8 @@ OSD_SIZE = '10G'
 ROOT_KEYS = '/root/.ssh/authorized_keys'
 BOOTSTRAP_TRIES = 3
 OSD_TRIES = 2
+# A device model no device has: the OSDs' spec makes no new OSD.
+NO_NEW_OSDS = 'rgwbench-no-such-device'
 
 
 def _descendants(root: int) -> List[int]:
@@ -362,13 +364,15 @@ class CephadmCluster:
         self._manage_osds()
 
     def _manage_osds(self) -> None:
-        """The OSDs' service managed again, as an operator's drive group is, with the
-        raw method it lacked: cephadm passes over the daemons of an unmanaged service,
-        so `orch daemon restart osd.N` would be accepted and never done. The devices
-        hold their OSDs already, so applying it deploys nothing."""
+        """The OSDs' service managed again: cephadm passes over the daemons of an
+        unmanaged service, so `orch daemon restart osd.N` would be accepted and never
+        done. Its devices are those of a model no device has: with the loop devices
+        named in it, cephadm ran `ceph-volume raw prepare` on them again in every pass
+        of its loop (refused, as they hold OSDs), four containers a pass."""
         spec = self.ceph_json(['orch', 'ls', '--service_type', 'osd', '--export'])[0]
         spec.pop('unmanaged', None)
         spec.setdefault('spec', {})['method'] = 'raw'
+        spec['spec']['data_devices'] = {'model': NO_NEW_OSDS}
         self.ceph(['orch', 'apply', '-i', '-'], stdin=json.dumps(spec))
 
     def _hostname(self) -> str:
