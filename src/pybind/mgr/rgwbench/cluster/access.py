@@ -231,8 +231,13 @@ class ClusterAccess:
                        ports=list(d.ports or []), ip=d.ip)
                 for d in found]
 
-    def put_service(self, service_name: str, spec: Optional[Dict[str, Any]]) -> None:
-        """Apply a spec (or remove the service) and wait until its daemons match."""
+    def put_service(self, service_name: str, spec: Optional[Dict[str, Any]],
+                    replaced: Optional[Dict[str, Any]] = None) -> None:
+        """Apply a spec (or remove the service) and wait until its daemons match.
+
+        Under cephadm, what the spec it replaces left in cephadm's certificate store
+        goes: the spec there now, and `replaced` (an undo's: the spec a run made, which
+        may no longer be there if a crash came after it was put back)."""
         if spec is None:
             if self.service_spec(service_name) is not None:
                 self.orch(self.mgr.remove_service(service_name))
@@ -249,8 +254,10 @@ class ClusterAccess:
         else:
             raise NotReady('the orchestrator kept putting back an older spec of %s than the '
                            'one applied, %d times' % (service_name, APPLY_TRIES))
-        if before is not None and self.spec_replaced and self.backend() == 'cephadm':
-            self.spec_replaced(before, spec, service_name, self.orch, self.mgr, self.log)
+        olds = [old for old in (before, replaced) if old is not None]
+        if olds and self.spec_replaced and self.backend() == 'cephadm':
+            for old in olds if replaced != before else olds[:1]:
+                self.spec_replaced(old, spec, service_name, self.orch, self.mgr, self.log)
 
     def _apply_held(self, service_name: str, before: Optional[Dict[str, Any]],
                     spec: Dict[str, Any]) -> bool:

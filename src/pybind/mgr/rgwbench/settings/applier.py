@@ -197,7 +197,7 @@ class SettingsApplier:
                 return
             try:
                 put_state(self.ctx.cluster, step.kind, step.target, step.before,
-                          allowing_delete)
+                          allowing_delete, replaced=step.after)
             except Fenced:
                 raise
             except Exception as e:
@@ -206,7 +206,7 @@ class SettingsApplier:
                 self.log('putting back %s %s failed (%s): trying once more'
                          % (step.kind, step.target, e))
                 put_state(self.ctx.cluster, step.kind, step.target, step.before,
-                          allowing_delete)
+                          allowing_delete, replaced=step.after)
 
         def changed(step: Step, left_in: List[Any]) -> Optional[str]:
             return changed_meanwhile(self.ctx.cluster, step.kind, step.target, step.before,

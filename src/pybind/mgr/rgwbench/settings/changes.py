@@ -73,7 +73,8 @@ class ChangeTarget(Protocol):
 
     def service_spec(self, service_name: str) -> Optional[Dict[str, Any]]: ...
 
-    def put_service(self, service_name: str, spec: Optional[Dict[str, Any]]) -> None: ...
+    def put_service(self, service_name: str, spec: Optional[Dict[str, Any]],
+                    replaced: Optional[Dict[str, Any]] = None) -> None: ...
 
     def restart(self, daemons: str) -> None: ...
 
@@ -104,14 +105,16 @@ def no_pool_delete(remove: Callable[[], None]) -> None:
 
 
 def put_state(target: ChangeTarget, kind: str, name: str, state: Any,
-              allowing_delete: AllowingDelete = no_pool_delete) -> None:
+              allowing_delete: AllowingDelete = no_pool_delete, replaced: Any = None) -> None:
     """Put one state in place: a config value or key, a service spec, a restart, no user,
-    a pool or what it needs (`allowing_delete` runs a pool's removal)."""
+    a pool or what it needs (`allowing_delete` runs a pool's removal). `replaced`: the
+    state an undo puts back over (a spec: what it left elsewhere goes too, even when a
+    crash came between the spec put back and that)."""
     if kind == CONFIG:
         who, option = name.split('/', 1)
         target.put_config(who, option, state)
     elif kind == SERVICE:
-        target.put_service(name, state)
+        target.put_service(name, state, replaced)
     elif kind == CONFIG_KEY:
         target.put_config_key(name, state)
     elif kind == RESTART:

@@ -180,6 +180,7 @@ class FakeCluster(FakeWaits):
         self.mgr: Any = FakeMgr()
         self.calls: List[str] = []
         self.applied: List[Any] = []
+        self.replaced: List[Any] = []   # what each put_service was told it replaces
         self.fail_on: Optional[str] = None
         self.refuse: Optional[str] = None
         self.health_status = 'HEALTH_OK'
@@ -227,9 +228,11 @@ class FakeCluster(FakeWaits):
         spec = self.specs.get(service_name)
         return copy.deepcopy(spec) if spec else None
 
-    def put_service(self, service_name: str, spec: Optional[Dict[str, Any]]) -> None:
+    def put_service(self, service_name: str, spec: Optional[Dict[str, Any]],
+                    replaced: Optional[Dict[str, Any]] = None) -> None:
         self._call('service %s' % service_name)
         self.applied.append((service_name, spec))
+        self.replaced.append((service_name, replaced))
         if spec is not None and self.refuse and spec['service_type'] == self.refuse:
             raise RuntimeError('the orchestrator refused %s' % service_name)
         if spec is None:

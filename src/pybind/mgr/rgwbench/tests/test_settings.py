@@ -143,6 +143,22 @@ def test_a_variant_that_leaves_rgw_running_restarts_it_once_when_asked() -> None
     assert cluster.config == original and Journal.unfinished(store) is None
 
 
+def test_an_undo_of_a_spec_says_which_spec_it_puts_back_over() -> None:
+    # What the run's spec left elsewhere (cephadm's certificate store) goes with it even
+    # when the spec itself is already back (a crash came in between).
+    cluster = FakeCluster()
+    before = cluster.service_spec('rgw.default')
+    a = applier(cluster)
+    journal = Journal.open(MemoryStore(), 'j1')
+    a.apply(journal, a.plan({'rgw-per-host': '2'}))
+    made = cluster.service_spec('rgw.default')
+    assert made != before
+    cluster.replaced.clear()
+    a.revert(journal)
+    assert cluster.replaced == [('rgw.default', made)]
+    assert cluster.service_spec('rgw.default') == before
+
+
 def test_apply_verifies_on_the_daemons_and_revert_puts_back_restarting_last() -> None:
     cluster = FakeCluster()
     original = dict(cluster.config)
@@ -616,10 +632,11 @@ def test_settings_revert_does_not_race_the_recovery_loop() -> None:
     in_put, release = threading.Event(), threading.Event()
     put_service = cluster.put_service
 
-    def slow_put_service(service_name: str, spec: Optional[Dict[str, Any]]) -> None:
+    def slow_put_service(service_name: str, spec: Optional[Dict[str, Any]],
+                         replaced: Optional[Dict[str, Any]] = None) -> None:
         in_put.set()
         release.wait(120)   # a cap only: set as soon as the revert was refused
-        put_service(service_name, spec)
+        put_service(service_name, spec, replaced)
     cluster.put_service = slow_put_service  # type: ignore
     recovery = threading.Thread(target=s.recover, args=(threading.Event(),))
     recovery.start()
@@ -812,7 +829,11 @@ def test_a_replaced_spec_is_told_to_what_cleans_up_after_cephadm_only() -> None:
         cluster.backend = lambda b=backend: b  # type: ignore[method-assign,misc]
         cluster.put_service('rgw.default', dict(rgw, spec={'ssl': False}))
         cluster.put_service('rgw.other', dict(rgw, service_id='other'))     # a new service
-    assert told == [(rgw, dict(rgw, spec={'ssl': False}), 'rgw.default')]
+        # An undo after a crash: the spec is back already, the one it replaced is named.
+        cluster.put_service('rgw.default', dict(rgw, spec={'ssl': False}), replaced=rgw)
+    plain = dict(rgw, spec={'ssl': False})
+    assert told == [(rgw, plain, 'rgw.default'), (plain, plain, 'rgw.default'),
+                    (rgw, plain, 'rgw.default')]
 
 
 class OverwritingSpecMgr(SpecMgr):
