@@ -1,9 +1,11 @@
-"""A ClusterView fake: a healthy three-OSD cluster, as real clusters report it."""
+"""A ClusterView fake: a healthy three-OSD cluster, as real clusters report it, and the
+changes tests make to it (filled, in HEALTH_ERR, roomy)."""
 import copy
 from typing import Any, Dict, List, Optional
 
 from fixtures import rgw_service_map
 
+GiB = 1 << 30
 GIB_KB = 1 << 20
 DATA_POOL = 'default.rgw.buckets.data'
 
@@ -108,3 +110,24 @@ class FakeView:
 
     def osd_metadata(self) -> Dict[str, Dict[str, Any]]:
         return copy.deepcopy(self.metadata)
+
+
+def filled(view: FakeView) -> FakeView:
+    """Every OSD at 70 % of its 100 GiB: 10 GiB of room before nearfull less the margin."""
+    for stats in view.stats:
+        stats['kb_avail'] = 30 * (1 << 20)
+    return view
+
+
+def health_err(view: FakeView) -> FakeView:
+    view.health_data = {'status': 'HEALTH_ERR', 'checks': {'OSD_FULL': {
+        'severity': 'HEALTH_ERR', 'summary': {'message': '1 full osd(s)'}, 'detail': []}}}
+    return view
+
+
+def roomy(view: FakeView) -> FakeView:
+    """OSDs of 10 TiB: the capacity estimate never refuses what these tests read."""
+    for stats in view.stats:
+        stats.update(kb=10240 * GIB_KB, kb_avail=10000 * GIB_KB)
+    view.df_data['pools'][0]['stats']['max_avail'] = 10000 * GiB
+    return view

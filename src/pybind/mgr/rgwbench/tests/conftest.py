@@ -19,6 +19,7 @@ import pytest
 
 if TYPE_CHECKING:
     from panel_harness import Harness
+    from rgwbench.tests.s3stub import StubS3
 
 MGR_DIR = os.environ.get('RGWBENCH_MGR_DIR', '/usr/share/ceph/mgr')
 RELEASE_ROOT = MGR_DIR[:-len('usr/share/ceph/mgr')] if MGR_DIR.endswith(
@@ -113,6 +114,15 @@ def certificate() -> Tuple[str, str]:
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         with open(folder + '/c') as cert, open(folder + '/k') as key:
             return cert.read(), key.read()
+
+
+@pytest.fixture
+def stub() -> Iterator['StubS3']:
+    """The engine's S3 stub server, keys AK and SK (a file wanting another defines its own)."""
+    from rgwbench.tests.s3stub import StubS3  # after _install_fakes
+    s = StubS3(access_key='AK', secret_key='SK').start()
+    yield s
+    s.stop()
 
 
 @pytest.fixture

@@ -372,3 +372,13 @@ def stored_run(record: Any, floors: Optional[Floors] = None) -> Run:
     if not run.comparison:
         run.comparison = comparison(run, floors)
     return run
+
+
+class Clock:
+    """A clock the test moves by hand."""
+
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now

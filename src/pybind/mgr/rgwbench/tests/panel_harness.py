@@ -5,8 +5,7 @@ import json
 import re
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
-from fixtures import MemoryStore
-from test_panel_auth import Clock
+from fixtures import Clock, MemoryStore
 
 from rgwbench.web.brake import AuthBrake
 from rgwbench.errors import InvalidInput, NotFound

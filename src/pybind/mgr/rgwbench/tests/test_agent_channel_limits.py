@@ -10,7 +10,7 @@ import time
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
-from test_panel_auth import Clock
+from fixtures import Clock
 
 from rgwbench.agents.channel import MAX_CONNECTIONS, MAX_PER_SOURCE, AgentChannel
 from rgwbench.checks.clock_skew import ClockSample

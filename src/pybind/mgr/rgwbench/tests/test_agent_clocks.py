@@ -5,10 +5,8 @@ from typing import Iterator, List, Optional, Tuple
 
 import pytest
 from fixtures import MemoryStore
-from test_agents import ThreadLauncher, run
-from test_loads import load_ended, load_service
-from test_run_findings import checks_on
-from test_runs import Setup
+from rgwbench.tests.agent_fakes import ThreadLauncher, run
+from rgwbench.tests.run_fakes import Setup, checks_on, load_ended, load_service
 
 from rgwbench.serial import dump
 from rgwbench.agents.channel import AgentChannel
@@ -166,7 +164,7 @@ def test_an_agent_whose_clock_is_off_is_found_and_starts_as_its_clock_says(
     # host-b started when its own clock read the common start: 0.6 s early
     starts = {a: r['start_at'] for a, r in agent_run.results.items()}
     assert starts['host-a'] == summary.start_at
-    assert starts['host-b'] == pytest.approx(summary.start_at - 0.6)
+    assert starts['host-b'] == pytest.approx(summary.start_at - 0.6)  # type: ignore[operator]
 
 
 def test_agents_on_time_give_no_finding(stub: StubS3, certificate: Tuple[str, str]) -> None:
@@ -179,7 +177,8 @@ def test_clocks_more_than_a_second_apart_start_nothing(
     launcher = ThreadLauncher(['host-a', 'host-b'], {'host-b': 'clock:-1.5'})
     agent_run, summary = run(stub, certificate, launcher, concurrency=4)
     assert summary.start_at is None and summary.result is None
-    assert summary.refused.startswith('refusing to start the workload: clock-skew: ')
+    assert summary.refused.startswith(  # type: ignore[union-attr]
+        'refusing to start the workload: clock-skew: ')
     for state in summary.agents.values():
         assert state['state'] == AGENT_FAILED
         assert state['error'].startswith('not started: refusing to start the workload')

@@ -4,7 +4,7 @@ sampling agents get no keys, and the check of where an agent enrols from fails c
 import json
 from typing import Any, Dict, List, Optional
 
-from test_agent_sources import Launcher, Mgr
+from rgwbench.tests.agent_fakes import Launcher, Mgr
 
 from rgwbench.agents.coordinator import AGENT_FAILED, AgentRun
 from rgwbench.agents.launchers import (LocalLauncher, LocalWithSamplers, OrchestratorLauncher)
@@ -73,7 +73,7 @@ def enrolled(run: AgentRun, agent: str, code: str = '', source: str = '10.0.0.11
 def test_a_job_waits_until_the_enrolment_is_settled_and_every_agent_had_its_chance() -> None:
     clock = Clock()
     run = AgentRun(Job(op='put', concurrency=1, access_key='AK', secret_key='SK'),
-                   Launcher(), clock=clock,
+                   Launcher(), clock=clock,  # type: ignore[arg-type]
                    sources={'node1': frozenset({'10.0.0.11'})}, enrol_settle_s=2.0)
     enrolled(run, 'node1')
     status, answer = run.job_for('node1')
@@ -88,7 +88,7 @@ def test_a_second_enrolment_before_the_job_is_handed_over_fails_closed() -> None
     enrolment follows, and neither is given the job (its S3 and SSE-C keys)."""
     clock = Clock()
     run = AgentRun(Job(op='put', concurrency=1, access_key='AK', secret_key='SK'),
-                   Launcher(), clock=clock,
+                   Launcher(), clock=clock,  # type: ignore[arg-type]
                    sources={'node1': frozenset({'10.0.0.11'})})
     first = enrolled(run, 'node1')
     clock.now += 0.5
@@ -123,6 +123,7 @@ def test_the_source_check_fails_closed_when_the_maps_cannot_be_read() -> None:
     sources = enrolment_sources(Unreadable({}), dict, ['node1'], warned.append)
     assert sources == {'node1': frozenset()}
     assert warned and 'no agent can enrol now' in warned[0]
-    run = AgentRun(Job(op='put', concurrency=1), Launcher(), sources=sources)
+    run = AgentRun(Job(op='put', concurrency=1), Launcher(),  # type: ignore[arg-type]
+                   sources=sources)
     assert run.enrol('node1', '', '10.0.0.11') is None
     assert run.enrol('node1', '', '127.0.0.1') is None

@@ -1,7 +1,7 @@
 """An agent enrols only from an address the cluster knows for its host."""
-from typing import Any, Dict, List, Tuple
+from typing import Dict, Tuple
 
-from test_agents import ThreadLauncher, enrol, job, stub  # noqa: F401 (a fixture)
+from rgwbench.tests.agent_fakes import Launcher, Mgr, ThreadLauncher, enrol, job
 
 from rgwbench.agents.channel import AgentChannel
 from rgwbench.agents.coordinator import AGENT_FAILED, AgentRun
@@ -41,14 +41,6 @@ def test_a_hosts_addresses_are_its_orchestrator_address_and_its_daemons() -> Non
     assert allowed['node4'] == frozenset()
 
 
-class Mgr:
-    def __init__(self, maps: Dict[str, Any]) -> None:
-        self.maps = maps
-
-    def get(self, name: str) -> Any:
-        return self.maps.get(name)
-
-
 def test_without_an_orchestrator_the_daemons_addresses_still_serve() -> None:
     def no_orchestrator() -> Dict[str, str]:
         raise RuntimeError('No orchestrator configured')
@@ -57,17 +49,6 @@ def test_without_an_orchestrator_the_daemons_addresses_still_serve() -> None:
     allowed = mgr_host_addresses(mgr, no_orchestrator).of(['node1', 'node3'])
     assert allowed['node1'] == {'10.0.0.11', '192.168.0.11'}
     assert allowed['node3'] == {'10.0.1.13'}
-
-
-class Launcher:
-    started_by = 'orchestrator'
-    samplers: List[str] = []
-
-    def agent_ids(self) -> List[str]:
-        return ['node1']
-
-    def problem(self, agent: str) -> None:
-        return None
 
 
 def test_a_placed_agent_from_another_address_is_refused_and_may_still_enrol() -> None:

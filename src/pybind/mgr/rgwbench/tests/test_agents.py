@@ -12,93 +12,19 @@ import ssl
 import subprocess
 import threading
 import time
-from typing import Any, Dict, Iterator, List, Optional, Tuple, Sequence
+from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
+from rgwbench.tests.agent_fakes import ThreadLauncher, enrol, job, run
 
 from rgwbench.agents import channel as channel_module
 from rgwbench.agents.channel import MAX_PER_SOURCE, AgentChannel
 from rgwbench.web.brake import AuthBrake
-from rgwbench.agents.coordinator import (AGENT_FAILED, DONE, AgentRun, AgentRunSummary,
-                                         agents_failed)
-from rgwbench.loadgen.clock import AgentClock
-from rgwbench.loadgen.agent import AgentError, DeadMan, ModuleChannel, enrolled_channel, run_agent
+from rgwbench.agents.coordinator import AGENT_FAILED, DONE, AgentRun, agents_failed
+from rgwbench.loadgen.agent import AgentError, DeadMan, ModuleChannel
 from rgwbench.cluster.sampled_daemons import ServerDaemon, ServerDaemons
 from rgwbench.tests.s3stub import StubS3
 from rgwbench.loadgen.workload import Job
-
-
-@pytest.fixture
-def stub() -> Iterator[StubS3]:
-    s = StubS3(access_key='AK', secret_key='SK').start()
-    yield s
-    s.stop()
-
-
-class ThreadLauncher:
-    """Agents as threads; `behaviour` decides what each does (`clock:S`: works, its clock
-    S seconds off)."""
-    started_by = 'mgr-process'
-    samplers: Sequence[str] = ()
-
-    def __init__(self, agents: List[str], behaviour: Optional[Dict[str, str]] = None) -> None:
-        self.ids = agents
-        self.behaviour = behaviour or {}
-        self.threads: List[threading.Thread] = []
-        self.dead: Dict[str, str] = {}
-        self.removed = False
-
-    def agent_ids(self) -> List[str]:
-        return list(self.ids)
-
-    def launch(self, config: Dict[str, Any]) -> None:
-        for agent in self.ids:
-            what = self.behaviour.get(agent, 'work')
-            if what == 'absent':
-                continue
-            thread = threading.Thread(target=self._agent, args=(agent, what, config), daemon=True)
-            thread.start()
-            self.threads.append(thread)
-
-    def _agent(self, agent: str, what: str, config: Dict[str, Any]) -> None:
-        clock = AgentClock(offset_s=float(what[len('clock:'):])) \
-            if what.startswith('clock:') else AgentClock(offset_s=0.0)
-        channel = enrolled_channel(config, agent, clock=clock)
-        if what == 'die-after-fetch':
-            channel.call('GET', 'job')
-            self.dead[agent] = 'killed by the test'
-            return
-        try:
-            run_agent(channel, poll_s=0.05)
-        except Exception as e:
-            channel.call('POST', 'result', {'ok': False, 'error': str(e)})
-
-    def problem(self, agent: str) -> Optional[str]:
-        return self.dead.get(agent)
-
-    def remove(self) -> None:
-        self.removed = True
-
-    def leftovers(self) -> Dict[str, Any]:
-        return {}
-
-
-def job(stub: StubS3, **kw: Any) -> Job:
-    settings: Dict[str, Any] = dict(endpoint=stub.url, access_key='AK', secret_key='SK',
-                                    op='put', size='4KiB', concurrency=2, duration_s=1.0,
-                                    warmup_s=0.2, proc_stats=False)
-    settings.update(kw)
-    return Job(**settings)
-
-
-def run(stub: StubS3, certificate: Tuple[str, str], launcher: ThreadLauncher,
-        **kw: Any) -> Tuple[AgentRun, AgentRunSummary]:
-    timeouts = {k: kw.pop(k) for k in ('ready_timeout_s', 'result_grace_s', 'enrol_wait_s')
-                if k in kw}
-    agent_run = AgentRun(job(stub, **kw), launcher, start_delay_s=0.3, check_every_s=0.2,
-                         **timeouts)
-    channel = AgentChannel('127.0.0.1', 0, *certificate)
-    return agent_run, agent_run.run(channel)
 
 
 def test_two_agents_one_start_results_merged(stub: StubS3,
@@ -190,10 +116,6 @@ def test_an_agent_error_is_reported(stub: StubS3, certificate: Tuple[str, str]) 
     assert summary.result is None
     assert summary.agents['host-a']['state'] == AGENT_FAILED
     assert 'refused the credentials' in summary.agents['host-a']['error']
-
-
-def enrol(channel: AgentChannel, code: str, agent: str) -> Tuple[int, Dict[str, Any]]:
-    return ModuleChannel(channel.url, channel.fingerprint, code, agent).call('POST', 'enrol', {})
 
 
 def test_channel_refuses_strangers(stub: StubS3, certificate: Tuple[str, str]) -> None:

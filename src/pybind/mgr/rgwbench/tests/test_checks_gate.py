@@ -12,20 +12,7 @@ from rgwbench.checks.finding import finding_lines, findings_to_text
 from rgwbench.checks.gate import Refused, RunChecks, load_profile, refusal
 from rgwbench.profiles import Profile, Variant, Workload
 
-from checks_fakes import FakeView
-
-
-def filled(view: FakeView) -> FakeView:
-    """Every OSD at 70 % of its 100 GiB: 10 GiB of room before nearfull less the margin."""
-    for stats in view.stats:
-        stats['kb_avail'] = 30 * (1 << 20)
-    return view
-
-
-def health_err(view: FakeView) -> FakeView:
-    view.health_data = {'status': 'HEALTH_ERR', 'checks': {'OSD_FULL': {
-        'severity': 'HEALTH_ERR', 'summary': {'message': '1 full osd(s)'}, 'detail': []}}}
-    return view
+from checks_fakes import FakeView, filled, health_err
 
 
 def profile(duration: float = 10.0) -> Profile:

@@ -6,10 +6,8 @@ from rgwbench.checks import Finding, Level, findings
 from rgwbench.checks.gate import RunChecks, load_profile
 from rgwbench.profiles import Profile, Variant, Workload
 
-from checks_fakes import GIB_KB, FakeView
+from checks_fakes import GIB_KB, FakeView, GiB, roomy
 from fixtures import rgw_service_map
-
-GiB = 1 << 30
 
 
 def profile(*workloads: Workload, placement: Optional[List[str]] = None) -> Profile:
@@ -19,14 +17,6 @@ def profile(*workloads: Workload, placement: Optional[List[str]] = None) -> Prof
 
 def by_id(view: FakeView, p: Profile, load: bool = False) -> Dict[str, Finding]:
     return {f.id: f for f in findings(view, p, load=load)}
-
-
-def roomy(view: FakeView) -> FakeView:
-    """OSDs of 10 TiB: the capacity estimate never refuses what these tests read."""
-    for stats in view.stats:
-        stats.update(kb=10240 * GIB_KB, kb_avail=10000 * GIB_KB)
-    view.df_data['pools'][0]['stats']['max_avail'] = 10000 * GiB
-    return view
 
 
 def get(size: str = '4KiB', objects: Optional[int] = None, **more: object) -> Workload:

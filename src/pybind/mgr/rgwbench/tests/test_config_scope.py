@@ -4,7 +4,7 @@ from typing import Any, Dict, Optional
 import pytest
 from fixtures import MemoryStore
 from rgwbench.tests.fixtures import FakeCluster
-from test_settings import summaries
+from rgwbench.tests.settings_fakes import summaries
 
 from rgwbench.errors import InvalidInput
 from rgwbench.settings import config_scope

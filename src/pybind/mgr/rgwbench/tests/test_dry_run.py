@@ -2,10 +2,11 @@
 from typing import Any
 
 from fixtures import MemoryStore
-from test_settings_sse import context as sse_context
-from test_settings_sse import plan as sse_plan
-from test_settings_tls import RGW_SPEC, free_port, tls_cluster
-from test_settings_tls import context as tls_context
+from rgwbench.tests.local_ports import free_port
+from rgwbench.tests.sse_fakes import context as sse_context
+from rgwbench.tests.sse_fakes import plan as sse_plan
+from rgwbench.tests.tls_fakes import RGW_SPEC, tls_cluster
+from rgwbench.tests.tls_fakes import context as tls_context
 
 from rgwbench.certs.pem import fingerprint, split_pem
 from rgwbench.certs.store import Certificates

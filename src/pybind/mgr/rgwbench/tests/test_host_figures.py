@@ -20,7 +20,7 @@ from rgwbench.results.model import Figures, Run, WorkloadResult
 from rgwbench.results.report import result_to_text
 from rgwbench.results.seeds import seeds_to_json, seeds_to_text
 from rgwbench.serial import dump, load
-from rgwbench.tests.test_loadgen_proc_result import FSID, OTHER_FSID, _fake_proc
+from rgwbench.tests.proc_fakes import FSID, OTHER_FSID, fake_proc
 
 STAT = """cpu  {user} 10 {system} {idle} {iowait} 0 0 0 77 0
 cpu0 1 2 3 4 5 0 0 0 0 0
@@ -83,16 +83,16 @@ def _osds(root: str, ticks: int) -> None:
     """This cluster's OSDs (same configuration file as its RGW; in a cephadm unit of its
     fsid) and another cluster's with the same ids, each `ticks` busier than the last time."""
     unit = '0::/system.slice/system-ceph.slice/ceph-%s@osd.%d.service\n'
-    _fake_proc(root, 10, 'radosgw', 0, 0, 1024,
-               ['radosgw', '-f', '-c', '/tmp/c/ceph.conf', '-n', 'client.rgw.foo.vm.abc'])
-    _fake_proc(root, 40, 'ceph-osd', 100 + ticks, 0, 300 * 1024,
-               ['ceph-osd', '-f', '-c', '/tmp/c/ceph.conf', '-i', '0'])
-    _fake_proc(root, 41, 'ceph-osd', 500 + 9 * ticks, 0, 900 * 1024,
-               ['ceph-osd', '-f', '-c', '/tmp/other/ceph.conf', '-i', '0'])
-    _fake_proc(root, 42, 'ceph-osd', 50 + ticks // 2, 0, 100 * 1024,
-               ['/usr/bin/ceph-osd', '-n', 'osd.3'], cgroup=unit % (FSID, 3))
-    _fake_proc(root, 43, 'ceph-osd', 50 + 9 * ticks, 0, 100 * 1024,
-               ['/usr/bin/ceph-osd', '-n', 'osd.3'], cgroup=unit % (OTHER_FSID, 3))
+    fake_proc(root, 10, 'radosgw', 0, 0, 1024,
+              ['radosgw', '-f', '-c', '/tmp/c/ceph.conf', '-n', 'client.rgw.foo.vm.abc'])
+    fake_proc(root, 40, 'ceph-osd', 100 + ticks, 0, 300 * 1024,
+              ['ceph-osd', '-f', '-c', '/tmp/c/ceph.conf', '-i', '0'])
+    fake_proc(root, 41, 'ceph-osd', 500 + 9 * ticks, 0, 900 * 1024,
+              ['ceph-osd', '-f', '-c', '/tmp/other/ceph.conf', '-i', '0'])
+    fake_proc(root, 42, 'ceph-osd', 50 + ticks // 2, 0, 100 * 1024,
+              ['/usr/bin/ceph-osd', '-n', 'osd.3'], cgroup=unit % (FSID, 3))
+    fake_proc(root, 43, 'ceph-osd', 50 + 9 * ticks, 0, 100 * 1024,
+              ['/usr/bin/ceph-osd', '-n', 'osd.3'], cgroup=unit % (OTHER_FSID, 3))
 
 
 def test_a_host_sampled_over_a_window(tmp_path: Any) -> None:

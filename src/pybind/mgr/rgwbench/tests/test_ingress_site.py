@@ -8,7 +8,7 @@ import pytest
 from ceph.deployment.service_spec import ServiceSpec
 from fixtures import MemoryStore
 from rgwbench.tests.fixtures import FakeCluster, HostSpecLike
-from test_settings_tls import RGW_SPEC, tls_cluster
+from rgwbench.tests.tls_fakes import RGW_SPEC, tls_cluster
 
 from rgwbench.errors import InvalidInput
 from rgwbench.serial import dump
@@ -240,7 +240,7 @@ def test_read_site_takes_rgw_hosts_their_addresses_and_whatever_is_in_use() -> N
 
 # -- the plan ------------------------------------------------------------------------------
 def ingress_context(store: MemoryStore) -> SettingContext:
-    return SettingContext(cluster=tls_cluster([RGW_SPEC]),
+    return SettingContext(cluster=tls_cluster([RGW_SPEC]),  # type: ignore[arg-type]
                           rgw_service=lambda: 'rgw.default', option=lambda key: None,
                           secrets=store, release=16)
 

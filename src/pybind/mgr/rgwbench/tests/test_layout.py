@@ -1,11 +1,13 @@
 """The package's layout: stages import only the stages before them, the root stays small,
-and no two modules share a name for different jobs (doc/dev/rgwbench-architecture.rst)."""
+no two modules share a name for different jobs, and no test file imports another
+(doc/dev/rgwbench-architecture.rst)."""
 import ast
 import os
 from collections import defaultdict
 from typing import Dict, List, Set, Tuple
 
-PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TESTS = os.path.dirname(os.path.abspath(__file__))
+PACKAGE = os.path.dirname(TESTS)
 
 # The stages in the order they may import: a module imports only from its own stage
 # or an earlier one. The root's basics come first, its composition (the module, the
@@ -98,6 +100,30 @@ def test_stage_of_names_the_folders() -> None:
     assert stage_of('errors') == 'basics'
     assert stage_of('wiring') == 'composition'
     assert stage_of('loadgen') == 'loadgen'
+
+
+def imported_test_files(path: str) -> List[Tuple[int, str]]:
+    """The test files a module imports (line, module): `test_x`, `rgwbench.tests.test_x`,
+    `from rgwbench.tests import test_x`."""
+    names: List[Tuple[int, str]] = []
+    for node in ast.walk(ast.parse(open(path).read())):
+        if isinstance(node, ast.Import):
+            names += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            module = '.' * node.level + (node.module or '')
+            names.append((node.lineno, module))
+            if module.rstrip('.').endswith('tests') or not module.strip('.'):
+                names += [(node.lineno, alias.name) for alias in node.names]
+    return [(line, name) for line, name in names if name.split('.')[-1].startswith('test_')]
+
+
+def test_no_test_file_imports_another() -> None:
+    # What test files share lives in the folder's fakes and harnesses and in conftest.py;
+    # those import no test file either.
+    importing = ['%s:%d imports %s' % (name, line, module)
+                 for name in sorted(os.listdir(TESTS)) if name.endswith('.py')
+                 for line, module in imported_test_files(os.path.join(TESTS, name))]
+    assert importing == []
 
 
 def stage_imports() -> Dict[str, List[str]]:

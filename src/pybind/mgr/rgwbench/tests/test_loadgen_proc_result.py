@@ -3,7 +3,7 @@ import json
 import os
 import random
 import shutil
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List
 
 import pytest
 
@@ -11,34 +11,13 @@ import pytest
 from rgwbench.loadgen import proc
 from rgwbench.loadgen.histogram import Histogram
 from rgwbench.loadgen.result import OpStats, Series, finalize, merge_results, summary_text
-
-
-def _fake_proc(root: str, pid: int, comm: str, utime: int, stime: int, rss_kib: int,
-               argv: Sequence[str] = (), cgroup: str = "0::/user.slice\n",
-               started: int = 0) -> None:
-    d = os.path.join(root, str(pid))
-    os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, "comm"), "w") as f:
-        f.write(comm + "\n")
-    fields = (["S"] + ["0"] * 10 + [str(utime), str(stime)] + ["0"] * 6 + [str(started)]
-              + ["0"] * 23)
-    with open(os.path.join(d, "stat"), "w") as f:
-        # a command name with spaces and parentheses, as the kernel allows
-        f.write("%d (%s) %s\n" % (pid, comm + " (x) y", " ".join(fields)))
-    with open(os.path.join(d, "status"), "w") as f:
-        f.write("Name:\t%s\nVmPeak:\t 999 kB\nVmRSS:\t %d kB\nThreads:\t3\n" % (comm, rss_kib))
-    with open(os.path.join(d, "cmdline"), "wb") as f:
-        f.write(b"".join(a.encode() + b"\0" for a in (argv or [comm])))
-    with open(os.path.join(d, "cgroup"), "w") as f:
-        f.write(cgroup)
+from rgwbench.tests.proc_fakes import FSID, OTHER_FSID, fake_proc
 
 
 def _end(root: str, pid: int) -> None:
     shutil.rmtree(os.path.join(root, str(pid)))
 
 
-FSID = "5b5c7a9e-0000-4000-8000-000000000001"
-OTHER_FSID = "5b5c7a9e-0000-4000-8000-000000000002"
 HAPROXY_CFG = "/tmp/c/orch/haproxy.ingress.vm.qwerty/haproxy.cfg"
 
 
@@ -49,19 +28,19 @@ def _radosgw(name: str, *more: str) -> List[str]:
 def _cluster_on_a_fake_host(root: str) -> None:
     """Two radosgw of this cluster, one of another cluster and one of another name,
     this cluster's haproxy and another's, and programs that mention the names."""
-    _fake_proc(root, 10, "radosgw", 100, 50, 200 * 1024, _radosgw("client.rgw.foo.vm.abc"))
-    _fake_proc(root, 11, "radosgw", 1000, 0, 100 * 1024,
-               ["/usr/bin/radosgw", "--name=client.rgw.foo.vm.def", "--fsid", FSID])
-    _fake_proc(root, 12, "radosgw", 500, 0, 300 * 1024,
-               _radosgw("client.rgw.foo.vm.abc", "--fsid", OTHER_FSID))
-    _fake_proc(root, 13, "radosgw", 700, 0, 300 * 1024, _radosgw("client.rgw.foo.vm.abcd"))
-    _fake_proc(root, 20, "haproxy", 10, 10, 10 * 1024, ["haproxy", "-db", "-f", HAPROXY_CFG])
-    _fake_proc(root, 21, "haproxy", 90, 10, 40 * 1024,
-               ["haproxy", "-f", "/tmp/d/orch/haproxy.ingress.vm.zzz/haproxy.cfg"])
+    fake_proc(root, 10, "radosgw", 100, 50, 200 * 1024, _radosgw("client.rgw.foo.vm.abc"))
+    fake_proc(root, 11, "radosgw", 1000, 0, 100 * 1024,
+              ["/usr/bin/radosgw", "--name=client.rgw.foo.vm.def", "--fsid", FSID])
+    fake_proc(root, 12, "radosgw", 500, 0, 300 * 1024,
+              _radosgw("client.rgw.foo.vm.abc", "--fsid", OTHER_FSID))
+    fake_proc(root, 13, "radosgw", 700, 0, 300 * 1024, _radosgw("client.rgw.foo.vm.abcd"))
+    fake_proc(root, 20, "haproxy", 10, 10, 10 * 1024, ["haproxy", "-db", "-f", HAPROXY_CFG])
+    fake_proc(root, 21, "haproxy", 90, 10, 40 * 1024,
+              ["haproxy", "-f", "/tmp/d/orch/haproxy.ingress.vm.zzz/haproxy.cfg"])
     # A container's init and a shell that name the daemon: not the daemon.
-    _fake_proc(root, 30, "podman-init", 5, 5, 1024,
-               ["/run/podman-init", "--", "/usr/bin/radosgw", "-n", "client.rgw.foo.vm.abc"])
-    _fake_proc(root, 31, "bash", 5, 5, 1024, ["bash", "-c", "haproxy -f " + HAPROXY_CFG])
+    fake_proc(root, 30, "podman-init", 5, 5, 1024,
+              ["/run/podman-init", "--", "/usr/bin/radosgw", "-n", "client.rgw.foo.vm.abc"])
+    fake_proc(root, 31, "bash", 5, 5, 1024, ["bash", "-c", "haproxy -f " + HAPROXY_CFG])
     os.makedirs(os.path.join(root, "self"))
 
 
@@ -91,17 +70,17 @@ def test_a_cephadm_container_is_found_by_its_unit(tmp_path: Any) -> None:
     unit = ("0::/system.slice/system-ceph\\x2d%s.slice/ceph-%s@haproxy.rgw.foo.h1.xyz"
             ".service/libpod-payload-0123\n")
     # cephadm's haproxy reads /var/lib/haproxy/haproxy.cfg inside its container.
-    _fake_proc(root, 40, "haproxy", 10, 0, 1024,
-               ["haproxy", "-f", "/var/lib/haproxy/haproxy.cfg"], cgroup=unit % (FSID, FSID))
-    _fake_proc(root, 41, "haproxy", 10, 0, 1024,
-               ["haproxy", "-f", "/var/lib/haproxy/haproxy.cfg"],
-               cgroup=unit % (OTHER_FSID, OTHER_FSID))
+    fake_proc(root, 40, "haproxy", 10, 0, 1024,
+              ["haproxy", "-f", "/var/lib/haproxy/haproxy.cfg"], cgroup=unit % (FSID, FSID))
+    fake_proc(root, 41, "haproxy", 10, 0, 1024,
+              ["haproxy", "-f", "/var/lib/haproxy/haproxy.cfg"],
+              cgroup=unit % (OTHER_FSID, OTHER_FSID))
     # Another cluster's radosgw of the same name, told apart by its unit only.
-    _fake_proc(root, 42, "radosgw", 10, 0, 1024, _radosgw("client.rgw.foo.h1.abc"),
-               cgroup=unit.replace("haproxy", "rgw").replace("xyz", "abc")
-               % (OTHER_FSID, OTHER_FSID))
-    _fake_proc(root, 43, "radosgw", 10, 0, 1024, _radosgw("client.rgw.foo.h1.abc"),
-               cgroup=unit.replace("haproxy", "rgw").replace("xyz", "abc") % (FSID, FSID))
+    fake_proc(root, 42, "radosgw", 10, 0, 1024, _radosgw("client.rgw.foo.h1.abc"),
+              cgroup=unit.replace("haproxy", "rgw").replace("xyz", "abc")
+              % (OTHER_FSID, OTHER_FSID))
+    fake_proc(root, 43, "radosgw", 10, 0, 1024, _radosgw("client.rgw.foo.h1.abc"),
+              cgroup=unit.replace("haproxy", "rgw").replace("xyz", "abc") % (FSID, FSID))
     daemon = proc.Daemon("haproxy.rgw.foo.h1.xyz", "h1")
     rgw = proc.Daemon("rgw.foo.h1.abc", "h1")
     assert proc.find_daemons([daemon, rgw], FSID, root) == {daemon.name: [40], rgw.name: [43]}
@@ -115,13 +94,13 @@ def test_per_daemon_figures_on_a_fake_proc_tree(tmp_path: Any) -> None:
                                fsid=FSID)
     sampler.start(now=1000.0)
     # 2 s later: abc used 150 ticks, def 250, the other cluster's and name's 1000 each
-    _fake_proc(root, 10, "radosgw", 200, 100, 220 * 1024, _radosgw("client.rgw.foo.vm.abc"))
-    _fake_proc(root, 11, "radosgw", 1250, 0, 100 * 1024,
-               ["radosgw", "--name=client.rgw.foo.vm.def", "--fsid", FSID])
-    _fake_proc(root, 12, "radosgw", 1500, 0, 300 * 1024,
-               _radosgw("client.rgw.foo.vm.abc", "--fsid", OTHER_FSID))
-    _fake_proc(root, 13, "radosgw", 1700, 0, 300 * 1024, _radosgw("client.rgw.foo.vm.abcd"))
-    _fake_proc(root, 20, "haproxy", 70, 30, 12 * 1024, ["haproxy", "-db", "-f", HAPROXY_CFG])
+    fake_proc(root, 10, "radosgw", 200, 100, 220 * 1024, _radosgw("client.rgw.foo.vm.abc"))
+    fake_proc(root, 11, "radosgw", 1250, 0, 100 * 1024,
+              ["radosgw", "--name=client.rgw.foo.vm.def", "--fsid", FSID])
+    fake_proc(root, 12, "radosgw", 1500, 0, 300 * 1024,
+              _radosgw("client.rgw.foo.vm.abc", "--fsid", OTHER_FSID))
+    fake_proc(root, 13, "radosgw", 1700, 0, 300 * 1024, _radosgw("client.rgw.foo.vm.abcd"))
+    fake_proc(root, 20, "haproxy", 70, 30, 12 * 1024, ["haproxy", "-db", "-f", HAPROXY_CFG])
     sampler.sample()
     out = sampler.stop(now=1002.0)
     rgw = out["radosgw"]
@@ -161,7 +140,7 @@ def test_a_daemon_restarted_in_the_window_is_found_again(tmp_path: Any,
     sampler.start(now=0.0)
     _count_scans(monkeypatch, reads)
     clock[0] = 1.0
-    _fake_proc(root, 10, "radosgw", 300, 50, 200 * 1024, _radosgw("client.rgw.foo.vm.abc"))
+    fake_proc(root, 10, "radosgw", 300, 50, 200 * 1024, _radosgw("client.rgw.foo.vm.abc"))
     sampler.sample()
     assert reads == []  # every daemon has its process: /proc is not listed again
     _end(root, 10)  # restarted: gone for a moment ...
@@ -172,7 +151,7 @@ def test_a_daemon_restarted_in_the_window_is_found_again(tmp_path: Any,
     sampler.sample()
     assert reads == ["scan", "scan"]  # looked for at every sample until it is back ...
     # ... under a new pid, with 40 ticks since it started.
-    _fake_proc(root, 50, "radosgw", 30, 10, 150 * 1024, _radosgw("client.rgw.foo.vm.abc"))
+    fake_proc(root, 50, "radosgw", 30, 10, 150 * 1024, _radosgw("client.rgw.foo.vm.abc"))
     clock[0] = 4.0
     sampler.sample()
     clock[0] = 5.0
@@ -189,10 +168,10 @@ def test_a_daemon_restarted_in_the_window_is_found_again(tmp_path: Any,
 
 def test_proc_sampler_by_program_name(tmp_path: Any) -> None:
     root = str(tmp_path)
-    _fake_proc(root, 10, "radosgw", 100, 50, 200 * 1024)
-    _fake_proc(root, 11, "radosgw", 1000, 0, 100 * 1024)
-    _fake_proc(root, 20, "haproxy", 10, 10, 10 * 1024)
-    _fake_proc(root, 30, "bash", 5, 5, 1024)
+    fake_proc(root, 10, "radosgw", 100, 50, 200 * 1024)
+    fake_proc(root, 11, "radosgw", 1000, 0, 100 * 1024)
+    fake_proc(root, 20, "haproxy", 10, 10, 10 * 1024)
+    fake_proc(root, 30, "bash", 5, 5, 1024)
     os.makedirs(os.path.join(root, "self"))
     assert proc.find_pids(("radosgw", "haproxy"), root) == {"radosgw": [10, 11],
                                                             "haproxy": [20]}
@@ -201,9 +180,9 @@ def test_proc_sampler_by_program_name(tmp_path: Any) -> None:
                                monotonic=lambda: clock[0])
     sampler.start(now=1000.0)
     # 2 s later: radosgw 10 used 150 ticks, 11 used 250, a new radosgw 12 appeared
-    _fake_proc(root, 10, "radosgw", 200, 100, 220 * 1024)
-    _fake_proc(root, 11, "radosgw", 1250, 0, 100 * 1024)
-    _fake_proc(root, 12, "radosgw", 30, 20, 50 * 1024)
+    fake_proc(root, 10, "radosgw", 200, 100, 220 * 1024)
+    fake_proc(root, 11, "radosgw", 1250, 0, 100 * 1024)
+    fake_proc(root, 12, "radosgw", 30, 20, 50 * 1024)
     clock[0] = proc.RESCAN_S
     sampler.sample()
     out = sampler.stop(now=1002.0)
@@ -232,17 +211,17 @@ def test_a_pid_reused_by_a_new_process_is_a_process_that_ended(
     sampler = proc.ProcSampler(root=root, clock_ticks=100, daemons=daemons, fsid=FSID,
                                monotonic=lambda: 0.0)
     sampler.start(now=0.0)
-    _fake_proc(root, 11, "radosgw", 1200, 0, 100 * 1024,
-               ["/usr/bin/radosgw", "--name=client.rgw.foo.vm.def", "--fsid", FSID])
+    fake_proc(root, 11, "radosgw", 1200, 0, 100 * 1024,
+              ["/usr/bin/radosgw", "--name=client.rgw.foo.vm.def", "--fsid", FSID])
     sampler.sample()  # 200 ticks of pid 11 ...
     # ... which ends; its pid goes to a new radosgw of the same daemon: 30 ticks so far.
-    _fake_proc(root, 11, "radosgw", 30, 0, 100 * 1024,
-               ["/usr/bin/radosgw", "--name=client.rgw.foo.vm.def", "--fsid", FSID],
-               started=5000)
+    fake_proc(root, 11, "radosgw", 30, 0, 100 * 1024,
+              ["/usr/bin/radosgw", "--name=client.rgw.foo.vm.def", "--fsid", FSID],
+              started=5000)
     sampler.sample()
-    _fake_proc(root, 11, "radosgw", 80, 0, 100 * 1024,
-               ["/usr/bin/radosgw", "--name=client.rgw.foo.vm.def", "--fsid", FSID],
-               started=5000)
+    fake_proc(root, 11, "radosgw", 80, 0, 100 * 1024,
+              ["/usr/bin/radosgw", "--name=client.rgw.foo.vm.def", "--fsid", FSID],
+              started=5000)
     out = sampler.stop(now=10.0)["radosgw"]
     if by_daemon:
         def_ = [d for d in out["per_daemon"] if d["daemon"] == "rgw.foo.vm.def"][0]

@@ -5,86 +5,25 @@ import socket
 import subprocess
 import tempfile
 import threading
-import time
 from dataclasses import replace
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional
 
 import orchestrator
 import pytest
 from fixtures import MemoryStore
+from rgwbench.tests.run_fakes import BlockingLauncher, load_ended, load_service
 
 from rgwbench.results.model import LoadRecord
 from rgwbench.results.store import KEEP_LOADS, MAX_VALUE, LoadStore
 from rgwbench.serial import dump, load
 from rgwbench.cluster.credentials import CredentialStore, parse_credentials
 from rgwbench.errors import Busy, InvalidInput, NotFound
-from rgwbench.agents.launchers import (AgentLauncher, LocalLauncher, NotReachable, processes_in,
-                                       remove_leftovers)
-from rgwbench.checks.gate import RunChecks
+from rgwbench.agents.launchers import LocalLauncher, NotReachable, processes_in, remove_leftovers
 from rgwbench.loadgen.histogram import Histogram, bucket_bounds
 from rgwbench.loadgen.workload import Job
-from rgwbench.cluster.sampled_daemons import ServerDaemons
 from rgwbench.runs.loads import (LEFTOVERS_KEY, LoadRequest, LoadService, load_request,
                                  load_to_text)
-from rgwbench.agents.workload_runs import AgentWorkloads, make_job
-
-
-class Log:
-    def exception(self, *args: Any) -> None:
-        pass
-
-    def warning(self, *args: Any) -> None:
-        pass
-
-    def info(self, *args: Any) -> None:
-        pass
-
-
-class BlockingLauncher:
-    """Never lets its agent start, so that a load stays in progress."""
-    started_by = 'mgr-process'
-    samplers: Sequence[str] = ()
-
-    def __init__(self) -> None:
-        self.removed = threading.Event()
-
-    def agent_ids(self) -> List[str]:
-        return ['host-a']
-
-    def launch(self, config: Dict[str, Any]) -> None:
-        pass
-
-    def problem(self, agent: str) -> Optional[str]:
-        return None
-
-    def remove(self) -> None:
-        self.removed.set()
-
-    def leftovers(self) -> Dict[str, Any]:
-        return {'service': 'container.rgwbench-agent'}
-
-
-def load_service(store: MemoryStore, endpoints: List[str],
-                 make_launcher: Callable[[Optional[List[str]]], AgentLauncher],
-                 make_channel: Callable[[], Any],
-                 checks: Optional[RunChecks] = None) -> LoadService:
-    """A load service built as the module builds one (PGs watched when `checks` are on)."""
-    log = Log()
-    agents = AgentWorkloads(make_channel=make_channel, server_daemons=ServerDaemons, log=log,
-                            new_pg_watch=(lambda: None) if checks is None else checks.pg_watch)
-    return LoadService(store=store, credentials=CredentialStore(store),
-                       endpoints=lambda: endpoints, agents=agents, make_launcher=make_launcher,
-                       log=log, checks=checks)
-
-
-def load_ended(loads: LoadService, within_s: float = 60.0) -> bool:
-    """Whether the load in progress, if any, ended within `within_s` seconds."""
-    deadline = time.monotonic() + within_s
-    while loads.active() is not None:
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
+from rgwbench.agents.workload_runs import make_job
 
 
 def service(store: MemoryStore, endpoints: List[str],

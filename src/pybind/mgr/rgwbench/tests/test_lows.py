@@ -8,7 +8,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 import pytest
 from fixtures import MemoryStore
 from mgr_module import HandleCommandResult
-from test_module import ModuleUnderTest, registered  # noqa: F401 (a fixture)
+from rgwbench.tests.module_harness import ModuleUnderTest, registered  # noqa: F401 (a fixture)
 
 from rgwbench.agents.launchers import LocalLauncher, NotOurs, remove_leftovers
 from rgwbench.checks.capacity_guard import STATS_PERIOD_S, CapacityGuard
@@ -82,7 +82,7 @@ def test_credentials_are_not_changed_during_a_run_or_a_load(going: str) -> None:
         mod.services.loads._active = {'load_id': 'r-1', 'state': 'running'}
     for prefix, inbuf in (('rgwbench credentials set', CREDENTIALS),
                           ('rgwbench credentials rm', None)):
-        res = HandleCommandResult(*mod._handle_command(inbuf, {'prefix': prefix}))
+        res = HandleCommandResult(*mod._handle_command(inbuf, {'prefix': prefix}))  # type: ignore
         assert res.retval == -errno.EBUSY, (prefix, res)
         assert '%s r-1 is in progress' % going in res.stderr and '\n' not in res.stderr
         assert 'SK2' not in res.stderr

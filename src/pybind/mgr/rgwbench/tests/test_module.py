@@ -3,10 +3,9 @@ import errno
 import json
 import threading
 import time
-from typing import Any, Dict, Iterator, List, Tuple
+from typing import Any, Dict, List
 
 import pytest
-from mgr_module import HandleCommandResult
 
 from rgwbench.serial import dump
 from rgwbench.errors import InvalidInput
@@ -15,7 +14,8 @@ from rgwbench.panel.app import SESSION_COOKIE, Request, Response
 from rgwbench.profiles import Profile, with_overrides
 from rgwbench.results.model import Run
 
-from fixtures import rgw_service_map
+from rgwbench.tests.module_harness import ModuleUnderTest, call
+from rgwbench.tests.module_harness import registered  # noqa: F401 (a fixture)
 
 
 class FakeOrchestratorResult:
@@ -26,36 +26,6 @@ class FakeOrchestratorResult:
         self.exception = None
         self.serialized_exception = None
         self.exception_str = ''
-
-
-class ModuleUnderTest(Module):
-    def __init__(self, remotes: Dict[Tuple[str, str], Any]) -> None:
-        super().__init__('rgwbench', None, None)
-        self.remotes = remotes
-        self._fake_data['service_map'] = rgw_service_map(
-            **{'default.vm.a': 'beast port=25598 tcp_nodelay=1'})
-
-    def remote(self, module: str, method: str, *args: Any, **kwargs: Any) -> Any:
-        answer = self.remotes[(module, method)]
-        if isinstance(answer, Exception):
-            raise answer
-        return answer
-
-
-@pytest.fixture(scope='module', autouse=True)
-def registered() -> Iterator[None]:
-    """As the mgr does once. _register_commands adds to the class's list, and other test
-    files take this fixture too: each gets the lists back as they were."""
-    commands, options = list(Module.COMMANDS), list(Module.MODULE_OPTIONS)
-    Module._register_options('rgwbench')
-    Module._register_commands('rgwbench')
-    yield
-    Module.COMMANDS[:], Module.MODULE_OPTIONS[:] = commands, options
-
-
-def call(mod: Module, prefix: str, **args: Any) -> HandleCommandResult:
-    result = mod._handle_command('', dict(args, prefix=prefix))
-    return HandleCommandResult(*result)
 
 
 def commands() -> List[Dict[str, Any]]:

@@ -7,7 +7,7 @@ import time
 from typing import Dict, List, Optional
 
 import pytest
-from fixtures import MemoryStore
+from fixtures import Clock, MemoryStore
 
 from rgwbench.web.brake import AuthBrake, source_of
 from rgwbench.errors import InvalidInput
@@ -16,16 +16,6 @@ from rgwbench.panel.auth import (MAX_LENGTH, MIN_LENGTH, PASSWORD_KEY, PasswordS
 
 ITERATIONS = 1000          # the real 200000 are slow; the scheme is the same
 PASSWORD = 'correct horse battery'
-
-
-class Clock:
-    """A clock the test moves by hand."""
-
-    def __init__(self, now: float = 1000.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def stored(store: MemoryStore) -> Dict[str, object]:

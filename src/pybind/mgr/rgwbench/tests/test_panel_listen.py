@@ -10,8 +10,8 @@ from typing import Iterator, List
 import pytest
 from mgr_util import build_url
 from panel_harness import FakeBackend
-from test_panel_server import FakeApp, Log, free_port, get
-from test_panel_service import FakeHost, FakeLog
+from rgwbench.tests.local_ports import free_port
+from rgwbench.tests.panel_fakes import FakeApp, FakeHost, FakeLog, Log, get
 
 from rgwbench.certs.pem import self_signed_certificate
 from rgwbench.panel.server import PanelServer
@@ -85,7 +85,7 @@ def https_port() -> Iterator[int]:
     """A real HTTPS panel server on 127.0.0.1, stopped after the test."""
     cert, key = self_signed_certificate('rgwbench-test', ['127.0.0.1'])
     port = free_port()
-    server = PanelServer(FakeApp(), Log())
+    server = PanelServer(FakeApp(), Log())  # type: ignore[arg-type]
     server.start('127.0.0.1', port, (cert, key))
     yield port
     server.stop()

@@ -18,11 +18,13 @@ from io import BytesIO
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
+from rgwbench.tests.local_ports import free_port
+from rgwbench.tests.panel_fakes import FakeApp, Log, get
 from panel_harness import PASSWORD, Harness, Login
 
 from rgwbench.panel import server as module
 from rgwbench.panel import app as app_module
-from rgwbench.panel.app import LOGIN_COOKIE, SESSION_COOKIE, Request, Response, parse_form
+from rgwbench.panel.app import LOGIN_COOKIE, SESSION_COOKIE, parse_form
 from rgwbench.certs.pem import self_signed_certificate
 from rgwbench.web import connection_slots
 
@@ -55,35 +57,6 @@ class StoppingBody:
         if self.then is not None:
             raise self.then
         return b'x' * min(size, self.sent)
-
-
-class FakeApp:
-    def __init__(self, fail: Optional[Exception] = None) -> None:
-        self.seen: List[Request] = []
-        self.fail = fail
-
-    def handle(self, request: Request) -> Response:
-        self.seen.append(request)
-        if self.fail is not None:
-            raise self.fail
-        return Response(200, b'ok:' + request.path.encode('utf-8'), 'text/plain',
-                        [('Set-Cookie', 'a=1; HttpOnly'), ('Set-Cookie', 'b=2')])
-
-    def admit_body(self, request: Request, length: int) -> Optional[Response]:
-        return None
-
-
-class Log:
-    def __init__(self) -> None:
-        self.lines: List[str] = []
-
-    def _add(self, fmt: str, *args: Any) -> None:
-        self.lines.append(fmt % args if args else fmt)
-
-    error = info = warning = debug = _add
-
-    def log(self, level: int, fmt: str, *args: Any) -> None:
-        self._add(fmt, *args)
 
 
 class Answer:
@@ -257,27 +230,6 @@ def test_a_body_of_a_session_is_read_and_acted_on(panel: Harness) -> None:
 
 
 # -- the server: real cheroot ----------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        return int(s.getsockname()[1])
-
-
-def get(port: int, tls: bool = False, timeout: float = 10) -> Tuple[int, bytes]:
-    if tls:
-        context = ssl.create_default_context()
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
-        conn: http.client.HTTPConnection = http.client.HTTPSConnection(
-            '127.0.0.1', port, timeout=timeout, context=context)
-    else:
-        conn = http.client.HTTPConnection('127.0.0.1', port, timeout=timeout)
-    try:
-        conn.request('GET', '/login')
-        answer = conn.getresponse()
-        return answer.status, answer.read()
-    finally:
-        conn.close()
 
 
 def listening(port: int) -> bool:

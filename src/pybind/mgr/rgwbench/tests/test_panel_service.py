@@ -1,10 +1,10 @@
 """The panel's service (start, restart, stop, the URL it publishes) over fake servers."""
 import json
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 import pytest
-from fixtures import MemoryStore
 from mgr_util import build_url
+from rgwbench.tests.panel_fakes import FakeHost, FakeLog
 from panel_harness import PASSWORD, FakeBackend
 
 from rgwbench.panel.app import PanelApp
@@ -13,25 +13,6 @@ from rgwbench.certs.pem import describe_certificate, self_signed_certificate
 
 
 # -- the service --------------------------------------------------------------------
-class FakeHost(MemoryStore):
-    """The mgr module as the panel sees it: its store, options and URI."""
-
-    def __init__(self, **options: Any) -> None:
-        super().__init__()
-        self.options: Dict[str, Any] = dict(options)
-        self.uris: List[str] = []
-
-    def get_module_option(self, key: str, default: Any = None) -> Any:
-        return self.options.get(key, default)
-
-    def get_mgr_ip(self) -> str:
-        return '192.0.2.10'
-
-    def get_mgr_id(self) -> str:
-        return 'x'
-
-    def set_uri(self, uri: str) -> None:
-        self.uris.append(uri)
 
 
 class FakeServer:
@@ -48,23 +29,6 @@ class FakeServer:
 
     def stop(self) -> None:
         self.stopped += 1
-
-
-class FakeLog:
-    def __init__(self) -> None:
-        self.lines: List[Tuple[str, str]] = []
-
-    def _add(self, level: str, message: str, *args: Any) -> None:
-        self.lines.append((level, message % args if args else message))
-
-    def info(self, message: str, *args: Any) -> None:
-        self._add('info', message, *args)
-
-    def error(self, message: str, *args: Any) -> None:
-        self._add('error', message, *args)
-
-    def exception(self, message: str, *args: Any) -> None:
-        self._add('exception', message, *args)
 
 
 class Service:

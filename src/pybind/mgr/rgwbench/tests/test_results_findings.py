@@ -2,8 +2,8 @@
 import json
 from typing import Any, Dict
 
-from test_module import ModuleUnderTest, call, registered  # noqa: F401 (autouse)
-from test_results import small_record
+from rgwbench.tests.module_harness import ModuleUnderTest, call, registered  # noqa: F401 (autouse)
+from rgwbench.tests.result_records import small_record
 
 from rgwbench.checks.finding import Finding, Level
 from rgwbench.serial import dump, load

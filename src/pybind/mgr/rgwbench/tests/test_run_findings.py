@@ -4,17 +4,13 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 from fixtures import MemoryStore
-from test_agents import ThreadLauncher
-from test_checks_gate import filled, health_err
-from test_checks_workloads import roomy
-from test_loads import BlockingLauncher, load_ended
-from test_loads import load_service as loads_on
-from test_runs import Events, Setup
+from rgwbench.tests.agent_fakes import ThreadLauncher
+from rgwbench.tests.run_fakes import BlockingLauncher, Events, Setup, checks_on, load_ended
+from rgwbench.tests.run_fakes import load_service as loads_on
 
 from rgwbench.results.model import LoadRecord
 from rgwbench.serial import dump, load
 from rgwbench.agents.channel import AgentChannel
-from rgwbench.checks.during import PgWatch
 from rgwbench.checks.gate import Refused, RunChecks
 from rgwbench.cluster.credentials import CredentialStore
 from rgwbench.settings.journal import Journal
@@ -24,7 +20,7 @@ from rgwbench.results.report import result_to_text
 from rgwbench.runs.plan_text import run_plan_to_text
 from rgwbench.tests.s3stub import StubS3
 
-from checks_fakes import FakeView
+from checks_fakes import FakeView, filled, health_err, roomy
 
 # 5000 objects of 4 MiB to read: a prefill of 19.5 GiB, past the 10 GiB of room
 BIG = [{'op': 'get', 'size': '4MiB', 'concurrency': 64, 'duration': 10, 'warmup': 0,
@@ -37,10 +33,6 @@ def stub() -> Iterator[StubS3]:
     s = StubS3(access_key='AK', secret_key='SK').start()
     yield s
     s.stop()
-
-
-def checks_on(view: FakeView) -> RunChecks:
-    return RunChecks(view=view, new_pg_watch=lambda: PgWatch(view.pg_summary, every_s=0.05))
 
 
 class ChangingEvents(Events):

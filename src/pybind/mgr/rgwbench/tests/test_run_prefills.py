@@ -2,7 +2,7 @@
 from typing import Dict, Iterator, List, Tuple
 
 import pytest
-from test_runs import Setup
+from rgwbench.tests.run_fakes import Setup
 
 from rgwbench.serial import dump
 from rgwbench.loadgen.workload import Job

@@ -3,56 +3,21 @@ import logging
 import threading
 import time
 from dataclasses import replace
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
-from fixtures import MemoryStore
-from test_agents import ThreadLauncher
-from rgwbench.tests.fixtures import FakeCluster
-from test_settings import applier
+from rgwbench.tests.agent_fakes import ThreadLauncher
+from rgwbench.tests.run_fakes import Setup
+from rgwbench.tests.settings_fakes import applier
 
-from rgwbench.agents.channel import AgentChannel
 from rgwbench.serial import dump, load
-from rgwbench.checks.gate import RunChecks
 from rgwbench.cluster.credentials import CredentialStore
 from rgwbench.errors import Busy, InvalidInput, NotFound
 from rgwbench.settings.journal import Journal
 from rgwbench.tests.s3stub import StubS3
-from rgwbench.profiles import parse_profile
 from rgwbench.results.model import Run
-from rgwbench.results.store import ResultStore
-from rgwbench.cluster.rgw_daemons import Endpoint, RGWDaemon
-from rgwbench.runs.engine import RunCluster, RunEngine
 from rgwbench.runs.plan_text import run_plan_to_text
-from rgwbench.cluster.sampled_daemons import ServerDaemons
-from rgwbench.agents.workload_runs import AgentWorkloads
-from rgwbench.settings.registry import all_settings
 from rgwbench.settings.session import SettingsSession
-
-PROFILE = {'name': 'tiny', 'baseline': 'as-is',
-           'variants': [{'name': 'as-is', 'settings': {}},
-                        {'name': 'threads', 'settings': {
-                            'config': {'client.rgw/rgw_thread_pool_size': 128}}}],
-           # In open loop: a few requests, each of them ending in the window even when CI
-           # leaves the test a sliver of a core (closed, it took a core for nothing more).
-           'workloads': [{'name': 'put-4KiB', 'op': 'put', 'size': '4KiB', 'concurrency': 2,
-                          'duration': 2, 'warmup': 0, 'rate': 40}]}
-
-
-class Events:
-    def __init__(self) -> None:
-        self.seen: List[Tuple[str, ...]] = []
-
-    def started(self, run_id: str, profile: str) -> None:
-        self.seen.append(('started', run_id))
-
-    def update(self, run_id: str, message: str, fraction: float,
-               changed: List[str]) -> None:
-        assert 0.0 <= fraction < 1.0
-        self.seen.append(('update', message, ' / '.join(changed)))
-
-    def finished(self, run_id: str, state: str, message: str) -> None:
-        self.seen.append(('finished', state))
 
 
 @pytest.fixture
@@ -60,28 +25,6 @@ def stub() -> Iterator[StubS3]:
     s = StubS3(access_key='AK', secret_key='SK').start()
     yield s
     s.stop()
-
-
-class ServingCluster(FakeCluster):
-    """The fake cluster whose RGW daemons (one per host, or as rgw-per-host says) serve S3.
-
-    Daemon i of the host is served by stub i of `stubs`.
-    """
-
-    def __init__(self, stubs: Sequence[StubS3]) -> None:
-        super().__init__()
-        self.stubs = stubs
-
-    def services(self, service_type: Optional[str] = None) -> List[Dict[str, Any]]:
-        return [spec for spec in self.specs.values()
-                if service_type in (None, spec['service_type'])]
-
-    def rgw_daemons(self) -> List[RGWDaemon]:
-        return [RGWDaemon(d.daemon_id, 'h1', 'default', version=None, frontends=[],
-                          endpoints=[Endpoint('http', '127.0.0.1',
-                                              self.stubs[i % len(self.stubs)].port)],
-                          pid=7 + i, key=str(4100 + i))
-                for i, d in enumerate(self.daemons('rgw.default'))]
 
 
 @pytest.fixture
@@ -92,41 +35,6 @@ def second_stub(stub: StubS3) -> Iterator[StubS3]:
     s.start()
     yield s
     s.stop()
-
-
-class Setup:
-    def __init__(self, stub: StubS3, certificate: Tuple[str, str],
-                 behaviour: Optional[Dict[str, str]] = None,
-                 more_rgws: Sequence[StubS3] = (), checks: Optional[RunChecks] = None,
-                 events: Optional[Events] = None,
-                 rgw_daemons: Callable[[], int] = lambda: 1) -> None:
-        self.store = MemoryStore()
-        self.cluster = ServingCluster([stub] + list(more_rgws))
-        self.events = events or Events()
-        self.launchers: List[ThreadLauncher] = []
-        self.results = ResultStore(self.store, lambda: 10)
-        credentials = CredentialStore(self.store)
-        credentials.set('access_key: AK\nsecret_key: SK')
-
-        def launcher(placement: Optional[List[str]]) -> ThreadLauncher:
-            made = ThreadLauncher(placement or ['mgr-host'], behaviour)
-            self.launchers.append(made)
-            return made
-        self.keep_objects = False
-        log = logging.getLogger('test')
-        self.engine = RunEngine(
-            store=self.store, results=self.results, credentials=credentials,
-            cluster=RunCluster(make_applier=lambda: applier(self.cluster),
-                               ceph_version=lambda: '16.2.15', checks=checks,
-                               rgw_daemons=rgw_daemons),
-            agents=AgentWorkloads(
-                make_channel=lambda: AgentChannel('127.0.0.1', 0, *certificate),
-                server_daemons=ServerDaemons, log=log, keep_objects=lambda: self.keep_objects,
-                new_pg_watch=(lambda: None) if checks is None else checks.pg_watch),
-            make_launcher=launcher, events=self.events, log=log)
-
-    def profile(self, **changes: Any) -> Any:
-        return parse_profile(dict(PROFILE, **changes), all_settings())
 
 
 def test_a_run_measures_every_variant_and_puts_every_setting_back(

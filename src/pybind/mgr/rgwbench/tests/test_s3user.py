@@ -9,9 +9,9 @@ from unittest import mock
 
 import pytest
 from fixtures import MemoryStore
-from test_runs import Setup
+from rgwbench.tests.run_fakes import Setup
 from rgwbench.tests.fixtures import FakeCluster
-from test_settings import applier
+from rgwbench.tests.settings_fakes import applier
 
 from rgwbench.serial import dump
 from rgwbench.cluster.credentials import CredentialStore

@@ -6,9 +6,10 @@ from typing import Any, Dict, Iterator, Tuple
 
 import pytest
 from fixtures import MemoryStore
-from test_module import ModuleUnderTest, call, registered  # noqa: F401 (a fixture)
-from test_runs import PROFILE, Setup
-from test_settings import RUNTIME, FakeCluster
+from rgwbench.tests.module_harness import ModuleUnderTest, call
+from rgwbench.tests.module_harness import registered  # noqa: F401 (a fixture)
+from rgwbench.tests.run_fakes import PROFILE, Setup
+from rgwbench.tests.fixtures import RUNTIME, FakeCluster
 
 from rgwbench.errors import InvalidInput
 from rgwbench.api import shown_run
@@ -33,7 +34,7 @@ def stub() -> Iterator[StubS3]:
 
 
 def widened_applier(cluster: FakeCluster) -> SettingsApplier:
-    ctx = SettingContext(cluster=cluster, rgw_service=lambda: 'rgw.default',
+    ctx = SettingContext(cluster=cluster, rgw_service=lambda: 'rgw.default',  # type: ignore
                          option={'config_allow': OPTION}.get, secrets=MemoryStore(),
                          release=16)
     return SettingsApplier(ctx, [ConfigOption(), RGWRestart()])
@@ -63,7 +64,7 @@ def test_profile_show_masks_a_secret_of_the_config_setting() -> None:
 def test_a_runs_plan_and_record_mask_a_secret_of_the_config_setting(
         stub: StubS3, certificate: Tuple[str, str], monkeypatch: pytest.MonkeyPatch,
         known_option: None) -> None:
-    monkeypatch.setattr('test_runs.applier', widened_applier)
+    monkeypatch.setattr('rgwbench.tests.run_fakes.applier', widened_applier)
     s = Setup(stub, certificate)
     profile = s.profile(**{k: v for k, v in WITH_SECRET.items() if k != 'name'})
     plan = s.engine.plan(profile)

@@ -1,33 +1,19 @@
 import copy
 import json
-import logging
 import threading
 from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 from fixtures import MemoryStore
 from rgwbench.tests.fixtures import RGW_SPEC, RUNTIME, FakeCluster
+from rgwbench.tests.settings_fakes import applier, session, summaries
 
 from rgwbench.errors import Busy, InvalidInput, NotFound, RGWBenchError
 from rgwbench.cluster.fencing import Fenced
 from rgwbench.settings.journal import Journal
-from rgwbench.settings.applier import SettingsApplier
-from rgwbench.settings.base import SettingContext
 from rgwbench.cluster.access import (APPLY_TRIES, ClusterAccess, GaveUp, NotReady, is_clean,
                                      pg_states, pgs_not_reported_since)
-from rgwbench.settings.daemon_settings import ConfigOption, Msgr2Secure, RGWPerHost, RGWRestart
 from rgwbench.settings.registry import parse_assignments
-from rgwbench.settings.session import SettingsSession
-
-
-def applier(cluster: FakeCluster) -> SettingsApplier:
-    ctx = SettingContext(cluster=cluster, rgw_service=lambda: 'rgw.default',  # type: ignore
-                         option=lambda name: None, secrets=MemoryStore(), release=16)
-    return SettingsApplier(ctx, [ConfigOption(), RGWPerHost(), Msgr2Secure(), RGWRestart()])
-
-
-def summaries(plans: Any) -> List[str]:
-    return [c.summary for p in plans for c in p.changes]
 
 
 def test_settings_plan_in_order_and_restart_rgw_once_after_every_change() -> None:
@@ -288,11 +274,6 @@ def test_an_osd_restart_that_could_not_begin_is_not_journaled_nor_put_back() -> 
     assert not any(call.startswith('restart osd') for call in cluster.calls), cluster.calls
     assert set(cluster.config) == {('global', 'fsid_like')}
     assert Journal.unfinished(store) is None
-
-
-def session(cluster: FakeCluster, store: MemoryStore) -> SettingsSession:
-    return SettingsSession(store, lambda: applier(cluster), logging.getLogger('test'),
-                           clock=lambda: 1000.0)
 
 
 def test_session_applies_in_a_thread_and_reverts_on_request() -> None:

@@ -9,43 +9,20 @@ from rgwbench.errors import InvalidInput, NotSupported
 from rgwbench.serial import dump
 from rgwbench.tests.s3stub import StubS3
 from rgwbench.loadgen.sse import SSE
-from rgwbench.cluster.rgw_daemons import Endpoint, RGWDaemon
-from rgwbench.settings.base import ClientSide, PlanView, SettingContext, SettingNotInEffect
+from rgwbench.settings.base import ClientSide, SettingNotInEffect
 from rgwbench.settings.changes import (CONFIG, RESTART, SERVICE, Change, config_change,
                                        service_change)
 from rgwbench.settings.registry import all_settings
 from rgwbench.settings.sse import ServerSideEncryption, check_write, parse_version
 
-from fixtures import MemoryStore
-from rgwbench.tests.fixtures import FakeCluster
+from rgwbench.tests.sse_fakes import PACIFIC, RGW_SPEC, context, plan
 
-PACIFIC = 'ceph version 16.2.15 (618f4400) pacific (stable)'
-RGW_SPEC = {'service_type': 'rgw', 'service_id': 'default',
-            'placement': {'hosts': ['vm']}, 'spec': {'rgw_frontend_port': 8000}}
 KMIP = {'sse_kmip_addr': '127.0.0.1:5696', 'sse_kmip_ca_path': '/etc/ceph/kmip/ca.crt',
         'sse_kmip_client_cert': '/etc/ceph/kmip/rgw.crt',
         'sse_kmip_client_key': '/etc/ceph/kmip/rgw.key', 'sse_kmip_key_id': 'bench-key'}
 VAULT = {'sse_vault_addr': 'http://127.0.0.1:8200', 'sse_vault_auth': 'token',
          'sse_vault_secret_engine': 'transit', 'sse_vault_token_file': '/etc/ceph/vault.token',
          'sse_vault_key_id': 'bench/key'}
-
-
-def context(options: Optional[Dict[str, str]] = None, release: int = 16,
-            version: str = PACIFIC) -> SettingContext:
-    cluster = FakeCluster([RGW_SPEC], rgws=[RGWDaemon(
-        'default.vm.abc', 'vm', 'default', version=version, frontends=['beast port=8000'],
-        endpoints=[Endpoint('http', '127.0.0.1', 8000)], pid=10, key='4131')])
-    values = dict(options or {})
-    return SettingContext(cluster=cluster, rgw_service=lambda: 'rgw.default',  # type: ignore
-                          option=values.get, secrets=MemoryStore(), release=release)
-
-
-def plan(ctx: SettingContext, value: str, planned: Optional[List[Change]] = None
-         ) -> List[Change]:
-    setting = ServerSideEncryption()
-    view = PlanView(ctx.cluster)
-    view.add(planned or [])
-    return setting.plan(ctx, view, setting.parse(value))
 
 
 def configs(changes: List[Change]) -> Dict[str, Any]:

@@ -13,36 +13,19 @@ import pytest
 from ceph.deployment.service_spec import ServiceSpec
 from fixtures import MemoryStore
 from rgwbench.tests.fixtures import FakeCluster
+from rgwbench.tests.local_ports import free_port
+from rgwbench.tests.tls_fakes import RGW_SPEC, context, tls_cluster
 
 from rgwbench.errors import InvalidInput, NotFound
 from rgwbench.settings.journal import Journal
 from rgwbench.certs.pem import CertificateError, describe_certificate, split_pem
-from rgwbench.cluster.rgw_daemons import rgw_daemons
 from rgwbench.settings.applier import SettingsApplier
-from rgwbench.settings.base import ClientSide, PlanView, SettingContext
+from rgwbench.settings.base import ClientSide, PlanView
 from rgwbench.settings.changes import service_change
 from rgwbench.settings.tls import client_targets
 from rgwbench.settings.tls import (GENERATED_KEY, OPERATOR_KEY, Certificates, IngressTls, RGWTls,
                                    certificate_to_text, tls_problem)
 from rgwbench.settings.targets import INGRESS, RGW, URLS, Target
-
-RGW_SPEC: Dict[str, Any] = {
-    'service_type': 'rgw', 'service_id': 'default', 'service_name': 'rgw.default',
-    'placement': {'hosts': ['host1']}, 'spec': {'rgw_frontend_port': 8000}}
-
-
-def tls_cluster(specs: List[Dict[str, Any]], frontend: str = 'beast port=8000') -> FakeCluster:
-    """A cluster of the specs whose one RGW daemon, on host1, serves `frontend`."""
-    return FakeCluster(specs, rgws=rgw_daemons({'services': {'rgw': {'daemons': {'4131': {
-        'addr': '127.0.0.1:0/1', 'metadata': {
-            'id': 'default.host1.a', 'hostname': 'host1', 'frontend_config#0': frontend}}}}}}))
-
-
-def context(cluster: FakeCluster, store: Optional[MemoryStore] = None,
-            **options: Any) -> SettingContext:
-    return SettingContext(cluster=cluster, rgw_service=lambda: 'rgw.default',  # type: ignore
-                          option=lambda key: options.get(key), secrets=store or MemoryStore(),
-                          release=16)
 
 
 def make_pem(cn: str, sans: str = 'IP:127.0.0.1', days: int = 30) -> Dict[str, str]:
@@ -260,12 +243,6 @@ def test_rgw_tls_composes_with_earlier_plans_of_the_same_spec() -> None:
 # -- tls@ingress plans -----------------------------------------------------------------------
 OPTIONS = {'ingress_virtual_ip': '127.0.0.1/32', 'ingress_frontend_port': 0,
            'ingress_monitor_port': 0}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        return int(s.getsockname()[1])
 
 
 def test_a_new_https_ingress_in_front_of_the_rgw_service() -> None:

@@ -4,7 +4,7 @@ from typing import List, Optional
 
 from fixtures import MemoryStore
 from rgwbench.tests.fixtures import FakeCluster
-from test_settings import applier, session
+from rgwbench.tests.settings_fakes import applier, session
 
 from rgwbench.settings.journal import UNDO_FAILED, UNDONE, Journal
 from rgwbench.settings.session import HEALTH_GAVE_UP

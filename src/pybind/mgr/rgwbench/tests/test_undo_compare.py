@@ -3,7 +3,7 @@ from typing import Optional
 
 from fixtures import MemoryStore
 from rgwbench.tests.fixtures import FakeCluster
-from test_settings import applier
+from rgwbench.tests.settings_fakes import applier, session
 
 from rgwbench.settings.changes import CONFIG_KEY, config_key_change, put_state
 from rgwbench.settings.journal import (HEALTH_CHANGED, LEFT, UNDONE, Journal, acknowledge,
@@ -115,7 +115,6 @@ def test_settings_show_says_what_was_left_and_is_not_failed() -> None:
 
 
 def test_the_session_gives_every_standing_health_check_and_acknowledges() -> None:
-    from test_settings import session
     from rgwbench.settings.session import HEALTH_GAVE_UP
     cluster, store = FakeCluster(), MemoryStore()
     a = applier(cluster)
