@@ -52,6 +52,14 @@ def _podman(args: List[str]) -> str:
                           stdout=subprocess.PIPE, universal_newlines=True).stdout
 
 
+def _command_line(pid: int) -> str:
+    try:
+        with open('/proc/%d/cmdline' % pid, 'rb') as f:
+            return f.read().replace(b'\0', b' ').decode(errors='replace')
+    except OSError:   # gone meanwhile
+        return ''
+
+
 def _stop_one_left_by_a_test() -> None:
     """Stop the cephadm cluster an earlier run of these tests left (one killed before its
     fixture could stop it: CI ends a shard over its budget so): one machine has room for
@@ -68,9 +76,8 @@ def _stop_one_left_by_a_test() -> None:
     while pid > 1:   # this process and those that started it
         mine.add(pid)
         pid = int((stat_fields(pid) or ['', '0'])[1])
-    others = [p for p in subprocess.run(['pgrep', '-f', 'test_cephadm'], stdout=subprocess.PIPE,
-                                        universal_newlines=True).stdout.split()
-              if int(p) not in mine]
+    others = [pid for pid in map(int, filter(str.isdigit, os.listdir('/proc')))
+              if pid not in mine and 'test_cephadm' in _command_line(pid)]
     if ours and not others and os.path.exists(os.path.join(owner, 'cluster.json')):
         print('stopping the cephadm cluster an earlier run left in %s' % owner)
         Cluster(RELEASE, owner).tool('stop', check=False)
@@ -199,6 +206,10 @@ def snapshot(c: Cluster, run_ids: List[str]) -> Dict[str, Any]:
 
 def test_a_quick_run_with_agents_in_containers_puts_everything_back(
         cephadm: Cluster) -> None:
+    # A run refuses to start while PGs are not active+clean: a mgr that took over (the
+    # module's install redeploys the mgrs) knows none of them until the OSDs report.
+    unclean = wait_pgs_clean(cephadm, timeout=300)
+    assert unclean is None, unclean
     before = snapshot(cephadm, [])
     store_credentials(cephadm)
     fsid = cephadm.ceph('fsid').stdout.strip()
@@ -211,9 +222,12 @@ def test_a_quick_run_with_agents_in_containers_puts_everything_back(
             found = line.split()
             if len(found) == 2 and found[0].startswith('ceph-%s-container-' % fsid):
                 agents[found[0]] = found[1]
-    run_id = cephadm.ceph('rgwbench', 'run', '--profile', 'quick', *FAST, *SMALL_LOAD_ARGS,
-                          '--yes-i-really-mean-it').stdout.strip()
-    record = wait_run(cephadm, run_id, meanwhile=spot_agents, every_s=1)
+    try:
+        run_id = cephadm.ceph('rgwbench', 'run', '--profile', 'quick', *FAST,
+                              *SMALL_LOAD_ARGS, '--yes-i-really-mean-it').stdout.strip()
+        record = wait_run(cephadm, run_id, meanwhile=spot_agents, every_s=1)
+    finally:
+        cephadm.ceph('rgwbench', 'credentials', 'rm', check=False)
     assert record['state'] == 'complete', record.get('error')
     for variant in record['variants']:
         assert variant['error'] is None, variant
@@ -224,7 +238,6 @@ def test_a_quick_run_with_agents_in_containers_puts_everything_back(
     image_id = _podman(['image', 'inspect', '--format', '{{.Id}}', image]).strip()
     # podman ps shows an image id's first 12 digits
     assert agents and all(image_id.startswith(a) for a in agents.values()), (agents, image)
-    cephadm.ceph('rgwbench', 'credentials', 'rm')
     assert_as_before(cephadm, before, [run_id])
 
 
@@ -568,20 +581,22 @@ def test_a_failover_mid_run_puts_the_rgw_spec_and_its_certificate_back(
     in its store) is in place: the standby, a cephadm mgr container that mounts the
     module too, ends the run and puts the spec back."""
     before, run_id = start_tls_run(cephadm)
-    wait_for_workload(cephadm, 'tls-rgw')
-    rgw_spec = cephadm.ceph_json('orch', 'ls', '--service_type', 'rgw', '--export')[0]
-    assert rgw_spec['spec'].get('ssl') is True, rgw_spec
-    failed = cephadm.fail_over_mgr()
-    record = wait_run(cephadm, run_id, timeout=900)
-    assert record['state'] == 'failed' and 'mgr restarted' in record['error'], record
-    assert cephadm.ceph_json('mgr', 'stat')['active_name'] != failed
-    deadline = time.monotonic() + 600
-    while any(k.endswith('rgwbench/journal/active')
-              for k in json.loads(cephadm.ceph('config-key', 'ls').stdout)):
-        assert time.monotonic() < deadline, 'the journal of the run is still open'
-        time.sleep(2)
-    cephadm.ceph('rgwbench', 'profile', 'rm', FAILOVER_PROFILE['name'])
-    cephadm.ceph('rgwbench', 'credentials', 'rm')
+    try:
+        wait_for_workload(cephadm, 'tls-rgw')
+        rgw_spec = cephadm.ceph_json('orch', 'ls', '--service_type', 'rgw', '--export')[0]
+        assert rgw_spec['spec'].get('ssl') is True, rgw_spec
+        failed = cephadm.fail_over_mgr()
+        record = wait_run(cephadm, run_id, timeout=900)
+        assert record['state'] == 'failed' and 'mgr restarted' in record['error'], record
+        assert cephadm.ceph_json('mgr', 'stat')['active_name'] != failed
+        deadline = time.monotonic() + 600
+        while any(k.endswith('rgwbench/journal/active')
+                  for k in json.loads(cephadm.ceph('config-key', 'ls').stdout)):
+            assert time.monotonic() < deadline, 'the journal of the run is still open'
+            time.sleep(2)
+    finally:
+        cephadm.ceph('rgwbench', 'profile', 'rm', FAILOVER_PROFILE['name'], check=False)
+        cephadm.ceph('rgwbench', 'credentials', 'rm', check=False)
     assert_as_before(cephadm, before, [run_id])
 
 
