@@ -9,6 +9,7 @@ operator's own certificate, or one a spec refers to, stays.
 """
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from ..cluster.spec_fields import spec_part
 from .pem import pem_blocks
 
 # Per service type: the spec's field with the certificate (and key), and cephadm's
@@ -17,10 +18,6 @@ STORED: Dict[str, Tuple[str, str, str]] = {
     'rgw': ('rgw_frontend_ssl_certificate', 'rgw_frontend_ssl_cert', 'rgw_frontend_ssl_key'),
     'ingress': ('ssl_cert', 'ingress_ssl_cert', 'ingress_ssl_key'),
 }
-
-
-def _inner(spec: Optional[Dict[str, Any]]) -> Dict[str, Any]:
-    return dict((spec or {}).get('spec') or {})
 
 
 def _certificate_of(text: Any) -> Optional[str]:
@@ -40,9 +37,9 @@ def left_certificate(old: Optional[Dict[str, Any]],
     if kind not in STORED or not old or new is None:
         return None
     field, cert_name, key_name = STORED[kind]
-    if _inner(new).get('ssl'):
+    if spec_part(new).get('ssl'):
         return None
-    carried = _certificate_of(_inner(old).get(field)) if _inner(old).get('ssl') else None
+    carried = _certificate_of(spec_part(old).get(field)) if spec_part(old).get('ssl') else None
     return (carried, cert_name, key_name) if carried else None
 
 

@@ -47,7 +47,9 @@ def _rate_not_held(results: Mapping[str, Mapping[str, Any]]) -> List[Finding]:
         # fall behind while the agent's other targets keep the agent's total up.
         concurrency = max(1, int(result.get('concurrency') or 1))
         targets = result.get('targets') or []
-        for target in targets if len(targets) > 1 else []:
+        if len(targets) < 2:   # one target: its share is the agent's
+            continue
+        for target in targets:
             held = _held(rate * int(target.get('workers') or 0) / concurrency, elapsed, target)
             if held:
                 behind.append('agent %s, target %s: %s' % (agent, target.get('url'), held))

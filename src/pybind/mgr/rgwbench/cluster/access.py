@@ -255,8 +255,10 @@ class ClusterAccess:
             raise NotReady('the orchestrator kept putting back an older spec of %s than the '
                            'one applied, %d times' % (service_name, APPLY_TRIES))
         olds = [old for old in (before, replaced) if old is not None]
+        if replaced == before:
+            olds = olds[:1]
         if olds and self.spec_replaced and self.backend() == 'cephadm':
-            for old in olds if replaced != before else olds[:1]:
+            for old in olds:
                 self.spec_replaced(old, spec, service_name, self.orch, self.mgr, self.log)
 
     def _apply_held(self, service_name: str, before: Optional[Dict[str, Any]],

@@ -23,8 +23,9 @@ def _arguments(spec: Optional[Dict[str, Any]]) -> List[str]:
     return [argument_text(item) for item in (spec or {}).get(ARGS) or []]
 
 
-def _inner(spec: Optional[Dict[str, Any]]) -> Dict[str, Any]:
-    return dict((spec or {}).get('spec') or {})
+def spec_part(spec: Any) -> Dict[str, Any]:
+    """A service spec's `spec` part (the service type's own fields); {} for no spec."""
+    return dict(spec.get('spec') or {}) if isinstance(spec, dict) else {}
 
 
 def _plain(value: Any) -> str:
@@ -39,7 +40,7 @@ def _plain(value: Any) -> str:
 
 def changed_fields(before: Optional[Dict[str, Any]], after: Dict[str, Any]) -> List[str]:
     """The fields of the spec's `spec` part whose value `after` changes."""
-    old, new = _inner(before), _inner(after)
+    old, new = spec_part(before), spec_part(after)
     return sorted(k for k in set(old) | set(new) if _plain(old.get(k)) != _plain(new.get(k)))
 
 
@@ -52,5 +53,5 @@ def holds(stored: Optional[Dict[str, Any]], before: Optional[Dict[str, Any]],
         return False
     if _arguments(before) != _arguments(after) and _arguments(stored) != _arguments(after):
         return False
-    have, want = _inner(stored), _inner(after)
+    have, want = spec_part(stored), spec_part(after)
     return all(_plain(have.get(k)) == _plain(want.get(k)) for k in changed_fields(before, after))

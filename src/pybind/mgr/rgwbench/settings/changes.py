@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Protocol, Set
 
 from ..cluster.secret_options import shown
+from ..cluster.spec_fields import spec_part
 from ..cluster.storage import STORAGE, AllowingDelete, State
 from ..serial import HIDDEN
 
@@ -140,10 +141,6 @@ def _plain(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
-def _fields(spec: Any) -> Dict[str, Any]:
-    return dict((spec or {}).get('spec') or {}) if isinstance(spec, dict) else {}
-
-
 def _placement(spec: Any) -> Any:
     return (spec or {}).get('placement') if isinstance(spec, dict) else None
 
@@ -175,7 +172,7 @@ def same_state(kind: str, now: Any, known: Any, fields: Set[str]) -> bool:
         return False
     if any(_argument_list(now, f) != _argument_list(known, f) for f in TOP_FIELDS):
         return False
-    have, want = _fields(now), _fields(known)
+    have, want = spec_part(now), spec_part(known)
     return all(_plain(have.get(f)) == _plain(want.get(f)) or
                (not have.get(f) and not want.get(f)) for f in fields)
 
@@ -189,7 +186,7 @@ def changed_meanwhile(target: ChangeTarget, kind: str, name: str, before: Any,
     now = current_state(target, Change(kind, name, None, ''))
     fields: Set[str] = set()
     for state in [before] + left_in:
-        fields |= set(_fields(state))
+        fields |= set(spec_part(state))
     if any(same_state(kind, now, known, fields) for known in [before] + left_in):
         return None
     if kind == CONFIG:
