@@ -18,11 +18,13 @@ from . import storage
 from .rgw_admin import S3Keys, UserAdmin, ZoneAdmin, ZonePlacement
 from .rgw_daemons import RGWDaemon, rgw_daemons
 from .secret_options import masked, secret_parts, shown
-from .spec_fields import holds
+from .spec_fields import holds, same_spec
 
 POLL_S = 1.0
 # Applies of a spec the orchestrator overwrote with an older one, before giving up.
 APPLY_TRIES = 3
+# What the orchestrator holds after an apply (ClusterAccess._spec_held).
+HELD, PUT_BACK, CHANGED_BY_OTHERS = 'held', 'put back', 'changed by others'
 
 
 class NotReady(RGWBenchError):
@@ -282,20 +284,35 @@ class ClusterAccess:
         if not changed:
             self.wait_service(service_name)
             return True
-        put_back: List[bool] = []
+        found: List[str] = []
 
         def restarted() -> Optional[str]:
-            if not holds(self.service_spec(service_name), before, spec):
-                put_back.append(True)
+            found[:] = [self._spec_held(service_name, before, spec)]
+            if found[0] != HELD:
                 return None
             return self._restarted_rgw(service_name, identities)
         # cephadm redeploys in its serve loop: until then the old daemons run and
         # serve as before, and would pass for the new.
         self.wait_for('%s to redeploy' % service_name, restarted)
-        if put_back:
-            return False
-        self.wait_service(service_name)
-        return holds(self.service_spec(service_name), before, spec)
+        if found[0] == HELD:
+            self.wait_service(service_name)
+            found[:] = [self._spec_held(service_name, before, spec)]
+        if found[0] == CHANGED_BY_OTHERS:
+            raise NotReady('service %s: its spec was changed by someone else during the '
+                           'apply; it is left as it is' % service_name)
+        return found[0] == HELD
+
+    def _spec_held(self, service_name: str, before: Optional[Dict[str, Any]],
+                   spec: Dict[str, Any]) -> str:
+        """HELD: the orchestrator holds the spec applied; PUT_BACK: it holds the one before
+        again (cephadm's overwrite); CHANGED_BY_OTHERS: neither, someone else's change,
+        which is not applied over."""
+        stored = self.service_spec(service_name)
+        if holds(stored, before, spec):
+            return HELD
+        if before is not None and same_spec(stored, before):
+            return PUT_BACK
+        return CHANGED_BY_OTHERS
 
     def _gone(self, service_name: str) -> Optional[str]:
         left = [d.name for d in self.daemons(service_name)]

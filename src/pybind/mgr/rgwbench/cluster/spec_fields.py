@@ -44,6 +44,14 @@ def changed_fields(before: Optional[Dict[str, Any]], after: Dict[str, Any]) -> L
     return sorted(k for k in set(old) | set(new) if _plain(old.get(k)) != _plain(new.get(k)))
 
 
+def same_spec(one: Optional[Dict[str, Any]], other: Optional[Dict[str, Any]]) -> bool:
+    """Whether two specs the orchestrator gave have the same container arguments and the
+    same `spec` part (both read back from it: its defaults are in both)."""
+    if one is None or other is None:
+        return one is other
+    return _arguments(one) == _arguments(other) and not changed_fields(one, other)
+
+
 def holds(stored: Optional[Dict[str, Any]], before: Optional[Dict[str, Any]],
           after: Dict[str, Any]) -> bool:
     """Whether the `stored` spec has what `after` changed of `before` (its container

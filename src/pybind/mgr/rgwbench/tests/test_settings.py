@@ -851,6 +851,23 @@ def test_a_spec_the_orchestrator_overwrote_with_the_one_before_is_applied_again(
     assert len(mgr.calls) == 2 * APPLY_TRIES
 
 
+def test_a_spec_someone_else_changed_during_the_apply_is_not_applied_over() -> None:
+    rgw = {'service_type': 'rgw', 'service_id': 'default', 'spec': {'ssl': False}}
+    theirs = dict(rgw, spec={'ssl': False, 'rgw_frontend_port': 8081})
+
+    class OperatorApplies(SpecMgr):
+        def apply(self, specs: List[Dict[str, Any]]) -> None:
+            super().apply(specs)
+            self.specs['rgw.default'] = theirs    # an operator's apply, right after ours
+    mgr = OperatorApplies([rgw])
+    cluster = ClusterAccess(mgr, lambda found: found, SpecJSON)  # type: ignore[arg-type]
+    cluster.wait_service = lambda service_name: None  # type: ignore[method-assign]
+    with pytest.raises(NotReady, match='changed by someone else during the apply'):
+        cluster.put_service('rgw.default', dict(rgw, spec={'ssl': True}))
+    assert mgr.specs['rgw.default'] == theirs
+    assert mgr.calls == [('apply', 'rgw.default'), ('redeploy', 'rgw.default')]
+
+
 class SpecJSON(dict):
     """A spec as the orchestrator reads it from JSON, naming its service."""
 

@@ -1,7 +1,7 @@
 """Whether the orchestrator still holds what a spec change changed."""
 from typing import Any, Dict
 
-from rgwbench.cluster.spec_fields import changed_fields, holds
+from rgwbench.cluster.spec_fields import changed_fields, holds, same_spec
 
 PEM = '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n'
 
@@ -41,3 +41,14 @@ def test_container_arguments_in_either_form() -> None:
     assert holds(dict(rgw(ssl=True), extra_container_args=[{'argument': '--other'}]),
                  dict(rgw(), extra_container_args=['--other']),
                  dict(rgw(ssl=True), extra_container_args=['--other']))
+
+
+def test_the_same_spec_read_back() -> None:
+    one = dict(rgw(rgw_frontend_port=8000, rgw_frontend_ssl_certificate=PEM),
+               extra_container_args=['--cpus=1'])
+    assert same_spec(one, dict(rgw(rgw_frontend_port=8000,
+                                   rgw_frontend_ssl_certificate=PEM.splitlines()),
+                               extra_container_args=[{'argument': '--cpus=1'}]))
+    assert not same_spec(one, dict(one, extra_container_args=[]))
+    assert not same_spec(one, rgw(rgw_frontend_port=8081, rgw_frontend_ssl_certificate=PEM))
+    assert same_spec(None, None) and not same_spec(one, None)
