@@ -402,6 +402,9 @@ def test_msgr2_secure_mode_restarts_each_osd_through_cephadm_and_back(
 
 def test_rgw_cpus_limits_each_rgw_container_through_its_spec_and_back(
         cephadm: Cluster) -> None:
+    # The setting is refused while PGs peer (after the TLS test's RGW redeploys, alone).
+    unclean = wait_pgs_clean(cephadm, timeout=300)
+    assert unclean is None, unclean
     fsid = cephadm.ceph('fsid').stdout.strip()
     before = snapshot(cephadm, [])
 
