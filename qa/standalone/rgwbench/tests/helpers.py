@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 import uuid
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import boto3
 from botocore.config import Config
@@ -367,21 +367,39 @@ def cpu_ticks(pid: int) -> Optional[int]:
     return None if fields is None else int(fields[11]) + int(fields[12])
 
 
-class Watch(threading.Thread):
-    """(time, CPU ticks) of some pids, four times a second, while a load runs."""
+PAGE_KIB = os.sysconf('SC_PAGE_SIZE') // 1024
 
-    def __init__(self, pids: Dict[str, int]) -> None:
+
+def rss_kib(pid: int) -> Optional[int]:
+    """A process's resident set now, in KiB (statm's second field); None when it is gone."""
+    try:
+        with open('/proc/%d/statm' % pid) as f:
+            return int(f.read().split()[1]) * PAGE_KIB
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+class Watch(threading.Thread):
+    """(time, CPU ticks, RSS KiB) of each daemon's processes, summed, four times a
+    second, while a load runs; a daemon is one pid or several (HAProxy's master and
+    worker)."""
+
+    def __init__(self, pids: Mapping[str, Union[int, Sequence[int]]]) -> None:
         super().__init__(daemon=True)
-        self.pids = pids
-        self.samples: Dict[str, List[Tuple[float, int]]] = {name: [] for name in pids}
+        self.pids = {name: [found] if isinstance(found, int) else list(found)
+                     for name, found in pids.items()}
+        self.samples: Dict[str, List[Tuple[float, int, int]]] = {name: [] for name in pids}
         self.done = threading.Event()
 
     def run(self) -> None:
         while not self.done.wait(0.25):
-            for name, pid in self.pids.items():
-                ticks = cpu_ticks(pid)
-                if ticks is not None:
-                    self.samples[name].append((time.time(), ticks))
+            for name, pids in self.pids.items():
+                ticks = [cpu_ticks(pid) for pid in pids]
+                rss = [rss_kib(pid) for pid in pids]
+                # a sample counts only with every process of the daemon in it
+                if None not in ticks and None not in rss:
+                    self.samples[name].append(
+                        (time.time(), sum(t or 0 for t in ticks), sum(r or 0 for r in rss)))
 
     def cores(self, name: str, start: float, end: float) -> float:
         """CPU cores between two times, the ticks at each read off the samples around it."""
@@ -394,6 +412,12 @@ class Watch(threading.Thread):
             share = (when - before[0]) / (after[0] - before[0])
             return before[1] + share * (after[1] - before[1])
         return (at(end) - at(start)) / CLK_TCK / (end - start)
+
+    def rss_mib(self, name: str, start: float, end: float) -> float:
+        """The mean RSS of the samples between two times, in MiB."""
+        inside = [s[2] for s in self.samples[name] if start <= s[0] <= end]
+        assert inside, 'no sample of %s between %s and %s' % (name, start, end)
+        return sum(inside) / len(inside) / 1024.0
 
 
 # -- certificates ------------------------------------------------------------------------------

@@ -262,45 +262,97 @@ def test_osd_restarts_on_an_unmanaged_osd_service_are_refused_before_any_change(
     assert_as_before(cephadm, before, [])
 
 
-def radosgw_host_pids(c: Cluster, fsid: str) -> Dict[str, int]:
-    """Each RGW daemon's radosgw process, by host pid, as podman sees its container."""
-    found: Dict[str, int] = {}
-    for daemon in c.ceph_json('orch', 'ps', '--daemon_type', 'rgw'):
-        container = 'ceph-%s-rgw-%s' % (fsid, daemon['daemon_id'].replace('.', '-'))
+def container_host_pids(c: Cluster, fsid: str, daemon_type: str,
+                        program: str) -> Dict[str, List[int]]:
+    """Each daemon of a type: the host pids of its program in its container, as podman
+    sees it (HAProxy runs a master and a worker)."""
+    found: Dict[str, List[int]] = {}
+    for daemon in c.ceph_json('orch', 'ps', '--daemon_type', daemon_type):
+        container = 'ceph-%s-%s-%s' % (fsid, daemon_type, daemon['daemon_id'].replace('.', '-'))
         for line in _podman(['top', container, 'hpid', 'comm']).splitlines()[1:]:
             pid, comm = line.split(None, 1)
-            if comm.strip() == 'radosgw':
-                found['rgw.' + daemon['daemon_id']] = int(pid)
+            if comm.strip() == program:
+                found.setdefault('%s.%s' % (daemon_type, daemon['daemon_id']), []).append(
+                    int(pid))
     return found
 
 
-def test_each_rgw_containers_cpu_agrees_with_the_hosts_proc(cephadm: Cluster) -> None:
-    """The samplers find RGW in its container by cephadm's names; the CPU a load
-    reports for it is what /proc says of that process over the same window."""
-    rgws = radosgw_host_pids(cephadm, cephadm.ceph('fsid').stdout.strip())
-    assert rgws, 'no radosgw process in the RGW containers'
-    store_credentials(cephadm)
-    watch = Watch(rgws)
-    watch.start()
-    try:
-        load_id = cephadm.ceph('rgwbench', 'load', '--op', 'put', '--size', '4KiB',
-                               '--concurrency', '8', '--duration', str(DURATION_S),
-                               '--warmup', str(WARMUP_S)).stdout.strip()
-        record = wait_load(cephadm, load_id, timeout=600)
-    finally:
-        watch.done.set()
-        watch.join()
-        cephadm.ceph('rgwbench', 'credentials', 'rm')
-    assert record['state'] == 'complete', record['error']
-    result = record['result']
-    assert result['ops'] > 0 and result['errors'] == 0
-    per_daemon = result['rgw']['per_daemon']
-    assert sorted(d['daemon'] for d in per_daemon) == sorted(rgws)
-    start = result['start_at'] + WARMUP_S
+def assert_agrees_with_proc(per_daemon: List[Dict[str, Any]], watch: Watch,
+                            start: float) -> None:
+    """Each daemon's CPU and RSS in a load's result is what the host's /proc said of its
+    processes over the same window, within 20 %."""
+    assert sorted(d['daemon'] for d in per_daemon) == sorted(watch.pids), per_daemon
     for daemon in per_daemon:
         assert daemon['cpu_cores'] > 0 and daemon['rss_mib'] > 0, daemon
         seen = watch.cores(daemon['daemon'], start, start + DURATION_S)
         assert daemon['cpu_cores'] == pytest.approx(seen, rel=0.2), (daemon, seen)
+        resident = watch.rss_mib(daemon['daemon'], start, start + DURATION_S)
+        assert daemon['rss_mib'] == pytest.approx(resident, rel=0.2), (daemon, resident)
+
+
+def watched_load(c: Cluster, watch: Watch, *endpoint: str) -> Any:
+    """A short PUT load while `watch` reads /proc; its record."""
+    store_credentials(c)
+    watch.start()
+    try:
+        load_id = c.ceph('rgwbench', 'load', '--op', 'put', '--size', '4KiB',
+                         '--concurrency', '8', '--duration', str(DURATION_S),
+                         '--warmup', str(WARMUP_S), *endpoint).stdout.strip()
+        record = wait_load(c, load_id, timeout=600)
+    finally:
+        watch.done.set()
+        watch.join()
+        c.ceph('rgwbench', 'credentials', 'rm')
+    assert record['state'] == 'complete', record['error']
+    result = record['result']
+    assert result['ops'] > 0 and result['errors'] == 0, result
+    return record
+
+
+def test_each_rgw_containers_cpu_and_rss_agree_with_the_hosts_proc(cephadm: Cluster) -> None:
+    """The samplers find RGW in its container by cephadm's names; the CPU and RSS a load
+    reports for it are what /proc says of that process over the same window."""
+    rgws = container_host_pids(cephadm, cephadm.ceph('fsid').stdout.strip(), 'rgw', 'radosgw')
+    assert rgws, 'no radosgw process in the RGW containers'
+    watch = Watch(rgws)
+    result = watched_load(cephadm, watch)['result']
+    assert_agrees_with_proc(result['rgw']['per_daemon'], watch, result['start_at'] + WARMUP_S)
+
+
+def test_haproxy_containers_cpu_and_rss_agree_with_the_hosts_proc(cephadm: Cluster) -> None:
+    """A load through a keepalived ingress (plain HTTP at the VIP): the HAProxy daemons'
+    CPU and RSS, found in cephadm's containers, are what /proc says of their processes,
+    and so are RGW's behind them; then everything is put back."""
+    fsid = cephadm.ceph('fsid').stdout.strip()
+    before = snapshot(cephadm, [])
+    frontend, monitor = free_ports(HOST_ADDR, 2)
+    for option, value in zip(OPTIONS, ('%s/24' % VIP, str(frontend), str(monitor))):
+        cephadm.ceph('config', 'set', 'mgr', 'mgr/rgwbench/%s' % option, value)
+    try:
+        cephadm.ceph('rgwbench', 'settings', 'apply', 'tls@ingress=http',
+                     '--yes-i-really-mean-it')
+        shown = wait_settings(cephadm, ['applied'], 900)
+        url = 'http://%s:%d' % (VIP, frontend)
+        assert shown['client']['endpoint'] == url, shown['client']
+        haproxies = container_host_pids(cephadm, fsid, 'haproxy', 'haproxy')
+        assert haproxies, 'no haproxy process in the ingress containers'
+        rgws = container_host_pids(cephadm, fsid, 'rgw', 'radosgw')
+        watch = Watch({**haproxies, **rgws})
+        record = watched_load(cephadm, watch, '--endpoint', url)
+        assert record['targets'] == [url], record['targets']
+        result = record['result']
+        start = result['start_at'] + WARMUP_S
+        per_daemon = result['haproxy']['per_daemon'] + result['rgw']['per_daemon']
+        assert_agrees_with_proc(per_daemon, watch, start)
+        cephadm.ceph('rgwbench', 'settings', 'revert')
+        wait_settings(cephadm, ['reverted'], 900)
+    finally:
+        settings_put_back(cephadm)
+        for option, default in zip(OPTIONS, ('', '0', '0')):
+            cephadm.ceph('config', 'set', 'mgr', 'mgr/rgwbench/%s' % option, default)
+            cephadm.ceph('config', 'rm', 'mgr', 'mgr/rgwbench/%s' % option)
+    assert_as_before(cephadm, before, [])
+    assert VIP not in bridge_addresses(), 'the VIP stayed on the bridge'
 
 
 def settings_put_back(c: Cluster) -> None:
@@ -612,13 +664,13 @@ def test_an_rgw_killed_mid_workload_is_started_again_by_its_unit_and_all_is_put_
     before, run_id = start_tls_run(cephadm)
     try:
         wait_for_workload(cephadm, 'tls-rgw')
-        killed = radosgw_host_pids(cephadm, fsid)
-        assert len(killed) == 1, killed
-        for pid in killed.values():
-            os.kill(pid, signal.SIGKILL)
+        killed = container_host_pids(cephadm, fsid, 'rgw', 'radosgw')
+        assert len(killed) == 1 and all(len(p) == 1 for p in killed.values()), killed
+        for pids in killed.values():
+            os.kill(pids[0], signal.SIGKILL)
         wait_for('radosgw started again by its unit', lambda: all(
-            radosgw_host_pids(cephadm, fsid).get(name) not in (None, pid)
-            for name, pid in killed.items()), timeout=180)
+            container_host_pids(cephadm, fsid, 'rgw', 'radosgw').get(name) not in (None, pids)
+            for name, pids in killed.items()), timeout=180)
         record = wait_run(cephadm, run_id, timeout=900)
         assert record['state'] in ('complete', 'failed'), record
     finally:
