@@ -83,6 +83,14 @@ def _descendants(root: int) -> List[int]:
     return found
 
 
+def _without_cgroups_split(cephadm: str) -> List[str]:
+    """The flag that keeps a cephadm from asking podman for split cgroups (systemd's
+    manager, which this machine lacks), where it has one: Pacific's has none, and the
+    podman shim drops what it asks for (cephadm_host.podman_argv)."""
+    with open(cephadm, 'rb') as f:
+        return ['--no-cgroups-split'] if b'--no-cgroups-split' in f.read() else []
+
+
 def installed_module_spec(spec: Dict[str, Any], module_dir: str) -> Dict[str, Any]:
     """The mgr service spec with the module folder mounted read-only in its containers."""
     mount = '--volume=%s:%s/rgwbench:ro' % (module_dir, MGR_MODULE_PATH)
@@ -123,8 +131,8 @@ class CephadmCluster:
         return dict(os.environ, PATH='%s:/usr/sbin:/usr/bin:/sbin:/bin' % self.bin)
 
     def cephadm_argv(self, args: Sequence[str]) -> List[str]:
-        return (['python3', self.state['cephadm'], '--image', self.state['image'],
-                 '--no-cgroups-split'] + list(args))
+        return (['python3', self.state['cephadm'], '--image', self.state['image']] +
+                _without_cgroups_split(self.state['cephadm']) + list(args))
 
     def _cephadm(self, args: Sequence[str],
                  timeout: float = 600) -> 'subprocess.CompletedProcess[str]':
@@ -311,10 +319,13 @@ class CephadmCluster:
             if proc.returncode == 0:
                 self._write_tools_conf()
                 return
-            # bootstrap removes what it made when it fails; on 2 cores its
-            # `orch set backend` can come before the module loaded.
+            # On 2 cores its `orch set backend` can come before the module loaded.
             last = [line for line in proc.stdout.splitlines() if 'Error' in line][-1:]
             self.log('bootstrap failed: %s' % (last[0] if last else proc.stdout[-300:]))
+            # Tentacle's bootstrap removes what it made when it fails; Pacific's leaves
+            # its mon and mgr running, which the next try's mon would find on its port.
+            if self.state.get('fsid'):
+                self._cephadm(['rm-cluster', '--fsid', self.state['fsid'], '--force'])
         raise ClusterError('cephadm bootstrap failed %d times; see %s/bootstrap.log'
                            % (BOOTSTRAP_TRIES, self.dir))
 
@@ -348,10 +359,13 @@ class CephadmCluster:
             self.log('adding %d raw OSD(s) on %s (try %d)' % (count, ', '.join(loops), attempt))
             added = self.ceph(['orch', 'daemon', 'add', 'osd', devices, 'raw'], timeout=600)
             self.log('orch daemon add osd: %s' % (added.strip()[-300:] or 'no answer'))
-            # `daemon add osd` leaves a managed spec without the raw method: cephadm
-            # applies it again in LVM mode (no device-mapper here), which fails, and
-            # its rollback can take the id of an OSD the raw add is making.
-            self.ceph(['orch', 'set-unmanaged', 'osd.default'])
+            # Tentacle's `daemon add osd` leaves a managed spec (osd.default) without
+            # the raw method: cephadm applies it again in LVM mode (no device-mapper
+            # here), which fails, and its rollback can take the id of an OSD the raw
+            # add is making. Pacific's leaves an unmanaged one (osd).
+            spec = self._osd_spec()
+            if not spec.get('unmanaged'):
+                self.ceph(['orch', 'set-unmanaged', str(spec['service_name'])])
             try:
                 self._wait('%d OSD(s) up' % count, up, 300)
                 break
@@ -369,11 +383,18 @@ class CephadmCluster:
         done. Its devices are those of a model no device has: with the loop devices
         named in it, cephadm ran `ceph-volume raw prepare` on them again in every pass
         of its loop (refused, as they hold OSDs), four containers a pass."""
-        spec = self.ceph_json(['orch', 'ls', '--service_type', 'osd', '--export'])[0]
+        spec = self._osd_spec()
         spec.pop('unmanaged', None)
+        # Pacific's unmanaged spec has no placement, which an apply needs.
+        spec.setdefault('placement', {'host_pattern': '*'})
         spec.setdefault('spec', {})['method'] = 'raw'
         spec['spec']['data_devices'] = {'model': NO_NEW_OSDS}
         self.ceph(['orch', 'apply', '-i', '-'], stdin=json.dumps(spec))
+
+    def _osd_spec(self) -> Dict[str, Any]:
+        spec: Dict[str, Any] = self.ceph_json(['orch', 'ls', '--service_type', 'osd',
+                                               '--export'])[0]
+        return spec
 
     def _hostname(self) -> str:
         hosts = self.ceph_json(['orch', 'host', 'ls'])

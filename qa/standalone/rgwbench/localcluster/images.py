@@ -9,18 +9,28 @@ copied, never changed. The image and the release's own `cephadm` program are
 cached under the cache folder, keyed by the release, the chroot's Ceph version
 and this file's build steps, so a fresh machine builds once (about a minute).
 """
+import glob
 import hashlib
 import os
 import shutil
 import subprocess
 from dataclasses import dataclass
+from typing import List
 
-from . import chroot
+from . import chroot, releases
+from .cluster import ClusterError
 from .containers import RUNTIME
+from .venvs import cached_venv, run_step
 
 # Added to the chroot's packages: cephadm itself, its mgr module, what
 # ceph-volume calls to list block devices, and the ingress daemons.
 PACKAGES = ['cephadm', 'ceph-mgr-cephadm', 'udev', 'gdisk', 'haproxy', 'keepalived']
+# Pacific's cephadm module reaches hosts through remoto, which Debian does not ship
+# (bookworm's ceph-mgr-cephadm 16.2.15 imports it and declares no dependency: as
+# packaged it cannot run). Upstream's Pacific images carry it; this one gets execnet,
+# which it runs on, from Debian, and remoto itself (pure Python) from PyPI, through
+# a cached virtualenv of the host's, whose package folder is copied into the image.
+RELEASE_EXTRAS = {'pacific': (['python3-execnet'], ['remoto==1.2.1'])}
 # cephadm starts HAProxy as `haproxy -f <its config>`, a config that says `daemon`:
 # in the foreground under a master process, as the HAProxy image's own entrypoint
 # does, else the container ends as HAProxy forks. keepalived it starts with no
@@ -104,11 +114,19 @@ def _image_exists(name: str) -> bool:
 
 
 def ensure_image(release: str, log: chroot.Logger) -> CephImage:
-    """The release's image, built once from its chroot (which must exist)."""
+    """The release's image, built once from its chroot. A release that runs natively
+    (Pacific, bookworm's own Ceph) gets a chroot of its suite for the image alone: the
+    host's root is not copied into an image."""
     source = chroot.chroot_dir(release)
     if not os.path.exists(os.path.join(source, chroot.READY_MARK)):
-        raise ImageError('no chroot of %s: run `cluster install --release %s` first'
-                         % (release, release))
+        found = releases.get(release)
+        if not found.native:
+            raise ImageError('no chroot of %s: run `cluster install --release %s` first'
+                             % (release, release))
+        try:
+            chroot.ensure_chroot(release, found.suite, releases.PACKAGES, log)
+        except chroot.ChrootError as e:
+            raise ImageError(str(e))
     key = _key(release, source)
     folder = os.path.join(chroot.cache_dir(), 'cephadm-' + key)
     image = CephImage(name='localhost/rgwbench-ceph:' + key,
@@ -124,16 +142,20 @@ def ensure_image(release: str, log: chroot.Logger) -> CephImage:
             subprocess.run(['umount', '-l', path], stderr=subprocess.DEVNULL)
             shutil.rmtree(path)
         os.makedirs(path)
+    packages, requirements = RELEASE_EXTRAS.get(release, ([], []))
     try:
         proc = subprocess.run(
             ['unshare', '-m', '--propagation', 'private', 'sh', '-c', _INSTALL_SCRIPT,
-             'install', staging] + PACKAGES,
+             'install', staging] + PACKAGES + packages,
             env=dict(os.environ, SOURCE=source, SOURCE_VIEW=view,
                      DEBIAN_FRONTEND='noninteractive', LC_ALL='C'),
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
         if proc.returncode != 0:
             raise ImageError('installing %s into a copy of the %s chroot failed:\n%s'
-                             % (' '.join(PACKAGES), release, proc.stdout[-3000:]))
+                             % (' '.join(PACKAGES + packages + requirements), release,
+                                proc.stdout[-3000:]))
+        if requirements:
+            _add_python_packages(staging, requirements, log)
         _add_sitecustomize(staging)
         script = os.path.join(staging, ENTRYPOINT.lstrip('/'))
         with open(script, 'w') as f:
@@ -157,6 +179,23 @@ def ensure_image(release: str, log: chroot.Logger) -> CephImage:
         shutil.rmtree(view, ignore_errors=True)
     log('image %s ready' % image.name)
     return image
+
+
+def _add_python_packages(root: str, requirements: List[str], log: chroot.Logger) -> None:
+    """Pure-Python packages from PyPI, copied into the image's system Python."""
+    names = [requirement.split('==')[0] for requirement in requirements]
+
+    def check(venv: str) -> None:
+        run_step([os.path.join(venv, 'bin', 'python'), '-c', 'import ' + ', '.join(names)],
+                 'import ' + ', '.join(names), ClusterError)
+    try:
+        venv = cached_venv('image-python', requirements, check, log, ClusterError)
+    except ClusterError as e:
+        raise ImageError(str(e))
+    found = glob.glob(os.path.join(venv, 'lib', 'python3*', 'site-packages'))
+    target = os.path.join(root, 'usr', 'lib', 'python3', 'dist-packages')
+    for name in names:
+        shutil.copytree(os.path.join(found[0], name), os.path.join(target, name))
 
 
 def _add_sitecustomize(root: str) -> None:

@@ -22,7 +22,9 @@ from helpers import (DURATION_S, FAST, WARMUP_S, Watch, ca_file_of, kept_on_purp
                      run_json, s3_client, s3_round_trip, served_certificate, wait_load,
                      wait_run)
 
-RELEASE = 'tentacle'
+# CI runs these on Tentacle's cephadm; RGWBENCH_CEPHADM_RELEASE=pacific runs them on
+# Pacific's (bookworm's 16.2.15), one cephadm cluster at a time either way.
+RELEASE = os.environ.get('RGWBENCH_CEPHADM_RELEASE', 'tentacle')
 # An address of the cluster's bridge network that no daemon has: keepalived raises it.
 VIP = '198.51.100.77'
 ROOT_KEYS = '/root/.ssh/authorized_keys'

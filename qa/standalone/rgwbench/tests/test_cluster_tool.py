@@ -395,6 +395,20 @@ def test_the_cephadm_hosts_sysctl_applies_only_the_ingress_settings_cephadm_wrot
                                               'net.ipv4.ip_forward': '1'}
 
 
+@pytest.mark.parametrize('source, flags', [
+    ("p.add_argument('--no-cgroups-split', action='store_true')", ['--no-cgroups-split']),
+    ("container_args.append('--cgroups=split')", []),
+])
+def test_cephadm_is_told_not_to_split_cgroups_only_where_it_knows_the_flag(
+        source: str, flags: List[str], tmp_path: pathlib.Path) -> None:
+    """Tentacle's cephadm has the flag; Pacific's has none and refuses it (its podman
+    arguments lose `--cgroups=split` in the host's podman shim instead)."""
+    from localcluster.cephadm_cluster import _without_cgroups_split
+    program = tmp_path / 'cephadm'
+    program.write_text('#!/usr/bin/python3\n%s\n' % source)
+    assert _without_cgroups_split(str(program)) == flags
+
+
 def _fake_cgroups(root: pathlib.Path, version: int) -> pathlib.Path:
     """A cgroup tree's files as a cpu controller of this version shows them."""
     if version == 2:
