@@ -61,7 +61,7 @@ def test_a_shard_over_the_budget_is_interrupted_and_fails_the_others_stand(
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
         cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         universal_newlines=True, timeout=300,
-        env=dict(os.environ, RGWBENCH_RELEASES='x', RGWBENCH_BUDGET='20',
+        env=dict(os.environ, RGWBENCH_RELEASES='x', RGWBENCH_BUDGET='90',
                  RGWBENCH_PHASES=str(tmp_path / 'phases')))
     out = proc.stdout
     assert proc.returncode != 0, out
