@@ -14,7 +14,7 @@ from ..results.report import (cell_values, changed_settings, level_text, noise_t
                               when)
 from ..results.seeds import SeedsTable, optional_legend, seeds_tables
 from .charts import bar_chart, line_chart
-from .sweeps import sweeps_section
+from .sweep_section import sweeps_section
 
 LOGIN_STYLE = (
     'body{font-family:system-ui,sans-serif;background:#f4f5f7;margin:0;display:flex;'
