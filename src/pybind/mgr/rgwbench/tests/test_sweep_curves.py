@@ -1,7 +1,7 @@
 """Sweeps: a profile's lists expanded, their plan, the curves of a run, the knee, and how
 `results show` and the panel show them."""
 import json
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 import pytest
 from fixtures import MemoryStore
@@ -196,7 +196,7 @@ def test_the_saturation_builtin_sweeps_concurrency_per_rgw() -> None:
 
 # -- the knee -----------------------------------------------------------------------------
 
-def points(ops: List[float], se: Optional[float] = 5.0) -> List[CurvePoint]:
+def points(ops: Sequence[float], se: Optional[float] = 5.0) -> List[CurvePoint]:
     return [CurvePoint(value=str(4 ** i), workload='w%d' % i, variant='v', x=4.0 ** i,
                        ops_per_s=o, p99_ms=1.0 + i, ops_per_s_se=se,
                        ops_per_s_df=None if se is None else 30.0)
@@ -244,8 +244,8 @@ def sweep_run(ops: List[float], wobble: float = 0.05) -> Run:
     profile = parse_profile(profile_doc([{'op': 'put', 'concurrency': [1, 4, 16, 64]},
                                          {'op': 'get'}]), SETTINGS)
     entries = [entry(w.name, ops=o, mib=o * 4 / 1024, concurrency=w.concurrency,
-                     p99=1.0 + i, per_second=seconds([o * (1 + wobble * (t % 2))
-                                                       for t in range(10)]))
+                     p99=1.0 + i,
+                     per_second=seconds([o * (1 + wobble * (t % 2)) for t in range(10)]))
                for i, (w, o) in enumerate(zip(profile.workloads, ops + [300]))]
     rec = record([variant('as-is', entries)], baseline='as-is')
     rec['definition'] = dump(profile)
