@@ -1,6 +1,6 @@
 """A run's curves (results.curves) as `results show` prints them: a table per curve, the
 knee's row marked."""
-from typing import List, Sequence
+from typing import Any, Callable, List, Sequence
 
 from ..formatting import number, table
 from .knee import KNEE_SWEEPS, PER_RGW, SIZE, Curve, Knee
@@ -36,6 +36,28 @@ def curve_lines(curve: Curve) -> List[str]:
                     else 'VARIANT', 'OPS/s', 'NOISE', 'MiB/s', 'P99 ms', ''], rows, '  ')]
     if curve.knee is not None:
         lines.append('  ' + knee_text(curve, curve.knee))
+    return lines
+
+
+def curves_markdown(curves: Sequence[Curve], escape: Callable[[Any], str]) -> List[str]:
+    """The curves as Markdown tables, the knee's row in bold; `escape` makes a text safe."""
+    lines: List[str] = []
+    for curve in curves:
+        knee = curve.knee.point if curve.knee is not None and curve.knee.reached else None
+        lines += ['', 'Curve %s (%s swept):' % (escape(curve.name), escape(curve.swept)), '',
+                  '| %s | Point | Ops/s | Noise | MiB/s | P99 ms |' % _axis(curve).title(),
+                  '| --- | --- | ---: | ---: | ---: | ---: |']
+        for i, p in enumerate(curve.points):
+            cells = [escape(p.value), escape(p.workload if curve.swept in KNEE_SWEEPS + (SIZE,)
+                                             else p.variant),
+                     number(p.ops_per_s), '-' if p.ops_per_s_noise is None
+                     else '±' + number(p.ops_per_s_noise), number(p.throughput_mib_s),
+                     number(p.p99_ms)]
+            if i == knee:
+                cells = ['**%s**' % c for c in cells]
+            lines.append('| ' + ' | '.join(cells) + ' |')
+        if curve.knee is not None:
+            lines += ['', escape(knee_text(curve, curve.knee))]
     return lines
 
 

@@ -11,7 +11,7 @@ import time
 from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..formatting import number, table
-from .curve_report import curves_text
+from .curve_report import curves_markdown, curves_text
 from .curves import run_curves
 from .finding_rows import MARK, findings_lines, marked
 from .host_report import hosts_markdown, hosts_text
@@ -420,6 +420,7 @@ def result_to_markdown(run: Run) -> str:
     if notes:
         lines.append('')
         lines.extend(notes)
+    lines.extend(curves_markdown(run_curves(run), _md))
     lines.extend(hosts_markdown(run))
     found = findings_lines(run)
     if found:

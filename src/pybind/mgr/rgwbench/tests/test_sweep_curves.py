@@ -18,7 +18,7 @@ from rgwbench.profiles.sweeps import sweeps_of
 from rgwbench.results.curves import run_curves
 from rgwbench.results.knee import CurvePoint, find_knee
 from rgwbench.results.model import Run
-from rgwbench.results.report import result_to_text
+from rgwbench.results.report import result_to_markdown, result_to_text
 from rgwbench.results.seeds import shown_json
 from rgwbench.runs.plan_text import sweeps_text
 from rgwbench.serial import dump, load
@@ -285,6 +285,14 @@ def test_results_show_has_the_curve_table_with_the_knee_marked() -> None:
                                                      'put-4KiB-c16', 'put-4KiB-c64']
     assert [row.endswith('<- knee') for row in table[1:]] == [False, False, True, False]
     assert lines[start + 6].startswith('  knee: at 16 (put-4KiB-c16): no later point beats')
+
+
+def test_the_markdown_table_has_the_curve_with_the_knee_in_bold() -> None:
+    text = result_to_markdown(sweep_run([100, 380, 900, 905]))
+    assert 'Curve put-4KiB (concurrency swept):' in text
+    (bold,) = [line for line in text.splitlines() if line.startswith('| **')]
+    assert bold.startswith('| **16** | **put-4KiB-c16** | **900** | **±')
+    assert 'knee: at 16 (put-4KiB-c16)' in text
 
 
 def test_results_show_says_when_no_knee_was_reached() -> None:
