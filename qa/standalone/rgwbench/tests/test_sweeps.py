@@ -59,8 +59,10 @@ def test_a_concurrency_sweep_is_a_curve_with_its_knee(runs: Cluster, panel: Pane
             assert knee['workload'] in POINTS[:-1], knee
             later = curve['points'][knee['point'] + 1:]
             own = curve['points'][knee['point']]['ops_per_s']
-            # no later point beats it by more than the noise it was held to
-            assert all(p['ops_per_s'] - own <= knee['noise'] + 0.01 for p in later), curve
+            # the highest later point rose by `rise`, within the noise it was held to
+            assert max(p['ops_per_s'] for p in later) - own == pytest.approx(
+                knee['rise'], abs=0.01), curve
+            assert knee['rise'] <= knee['noise'], knee
         else:
             assert knee['point'] is None, knee
         text = runs.ceph('rgwbench', 'results', 'show', run_id).stdout

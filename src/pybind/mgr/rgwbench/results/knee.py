@@ -50,8 +50,8 @@ class Knee:
     """Where throughput stops rising: ``point`` the index of the knee's point in its
     curve, ``value`` and ``workload`` its; ``reached`` False (and no point) when every
     point but the last is beaten beyond the noise by a later one. ``rise``: the most a
-    later point's ops/s rose above the knee's, ``noise``: the half-width that rise was
-    held to (ops/s)."""
+    later point's ops/s rose above the knee's (negative: all fell), ``noise``: the
+    half-width that point's rise was held to (ops/s)."""
     reached: bool
     point: Optional[int] = None
     value: Optional[str] = None
@@ -83,7 +83,7 @@ def find_knee(points: Sequence[CurvePoint]) -> Knee:
                   difference_half_width(point.ops_estimate(), later.ops_estimate()))
                  for _, later in measured[at + 1:]]
         if all(rise <= noise for rise, noise in rises):
-            rise, noise = max(rises, key=lambda found: found[0] - found[1])
+            rise, noise = max(rises, key=lambda found: found[0])
             return Knee(reached=True, point=index, value=point.value,
                         workload=point.workload, rise=round(rise, 2), noise=round(noise, 2))
     return Knee(reached=False)

@@ -209,6 +209,12 @@ def test_the_knee_is_where_throughput_stops_rising_beyond_the_noise() -> None:
     assert knee.rise == 5.0 and knee.noise is not None and knee.noise > 5.0
 
 
+def test_the_knee_gives_the_largest_later_rise_and_its_noise() -> None:
+    knee = find_knee(points([100, 900, 950, 905], se=30.0))
+    assert (knee.point, knee.rise) == (1, 50.0)
+    assert knee.noise is not None and knee.rise < knee.noise
+
+
 def test_a_fall_after_the_peak_puts_the_knee_at_the_peak() -> None:
     knee = find_knee(points([100, 800, 600, 500]))
     assert (knee.reached, knee.point) == (True, 1)
