@@ -66,6 +66,7 @@ def test_a_concurrency_sweep_is_a_curve_with_its_knee(runs: Cluster, panel: Pane
         else:
             assert knee['point'] is None, knee
         text = runs.ceph('rgwbench', 'results', 'show', run_id).stdout
+        print(text[text.index('curve put-4KiB'):].split('\n\n')[0])  # what the run found
         assert 'curve put-4KiB (concurrency swept):' in text, text
         assert ('<- knee' in text and 'knee: at %s' % knee['value'] in text) if \
             knee['reached'] else 'knee: not reached' in text, text
