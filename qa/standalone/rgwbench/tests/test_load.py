@@ -53,7 +53,7 @@ def test_load_without_credentials_says_how(cluster: Cluster) -> None:
     (['--op', 'frobnicate'], "--op: 'frobnicate' is not an operation"),
     (['--size', '0'], 'at least 1 byte'),
     (['--duration', '0'], '--duration: must be a positive number of seconds'),
-    (['--concurrency', '1000000'], '--concurrency: must be a whole number from 1 to 1024'),
+    (['--concurrency', '1000000'], '--concurrency: must be a whole number from 1 to 4096'),
     (['--size', '150GiB'], "--size: '150GiB' is above the 5GiB an object may have here"),
     (['--placement', 'no-such-host'], 'unknown host no-such-host'),
     (['--endpoint', 'ftp://x'], "--endpoint: 'ftp://x' is not an http(s)://HOST:PORT URL"),

@@ -34,6 +34,22 @@ def render(data: Any, fmt: OutputFormat, plain: Callable[[Any], str]) -> str:
     return plain(data)
 
 
+def number(value: Any) -> str:
+    """A figure, with as many digits as its size calls for."""
+    if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return '-'
+    if isinstance(value, int):
+        return '{:,}'.format(value)
+    size = abs(value)
+    if size >= 1000:
+        return '{:,.0f}'.format(value)
+    if size >= 100:
+        return '%.1f' % value
+    if size >= 1:
+        return '%.2f' % value
+    return '%.3f' % value
+
+
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], indent: str = '') -> str:
     """A plain-text table with columns as wide as their widest cell."""
     cells: List[List[str]] = [list(headers)] + [['-' if c is None else str(c) for c in r]

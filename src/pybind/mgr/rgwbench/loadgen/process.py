@@ -21,6 +21,26 @@ from .schedule import FAR_FUTURE, NS, Schedule, share
 from .workload import Job
 
 
+#: open files a process holds besides its connections (standard streams, pipes, logs)
+OWN_FILES = 64
+
+
+def room_for(connections: int) -> None:
+    """Lets this process open `connections` sockets: its soft limit of open files raised
+    as far as needed, within the hard limit (a soft limit of 1024 is common)."""
+    try:
+        import resource
+    except ImportError:  # not on Linux: left as it is
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = connections + OWN_FILES
+    if soft == resource.RLIM_INFINITY or soft >= wanted:
+        return
+    raised = wanted if hard == resource.RLIM_INFINITY else min(hard, wanted)
+    if raised > soft:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (raised, hard))
+
+
 def cpu_wait_s(runqueue: float, throttled: float, wall: float) -> float:
     """Seconds a process waited for CPU over `wall` seconds, from the growth of its
     runqueue wait and of its cgroup's throttled time over them.
@@ -148,6 +168,7 @@ class ProcessRun:
         self.tick = tick
         self.total_threads = job.concurrency
         self.thread_base, self.nthreads = share(job.concurrency, job.processes, index)
+        room_for(self.nthreads)
         self.pace = Pace.for_process(job, schedule, self.thread_base, self.nthreads)
         self.stop = self.pace.stop
         self.sizes = job.sizes

@@ -231,21 +231,33 @@ def bar_chart(title: str,
     return _svg(title, labels_top + groups_height, body)
 
 
+class Mark(NamedTuple):
+    """A point a line chart marks: a ring around it and a label beside it."""
+    x: float
+    y: float
+    label: str
+
+
 def line_chart(title: str,
                series: Sequence[Tuple[str, Sequence[Tuple[float, float]]]],
-               x_label: str = 's', y_label: str = 'ops/s') -> str:
-    """Lines over time (per-second throughput of each variant).
+               x_label: str = 's', y_label: str = 'ops/s', *,
+               in_order: bool = False, dots: bool = False,
+               marks: Sequence[Mark] = ()) -> str:
+    """Lines over time (per-second throughput of each variant), or a curve.
 
     Points with a NaN or infinite coordinate are left out, and so are series
     left without points. Both axes start at 0 (or below, for negative data);
     the x axis ends at the largest x, the y axis at a round value above the
-    largest y.
+    largest y. The points are joined by x, or as given (`in_order`: latency
+    against throughput, whose throughput may fall back); `dots` draws each point,
+    `marks` rings the points they name (a sweep's knee).
     """
     colours = _colours([name for name, _ in series])
     lines: List[Tuple[str, List[Tuple[float, float]]]] = []
     for name, points in series:
-        kept = sorted(((float(x), float(y)) for x, y in points
-                       if math.isfinite(x) and math.isfinite(y)), key=lambda p: p[0])
+        finite = [(float(x), float(y)) for x, y in points
+                  if math.isfinite(x) and math.isfinite(y)]
+        kept = finite if in_order else sorted(finite, key=lambda p: p[0])
         if kept:
             lines.append((name, kept))
     if not lines:
@@ -313,11 +325,19 @@ def line_chart(title: str,
                                           ('points', coordinates), ('fill', 'none'),
                                           ('stroke', colour), ('stroke-width', 2),
                                           ('stroke-linejoin', 'round')], _tooltip(name)))
-        if len(points) == 1:
-            x, y = points[0]
+        for x, y in points if dots or len(points) == 1 else []:
             body.append(_element('circle', [('class', 'point'), ('data-series', name),
                                             ('cx', x_of(x)), ('cy', y_of(y)), ('r', 3),
                                             ('fill', colour)]))
+    for mark in marks:
+        if not (math.isfinite(mark.x) and math.isfinite(mark.y)):
+            continue
+        body.append(_element('circle', [('class', 'mark'), ('cx', x_of(mark.x)),
+                                        ('cy', y_of(mark.y)), ('r', 7), ('fill', 'none'),
+                                        ('stroke', 'currentColor'), ('stroke-width', 2)],
+                             _tooltip(mark.label)))
+        body.append(_text(mark.label, x_of(mark.x), y_of(mark.y) - 12, SMALL_FONT,
+                          [('class', 'mark-label'), ('text-anchor', 'middle')]))
     return _svg(title, bottom + 42, body)
 
 

@@ -14,6 +14,7 @@ from ..results.report import (cell_values, changed_settings, level_text, noise_t
                               when)
 from ..results.seeds import SeedsTable, optional_legend, seeds_tables
 from .charts import bar_chart, line_chart
+from .sweep_section import sweeps_section
 
 LOGIN_STYLE = (
     'body{font-family:system-ui,sans-serif;background:#f4f5f7;margin:0;display:flex;'
@@ -387,13 +388,14 @@ def run_page(about: Dict[str, Any], run: Run, active: Optional[Dict[str, Any]],
         '<h1 id="run-title" data-run-id="%s">Run %s</h1>%s'
         '<p class="downloads"><a id="download-json" href="/runs/%s.json" download>JSON</a> '
         '<a id="download-csv" href="/runs/%s.csv" download>CSV</a></p>%s'
-        '<section><h2>%% change vs baseline</h2>%s</section>%s%s'
+        '<section><h2>%% change vs baseline</h2>%s</section>%s%s%s'
         '<section id="bar-charts"><h2>Charts</h2>%s</section>'
         '<section id="per-second"><h2>Throughput over time</h2>%s</section>'
         '<section id="settings"><h2>Settings of each variant</h2>%s</section>'
         % (escaped(run_id), escaped(run_id), _summary(run), escaped(run_id), escaped(run_id),
            _live_section(active) if running else '', comparison_table(run),
-           seeds_section(run) + hosts_section(run), findings_section(run), _charts(run),
+           seeds_section(run) + hosts_section(run), findings_section(run),
+           sweeps_section(run), _charts(run),
            _time_charts(run),
            _settings(run)))
     return _layout('rgwbench: run %s' % run_id, about, csrf, body)

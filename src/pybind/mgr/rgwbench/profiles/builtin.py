@@ -151,6 +151,19 @@ BUILTIN_DOCUMENTS: List[Dict[str, Any]] = [
          for n in (256, 1024)],
      'workloads': [_workload_document(op, size, 64, per_rgw=False)
                    for size in ('64KiB', '4MiB') for op in ('put', 'get')]},
+    {'name': 'saturation',
+     'description': 'the high-water mark of the cluster as it is: requests in flight swept '
+                    'at 4, 16, 64 and 256 per RGW daemon, 64 KiB PUT and GET, each a curve '
+                    'of throughput and p99 latency with its knee, the first point beyond '
+                    'which throughput does not rise by more than the noise. IBM\'s scale '
+                    'benchmark, part 2, and Red Hat\'s sizing posts: "the point beyond '
+                    'which throughput either remains flat, or decreases", there with many '
+                    'client hosts; here the agents share the hosts they load, so the knee '
+                    'may be theirs as much as the cluster\'s (see the hosts\' CPU)',
+     'baseline': 'as-is',
+     'variants': [{'name': 'as-is', 'settings': {}}],
+     'workloads': [dict(_workload_document(op, '64KiB', 16, per_rgw=False),
+                        concurrency_per_rgw=[4, 16, 64, 256]) for op in ('put', 'get')]},
 ]
 
 

@@ -17,7 +17,20 @@ from .types import Workload, format_rate, plain_seconds
 
 HOST = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.-]{0,252}\Z')
 
-MAX_CONCURRENCY = 1024
+#: Requests in flight of a workload, over all its agents. Each is a connection of one
+#: engine process: the agents split it, then each agent's processes (schedule.share),
+#: each process driving its part from one thread on epoll (loadgen.reactor) or from a
+#: thread per connection (TLS, open loop, large objects). What bounds a process is its
+#: open files, a connection each: many hosts' soft limit is 1024 (the old cap, which one
+#: process at `processes: 1` could not quite hold), so an engine process raises its own
+#: to what it needs, within the hard limit (loadgen.process.room_for; container runtimes
+#: and systemd give 1048576 or 524288). 4096 is then what one agent carries even at
+#: `processes: 1`; at agent_processes_max (8) processes it is 512 connections each, as
+#: many as one process drove before; and the `saturation` built-in reaches it with 256
+#: per RGW at 16 RGWs.
+MAX_CONCURRENCY = 4096
+#: values a sweep (of a workload's concurrency or size, or of a variant's setting) has at most
+MAX_SWEEP = 16
 MAX_PROCESSES = 64
 MAX_BUCKETS = 1000
 MAX_DURATION_S = 3600.0
@@ -124,6 +137,21 @@ def check_rates(raw: Any, path: str) -> List[float]:
     if len(set(rates)) != len(rates):
         raise FieldError(path, 'gives a rate twice')
     return rates
+
+
+def check_sweep(raw: Any, path: str, check: Callable[[Any, str], Any]) -> List[Any]:
+    """A sweep's values: a list of at most MAX_SWEEP, each checked, each once."""
+    if not isinstance(raw, list) or not raw:
+        raise FieldError(path, 'must be a list of values, e.g. [16, 64, 256]')
+    if len(raw) > MAX_SWEEP:
+        raise FieldError(path, 'has %d values, at most %d' % (len(raw), MAX_SWEEP))
+    values: List[Any] = []
+    for item in raw:
+        value = check(item, path)
+        if value in values:
+            raise FieldError(path, 'gives %s twice' % shown(item))
+        values.append(value)
+    return values
 
 
 def check_processes(raw: Any, path: str) -> int:

@@ -182,6 +182,12 @@ def _overridden(profile: Profile, given: Overrides,
                 placement: Optional[Union[str, Sequence[str]]],
                 repeats: Optional[Number]) -> Profile:
     changes = _changes(given)
+    for flag, swept in (('concurrency', ('concurrency', 'concurrency_per_rgw')),
+                        ('sizes', ('size',))):
+        sweep = next((w for w in profile.workloads if w.swept in swept), None)
+        if getattr(given, flag) is not None and sweep is not None:
+            raise FieldError('--' + flag, 'workload %s is a point of the sweep %s, whose '
+                             'values the profile gives' % (sweep.name, sweep.curve))
     workloads = [replace(w, **changes) for w in profile.workloads]
     if given.objects is not None:
         workloads = _readers(workloads, '--objects', check_objects(given.objects, '--objects'),

@@ -7,6 +7,7 @@ from ..settings.targets import AUTO, RGW, URLS, Target
 from .builtin import builtin_names
 from .estimates import estimate_seconds, format_duration
 from .store import ProfileInfo
+from .sweeps import sweeps_of
 from ..loadgen.workload import Job
 from .types import Profile, Workload, format_rate
 
@@ -76,6 +77,13 @@ def profile_to_text(item: Union[ProfileInfo, Profile, Dict[str, Any]]) -> str:
         width = max(len(name) for name, _ in engine)
         lines += ['  %s  %s' % ((name if i == 0 else '').ljust(width), part)
                   for name, parts in engine for i, part in enumerate(parts)]
+    sweeps = sweeps_of(profile)
+    if sweeps:
+        lines += ['', 'Sweeps:']
+        lines.append(table(['CURVE', 'SWEEPS', 'VALUES', 'ESTIMATED'],
+                           [[s.curve, '%s of the %s' % (s.swept.replace('_', ' '), s.kind),
+                             ', '.join(s.values), format_duration(s.estimated_s)]
+                            for s in sweeps], '  '))
     return '\n'.join(lines)
 
 

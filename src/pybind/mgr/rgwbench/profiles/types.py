@@ -18,6 +18,8 @@ DEFAULT_PROCESSES = 0
 #: settings, or round by round (A B A B ...), each repeat a fresh application
 SEQUENTIAL, INTERLEAVED = 'sequential', 'interleaved'
 ORDERS = (SEQUENTIAL, INTERLEAVED)
+#: the workload fields a document may give as a list, one workload per value (a sweep)
+SWEPT_FIELDS = ('concurrency', 'concurrency_per_rgw', 'size')
 
 
 def plain_seconds(value: float) -> Union[int, float]:
@@ -70,6 +72,10 @@ class Workload:
     # the RGW daemons each variant has (at most MAX_CONCURRENCY), so that a workload
     # loads a larger cluster as hard as a small one. None: `concurrency` as it is.
     concurrency_per_rgw: Optional[int] = field(default=None, metadata=OMIT_EMPTY)
+    # A point of a sweep (a list of concurrencies or sizes in the document, one workload
+    # each): the curve's name, and the field it varies (SWEPT_FIELDS). None: no sweep.
+    curve: Optional[str] = field(default=None, metadata=OMIT_NONE)
+    swept: Optional[str] = field(default=None, metadata=OMIT_NONE)
 
     OPTIONAL: ClassVar[Tuple[str, ...]] = (
         'rate', 'objects', 'multipart_threshold', 'part_size', 'range')
@@ -107,9 +113,14 @@ class Workload:
 
 @dataclass(frozen=True)
 class Variant:
-    """The cluster with these settings in place; no settings: the cluster as it is."""
+    """The cluster with these settings in place; no settings: the cluster as it is.
+
+    A variant of a setting sweep (`sweep: {setting: [values]}` in the document) has
+    its curve's name (the document's variant name) and the setting it varies."""
     name: str
     settings: Dict[str, Any] = field(default_factory=dict)
+    curve: Optional[str] = field(default=None, metadata=OMIT_NONE)
+    swept: Optional[str] = field(default=None, metadata=OMIT_NONE)
 
 
 @dataclass(frozen=True)

@@ -177,6 +177,15 @@ def _within(measured: _Measured, figure: Figure) -> Tuple[Optional[Estimate], Op
     return None, None
 
 
+def own_estimate(entry: WorkloadResult, figure: Figure) -> Optional[Estimate]:
+    """A workload's figure and its standard error: over its repeats when it has two or more,
+    else from inside its measurement (per second, histogram); None where neither shows it."""
+    found = _from_repeats(entry, figure)
+    if found is None:
+        found, _ = _within(_Measured(entry), figure)
+    return found
+
+
 def _separate_applications(entry: WorkloadResult) -> bool:
     return len(_good_repeats(entry)) >= 2
 

@@ -10,7 +10,9 @@ import json
 import time
 from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
-from ..formatting import table
+from ..formatting import number, table
+from .curve_report import curves_markdown, curves_text
+from .curves import run_curves
 from .finding_rows import MARK, findings_lines, marked
 from .host_report import hosts_markdown, hosts_text
 from .model import (COLUMNS, FIGURES, LEVEL, UNTESTED_FLOOR_PCT, Comparison, Figure, Run,
@@ -25,22 +27,6 @@ def when(value: Any) -> str:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return time.strftime('%Y-%m-%d %H:%M:%SZ', time.gmtime(value))
     return str(value)
-
-
-def number(value: Any) -> str:
-    """A figure, with as many digits as its size calls for."""
-    if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
-        return '-'
-    if isinstance(value, int):
-        return '{:,}'.format(value)
-    size = abs(value)
-    if size >= 1000:
-        return '{:,.0f}'.format(value)
-    if size >= 100:
-        return '%.1f' % value
-    if size >= 1:
-        return '%.2f' % value
-    return '%.3f' % value
 
 
 def pct(value: Optional[float]) -> str:
@@ -299,6 +285,7 @@ def result_to_text(run: Run) -> str:
     if notes:
         lines.append('')
         lines.extend(notes)
+    lines.extend(curves_text(run_curves(run)))
     lines.extend(hosts_text(run))
     found = findings_lines(run)
     if found:
@@ -433,6 +420,7 @@ def result_to_markdown(run: Run) -> str:
     if notes:
         lines.append('')
         lines.extend(notes)
+    lines.extend(curves_markdown(run_curves(run), _md))
     lines.extend(hosts_markdown(run))
     found = findings_lines(run)
     if found:

@@ -13,6 +13,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from ..errors import InvalidInput
 from ..formatting import OutputFormat, render, table
 from ..serial import dump
+from .curves import run_curves
 from .host_report import KEYS, host_rows, hosts_markdown, hosts_text
 from .model import FIGURES, Comparison, Figure, Run, WorkloadResult, strip_histograms
 from .report import change_cell, number, result_to_csv, result_to_markdown, result_to_text
@@ -173,6 +174,9 @@ def shown_json(run: Run, layout: str = 'wide', series: bool = False) -> Dict[str
     if layout == 'seeds':
         return seeds_to_json(run)
     shown: Dict[str, Any] = strip_histograms(dump(run), also=() if series else ('per_second',))
+    curves = run_curves(run)
+    if curves:
+        shown['curves'] = dump(curves)
     return shown
 
 

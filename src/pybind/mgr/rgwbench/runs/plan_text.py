@@ -2,6 +2,7 @@
 from typing import Any, Dict, List, Optional
 
 from ..agents.launchers import MGR_PROCESS
+from ..profiles.estimates import format_duration
 from ..settings.s3user import user_plan_to_text
 
 
@@ -48,6 +49,19 @@ def engine_text(workloads: List[Dict[str, Any]]) -> Optional[str]:
     return 'each agent: %s; %s, in every variant' % tuple(parts)
 
 
+def sweeps_text(sweeps: List[Dict[str, Any]]) -> List[str]:
+    """Each sweep of the plan: what its list expanded to, and its share of the run's time."""
+    lines = []
+    for sweep in sweeps:
+        swept = {'concurrency_per_rgw': 'concurrency per RGW'}.get(sweep['swept'],
+                                                                   sweep['swept'])
+        lines.append('sweep %s: %s %s -> %d %s (%s), about %s' % (
+            sweep['curve'], swept, ', '.join(sweep['values']), len(sweep['points']),
+            sweep['kind'], ', '.join(sweep['points']),
+            format_duration(sweep['estimated_s'])))
+    return lines
+
+
 def run_plan_to_text(plan: Dict[str, Any]) -> str:
     lines = ['profile %s: %d variant(s) x %d workload(s) x %d repeat(s), about %d min' % (
         plan['profile'], len(plan['variants']), len(plan['workloads']), plan['repeats'],
@@ -63,6 +77,7 @@ def run_plan_to_text(plan: Dict[str, Any]) -> str:
             lines.append('  %s reads %d objects (twice the caches in front of the disks), '
                          'prefilled for at most %g s'
                          % (w['name'], w['objects'], w['prefill_time_s']))
+    lines.extend(sweeps_text(plan.get('sweeps') or []))
     engine = engine_text(plan['workloads'])
     if engine:
         lines.append(engine)

@@ -6,6 +6,8 @@ from .activity import Activity, ActivityGuard
 from ..errors import InvalidInput
 from ..profiles import Profile, ProfileStore, with_overrides
 from ..profiles.placement import placement_hosts
+from ..profiles.sweeps import sweeps_of
+from ..serial import dump
 from .engine import RunEngine
 from .plan_text import run_plan_to_text
 
@@ -28,7 +30,11 @@ class RunStarter:
 
     def plan(self, profile: str, overrides: Mapping[str, Any]) -> Tuple[Dict[str, Any], str]:
         """What a run would do, as data and as the text `ceph rgwbench plan` prints."""
-        plan = self.engine.plan(self.profile(profile, overrides))
+        chosen = self.profile(profile, overrides)
+        plan = self.engine.plan(chosen)
+        sweeps = sweeps_of(chosen)
+        if sweeps:
+            plan['sweeps'] = dump(sweeps)
         return plan, run_plan_to_text(plan)
 
     def start(self, profile: str, overrides: Mapping[str, Any], *, confirmed: bool,

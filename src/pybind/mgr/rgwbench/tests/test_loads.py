@@ -429,7 +429,7 @@ def test_an_agent_service_left_behind_counts_as_removed_only_when_the_orchestrat
 
 
 @pytest.mark.parametrize('field, value, message', [
-    ('concurrency', 10 ** 6, '--concurrency: must be a whole number from 1 to 1024'),
+    ('concurrency', 10 ** 6, '--concurrency: must be a whole number from 1 to 4096'),
     ('processes', 10 ** 5, '--processes: must be a whole number from 0 to 64'),
     ('buckets', 10 ** 6, '--buckets: must be a whole number from 1 to 1000'),
     ('size', '150GiB', "--size: '150GiB' is above the 5GiB an object may have here"),

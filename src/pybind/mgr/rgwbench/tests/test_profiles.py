@@ -60,7 +60,7 @@ def test_every_builtin_parses_and_round_trips(document: Dict[str, Any]) -> None:
 
 def test_builtin_names() -> None:
     assert builtin_names() == ['tls', 'msgr2', 'sse', 'security', 'sizes', 'rgw-threads',
-                               'quick', 'calibrate', 'rgw-sizing']
+                               'quick', 'calibrate', 'rgw-sizing', 'saturation']
 
 
 def test_builtins_follow_the_studies() -> None:
@@ -228,10 +228,10 @@ def test_short_duration_gets_a_shorter_default_warmup() -> None:
      "profile x: workloads[0]: unknown field 'threads'"),
     (doc(repeats=0), 'profile x: repeats: must be a whole number from 1 to 10, got 0'),
     (doc(repeats=11), 'profile x: repeats: must be a whole number from 1 to 10, got 11'),
-    (doc(workloads=[{'op': 'put', 'concurrency': 2000}]),
-     'profile x: workloads[0].concurrency: must be a whole number from 1 to 1024, got 2000'),
+    (doc(workloads=[{'op': 'put', 'concurrency': 5000}]),
+     'profile x: workloads[0].concurrency: must be a whole number from 1 to 4096, got 5000'),
     (doc(workloads=[{'op': 'put', 'concurrency': 0}]),
-     'profile x: workloads[0].concurrency: must be a whole number from 1 to 1024, got 0'),
+     'profile x: workloads[0].concurrency: must be a whole number from 1 to 4096, got 0'),
     (doc(workloads=[{'op': 'put', 'duration': 10, 'warmup': 11}]),
      'profile x: workloads[0].warmup: must be 0 to the duration (10) seconds, got 11'),
     (doc(workloads=[{'op': 'put', 'warmup': -1}]),
@@ -415,7 +415,7 @@ def test_one_size_runs_a_study_of_several_sizes_at_that_size() -> None:
     ({'duration': 10, 'warmup': 20},
      '--warmup: must be 0 to the duration (10) seconds, got 20 (workload put-4MiB)'),
     ({'warmup': -1}, '--warmup: must be 0 or more seconds, got -1'),
-    ({'concurrency': 0}, '--concurrency: must be a whole number from 1 to 1024, got 0'),
+    ({'concurrency': 0}, '--concurrency: must be a whole number from 1 to 4096, got 0'),
     ({'sizes': '0'}, "--sizes: '0' is not a size (object size must be at least 1 byte, "
                      "got '0')"),
     ({'sizes': ','}, '--sizes: give at least one size, e.g. 4KiB,4MiB'),

@@ -1,0 +1,89 @@
+"""A sweep as a curve, and the knee of a concurrency sweep: typed points in, the knee out.
+
+The knee (the "high-water mark" of IBM's scale benchmark, part 2, and of Red
+Hat's sizing posts: "the point beyond which throughput either remains flat, or
+decreases") is the first point no later point beats by more than the noise:
+every later point's ops/s is at most the point's own plus half the 95 %
+interval of their difference, that interval made of each point's own standard
+error (results.significance, as a comparison's). A point whose noise is unknown
+counts as exact: then any rise is a rise. No such point before the last: the
+curve still rises, the knee is not reached.
+"""
+from dataclasses import dataclass, field
+from typing import List, Optional, Sequence
+
+from .significance import UNBOUNDED_DF, Estimate, difference_half_width
+
+#: what a curve varies: a workload's concurrency (in all, or per RGW), its size, or a
+#: variant's setting (any other name: the setting's)
+CONCURRENCY, PER_RGW, SIZE = 'concurrency', 'concurrency_per_rgw', 'size'
+#: the sweeps whose curve has a knee: throughput against requests in flight
+KNEE_SWEEPS = (CONCURRENCY, PER_RGW)
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    """One point of a curve: a workload of a variant, at one value of what is swept.
+
+    ``x``: the value as a number (requests in flight, bytes, a setting's number; None
+    for a setting that is not one); ``ops_per_s_se`` and ``ops_per_s_df``: the standard
+    error of its ops/s and that error's degrees of freedom (None: not known)."""
+    value: str
+    workload: str
+    variant: str
+    x: Optional[float] = None
+    ops_per_s: Optional[float] = None
+    throughput_mib_s: Optional[float] = None
+    p99_ms: Optional[float] = None
+    ops_per_s_se: Optional[float] = None
+    ops_per_s_df: Optional[float] = None
+    #: half the 95 % interval of its ops/s (None: not known)
+    ops_per_s_noise: Optional[float] = None
+
+    def ops_estimate(self) -> Estimate:
+        return Estimate(float(self.ops_per_s or 0.0), self.ops_per_s_se or 0.0,
+                        self.ops_per_s_df or UNBOUNDED_DF)
+
+
+@dataclass(frozen=True)
+class Knee:
+    """Where throughput stops rising: ``point`` the index of the knee's point in its
+    curve, ``value`` and ``workload`` its; ``reached`` False (and no point) when every
+    point but the last is beaten beyond the noise by a later one. ``rise``: the most a
+    later point's ops/s rose above the knee's (negative: all fell), ``noise``: the
+    half-width that point's rise was held to (ops/s)."""
+    reached: bool
+    point: Optional[int] = None
+    value: Optional[str] = None
+    workload: Optional[str] = None
+    rise: Optional[float] = None
+    noise: Optional[float] = None
+
+
+@dataclass(frozen=True)
+class Curve:
+    """A sweep of one variant (a workload's) or of one workload (a setting's), its points in
+    the order swept; ``knee`` for a concurrency sweep (None for the others)."""
+    name: str
+    swept: str
+    points: List[CurvePoint] = field(default_factory=list)
+    knee: Optional[Knee] = None
+
+    @property
+    def of_concurrency(self) -> bool:
+        return self.swept in KNEE_SWEEPS
+
+
+def find_knee(points: Sequence[CurvePoint]) -> Knee:
+    """The first point beyond which ops/s does not rise by more than the noise (see the
+    module's docstring); points without ops/s are left out."""
+    measured = [(i, p) for i, p in enumerate(points) if p.ops_per_s is not None]
+    for at, (index, point) in enumerate(measured[:-1]):
+        rises = [(float(later.ops_per_s or 0.0) - float(point.ops_per_s or 0.0),
+                  difference_half_width(point.ops_estimate(), later.ops_estimate()))
+                 for _, later in measured[at + 1:]]
+        if all(rise <= noise for rise, noise in rises):
+            rise, noise = max(rises, key=lambda found: found[0])
+            return Knee(reached=True, point=index, value=point.value,
+                        workload=point.workload, rise=round(rise, 2), noise=round(noise, 2))
+    return Knee(reached=False)
