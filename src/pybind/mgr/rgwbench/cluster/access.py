@@ -460,9 +460,9 @@ class ClusterAccess:
                 self.log('host %s: `osd ok-to-stop` refuses its %d OSDs together; one at a '
                          'time' % (host, len(osds)))
             for batch in [osds] if together or len(osds) == 1 else [[o] for o in osds]:
-                self._restart_osd_batch(batch)
+                self._restart_osd_batch(host, batch)
 
-    def _restart_osd_batch(self, osds: List[int]) -> None:
+    def _restart_osd_batch(self, host: str, osds: List[int]) -> None:
         named = ', '.join('osd.%d' % o for o in osds)
         self.wait_for('%s to be ok to stop' % named, lambda: self._not_ok_to_stop(osds))
         up_from = {osd: self._osd_up_from(osd) for osd in osds}
@@ -484,6 +484,8 @@ class ClusterAccess:
                                                              back_from[o]) for o in osds)),
                         None) or self.pgs_not_clean()
         self.wait_for('PGs to be active+clean after %s' % named, not_clean)
+        self.log('restarted %s of host %s%s'
+                 % (named, host, ' together' if len(osds) > 1 else ''))
 
     def osd_restart_blocker(self) -> Optional[str]:
         """Why the OSDs cannot be restarted now (None: they can): cephadm's refusal to act

@@ -1,5 +1,7 @@
 """OSD restarts a host at a time where `osd ok-to-stop` allows it, one at a time where
 not, and none of an OSD that is down or out."""
+from typing import List
+
 from rgwbench.tests.osd_fakes import OsdRestartMgr
 
 from rgwbench.cluster.access import ClusterAccess, group_by_host
@@ -36,7 +38,7 @@ def test_a_host_ok_to_stop_refuses_as_a_whole_restarts_one_osd_at_a_time() -> No
 def test_osds_down_or_out_are_skipped_and_said_so() -> None:
     mgr = OsdRestartMgr(stale_reads=0, hosts=THREE_HOSTS)
     mgr.down, mgr.out = {3}, {4}
-    said = []
+    said: List[str] = []
     cluster = access(mgr)
     cluster.log = said.append
     cluster.restart_osds()
