@@ -43,6 +43,9 @@ def osd_hosts(request: Any) -> Iterator[Cluster]:
         c.ceph('osd', 'crush', 'rule', 'create-replicated', 'by-host', 'default', 'host')
         for pool in c.ceph_json('osd', 'pool', 'ls'):
             c.ceph('osd', 'pool', 'set', pool, 'crush_rule', 'by-host')
+        # and the pools RGW makes as the run writes (its data pool, at the first PUT)
+        rule = c.ceph_json('osd', 'crush', 'rule', 'dump', 'by-host')['rule_id']
+        c.ceph('config', 'set', 'global', 'osd_pool_default_crush_rule', str(rule))
         assert wait_pgs_clean(c, 300) is None, c.unclean_pgs_report()
         yield c
 
@@ -106,11 +109,14 @@ def test_variants_sharing_msgr2_restart_the_osds_by_host_once_each_way(
     assert record['osd_restarts'] == 8, record['osd_restarts']
     assert watch.restarts() == {0: 2, 1: 2, 2: 2, 3: 2}, watch.seen
     lines: List[str] = []
+    refused: List[str] = []
     for name, text in mgr_logs(c).items():
         lines += re.findall(r'restarted (osd\.[0-9]+(?:, osd\.[0-9]+)* of host \S+'
                             r'(?: together)?)', text[logged.get(name, 0):])
+        refused += re.findall(r'host \S+: `osd ok-to-stop` refuses .*',
+                              text[logged.get(name, 0):])
     assert lines == ['osd.0, osd.1 of host osdhost-a together',
-                     'osd.2, osd.3 of host osdhost-b together'] * 2, lines
+                     'osd.2, osd.3 of host osdhost-b together'] * 2, (lines, refused)
     secure = {(ch['kind'], ch['target'], ch['state'])
               for ch in record['variants'][1]['changes']}
     assert ('config', 'osd/ms_cluster_mode', 'undone') in secure

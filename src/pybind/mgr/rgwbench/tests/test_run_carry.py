@@ -4,7 +4,10 @@ restarted."""
 from typing import Any, Dict, Iterator, List, Tuple
 
 import pytest
+from fixtures import MemoryStore
+from rgwbench.tests.fixtures import FakeCluster
 from rgwbench.tests.run_fakes import Setup
+from rgwbench.tests.settings_fakes import applier
 
 from rgwbench.serial import dump
 from rgwbench.settings.journal import Journal
@@ -118,3 +121,34 @@ def test_a_failure_mid_way_puts_back_what_was_kept_too(
     assert record['osd_restarts'] == 4 * OSDS
     assert set(s.cluster.config) == {('global', 'fsid_like')}
     assert Journal.unfinished(s.store) is None
+
+
+def test_a_kept_setting_sharing_a_target_with_one_that_goes_goes_too() -> None:
+    a = applier(FakeCluster())
+    in_place = a.plan({'rgw-per-host': '2', 'msgr2-secure': 'on'})
+    carry = a.carry(in_place, {'msgr2-secure': 'on'})
+    assert carry.kept == ('msgr2-secure',)
+    assert carry.put_back == {('service', 'rgw.default')} and carry.owed == ()
+    # config's spec-free options share nothing with the RGW spec: both stay
+    both = a.carry(in_place, {'rgw-per-host': 2, 'msgr2-secure': True})
+    assert both.kept == ('rgw-per-host', 'msgr2-secure') and not both.put_back
+
+
+def test_an_osd_restart_a_kept_setting_still_needs_is_journaled_again() -> None:
+    cluster, store = FakeCluster(), MemoryStore()
+    a = applier(cluster)
+    journal = Journal.open(store, 'j', about={})
+    # msgr2 stays, the OSD option goes: the OSDs restart with msgr2 still secure, and
+    # restart again when msgr2 goes in turn
+    plans = a.plan({'config': 'osd/osd_op_num_shards:4', 'msgr2-secure': 'on'})
+    a.apply(journal, plans)
+    carry = a.carry(plans, {'msgr2-secure': 'on'})
+    assert ('restart', 'osd') in carry.put_back and carry.owed == ('osd',)
+    a.put_back_leaving(journal, carry)
+    assert ('osd', 'osd_op_num_shards') not in cluster.config
+    assert cluster.config[('osd', 'ms_cluster_mode')] == 'secure'
+    assert cluster.calls.count('restart osd') == 2
+    a.revert(journal)
+    assert cluster.calls.count('restart osd') == 3
+    assert set(cluster.config) == {('global', 'fsid_like')}
+    assert Journal.unfinished(store) is None
