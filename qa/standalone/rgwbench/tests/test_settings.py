@@ -26,7 +26,7 @@ def test_plan_shows_the_changes_and_changes_nothing(two_osds: Cluster) -> None:
     assert sum(1 for c in changes if c.startswith('ceph orch restart rgw.')) == 1
     assert changes[-1].startswith('ceph orch restart rgw.')
     text = two_osds.ceph('rgwbench', 'settings', 'plan', 'msgr2-secure=on').stdout
-    assert 'restart every OSD, one at a time' in text
+    assert 'restart every OSD up and in, a host at a time' in text
     assert settings_snapshot(two_osds) == before
 
 

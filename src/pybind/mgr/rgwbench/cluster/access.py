@@ -9,7 +9,8 @@ import json
 import socket
 import ssl
 import time
-from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Protocol, Tuple
+from typing import (Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Protocol, Set,
+                    Tuple)
 
 from ..errors import RGWBenchError
 from .fencing import check_active
@@ -79,6 +80,30 @@ class Daemon(NamedTuple):
     ip: Optional[str]
 
 
+class OsdGroups(NamedTuple):
+    """The OSDs a restart goes through: (host, OSDs) in order, and those it leaves out."""
+    hosts: List[Tuple[str, List[int]]]
+    skipped: List[int]
+
+
+def group_by_host(tree: Dict[str, Any], osds: List[int], skipped: List[int]) -> OsdGroups:
+    """`osds` but `skipped`, grouped by the host `osd tree` puts each under (an OSD under
+    none is a group of its own), hosts in name order."""
+    by_host: Dict[str, List[int]] = {}
+    placed: Set[int] = set()
+    for node in (tree or {}).get('nodes') or []:
+        if node.get('type') != 'host':
+            continue
+        children = sorted(int(c) for c in node.get('children') or []
+                          if int(c) >= 0 and int(c) in osds and int(c) not in skipped)
+        placed |= set(int(c) for c in node.get('children') or [])
+        if children:
+            by_host[str(node.get('name'))] = children
+    groups = sorted(by_host.items())
+    groups += [('osd.%d' % o, [o]) for o in sorted(osds) if o not in placed and o not in skipped]
+    return OsdGroups(hosts=groups, skipped=sorted(skipped))
+
+
 def _without_args(spec: Optional[Dict[str, Any]]) -> Dict[str, Any]:
     return {k: v for k, v in (spec or {}).items() if k != 'extra_container_args'}
 
@@ -106,6 +131,8 @@ class ClusterAccess:
         self.sleep = sleep
         self.log = log or (lambda msg: None)
         self._given_up: Callable[[], bool] = lambda: False
+        # OSD daemons restarted so far (a run counts its own from the difference).
+        self.osd_restarted = 0
 
     # -- commands ---------------------------------------------------------------------
     def command(self, **cmd: Any) -> str:
@@ -395,6 +422,19 @@ class ClusterAccess:
         dump = self.command_json(prefix='osd dump')
         return sorted(int(o['osd']) for o in dump['osds'])
 
+    def running_osd_ids(self) -> List[int]:
+        """The OSDs up and in: those a restart restarts and a check asks."""
+        return sorted(int(o['osd']) for o in self.command_json(prefix='osd dump')['osds']
+                      if o.get('up') and o.get('in'))
+
+    def osd_groups(self) -> OsdGroups:
+        """The OSDs to restart, a group per host (`osd tree`), and those left out (down or
+        out: they read the config database when they come back)."""
+        osds = self.command_json(prefix='osd dump')['osds']
+        skipped = sorted(int(o['osd']) for o in osds if not (o.get('up') and o.get('in')))
+        return group_by_host(self.command_json(prefix='osd tree') or {},
+                             [int(o['osd']) for o in osds], skipped)
+
     def wait_ready_to_restart(self, daemons: str) -> None:
         """Until the first daemon of a restart may stop (an OSD: `osd ok-to-stop`).
 
@@ -402,24 +442,50 @@ class ClusterAccess:
         (a PG went offline-prone after the checks) leaves no restart to put back.
         """
         if daemons == 'osd':
-            first = self.osd_ids()[:1]
-            for osd in first:
-                self.wait_for('osd.%d to be ok to stop' % osd, lambda: self._not_ok_to_stop(osd))
+            groups = self.osd_groups().hosts
+            for osd in groups[0][1][:1] if groups else []:
+                self.wait_for('osd.%d to be ok to stop' % osd,
+                              lambda: self._not_ok_to_stop([osd]))
 
     def restart_osds(self) -> None:
-        for osd in self.osd_ids():
-            self.wait_for('osd.%d to be ok to stop' % osd, lambda: self._not_ok_to_stop(osd))
-            up_from = self._osd_up_from(osd)
+        """Every OSD up and in, a host at a time where `osd ok-to-stop` allows the host's
+        OSDs together, else one at a time; PGs active+clean before the next group."""
+        groups = self.osd_groups()
+        if groups.skipped:
+            self.log('not restarting %s: down or out (they take the config database as it '
+                     'is when they start)' % ', '.join('osd.%d' % o for o in groups.skipped))
+        for host, osds in groups.hosts:
+            together = len(osds) > 1 and self._not_ok_to_stop(osds) is None
+            if len(osds) > 1 and not together:
+                self.log('host %s: `osd ok-to-stop` refuses its %d OSDs together; one at a '
+                         'time' % (host, len(osds)))
+            for batch in [osds] if together or len(osds) == 1 else [[o] for o in osds]:
+                self._restart_osd_batch(host, batch)
+
+    def _restart_osd_batch(self, host: str, osds: List[int]) -> None:
+        named = ', '.join('osd.%d' % o for o in osds)
+        self.wait_for('%s to be ok to stop' % named, lambda: self._not_ok_to_stop(osds))
+        up_from = {osd: self._osd_up_from(osd) for osd in osds}
+        for osd in osds:
             # Each OSD's restart is a change of its own: a mgr that hung mid-way and
             # resumed after another took over must not go on to the next OSD.
             check_active(self.mgr, 'restart osd.%d' % osd)
             self.orch(self.mgr.daemon_action('restart', 'osd.%d' % osd))
+            self.osd_restarted += 1
             self.log('restarting osd.%d' % osd)
-            self.wait_for('osd.%d to be up again' % osd,
-                          lambda: self._osd_not_back(osd, up_from))
-            back_from = self._osd_up_from(osd)
-            self.wait_for('PGs to be active+clean after osd.%d' % osd,
-                          lambda: self._pgs_not_clean_since(osd, back_from))
+
+        def not_back() -> Optional[str]:
+            return next(filter(None, (self._osd_not_back(o, up_from[o]) for o in osds)), None)
+        self.wait_for('%s to be up again' % named, not_back)
+        back_from = {osd: self._osd_up_from(osd) for osd in osds}
+
+        def not_clean() -> Optional[str]:
+            return next(filter(None, (pgs_not_reported_since(self.mgr.get('pg_stats'), o,
+                                                             back_from[o]) for o in osds)),
+                        None) or self.pgs_not_clean()
+        self.wait_for('PGs to be active+clean after %s' % named, not_clean)
+        self.log('restarted %s of host %s%s'
+                 % (named, host, ' together' if len(osds) > 1 else ''))
 
     def osd_restart_blocker(self) -> Optional[str]:
         """Why the OSDs cannot be restarted now (None: they can): cephadm's refusal to act
@@ -429,8 +495,8 @@ class ClusterAccess:
             return ('cephadm restarts no daemon of an unmanaged service (%s); make it managed '
                     '(ceph orch set-managed, where its spec adds no OSD you do not want) or '
                     'leave out the settings that restart OSDs' % ', '.join(unmanaged))
-        for osd in self.osd_ids():
-            why = self._not_ok_to_stop(osd)
+        for osd in self.running_osd_ids():
+            why = self._not_ok_to_stop([osd])
             if why:
                 return ('stopping osd.%d would take PGs offline (%s); run them where every pool '
                         'keeps its PGs active with one OSD down' % (osd, why))
@@ -445,9 +511,9 @@ class ClusterAccess:
         return sorted(self.spec_from_json(s).service_name() for s in self.services('osd')
                       if s.get('unmanaged'))
 
-    def _not_ok_to_stop(self, osd: int) -> Optional[str]:
-        ret, out, err = self.mgr.mon_command({'prefix': 'osd ok-to-stop', 'ids': [str(osd)],
-                                              'format': 'json'})
+    def _not_ok_to_stop(self, osds: List[int]) -> Optional[str]:
+        ret, out, err = self.mgr.mon_command({'prefix': 'osd ok-to-stop',
+                                              'ids': [str(o) for o in osds], 'format': 'json'})
         return None if ret == 0 else (err.strip() or 'not ok to stop (%d)' % ret)
 
     def _osd_up_from(self, osd: int) -> int:
@@ -463,10 +529,6 @@ class ClusterAccess:
                     return 'osd.%d is not up again yet' % osd
                 return None
         return 'osd.%d is not in the OSD map' % osd
-
-    def _pgs_not_clean_since(self, osd: int, epoch: int) -> Optional[str]:
-        return (pgs_not_reported_since(self.mgr.get('pg_stats'), osd, epoch)
-                or self.pgs_not_clean())
 
     # -- S3 users (a run's own, see s3user.py) --------------------------------------
     def _user_admin(self) -> UserAdmin:

@@ -595,6 +595,9 @@ class Run:
     findings: Optional[List[Finding]] = None
     #: the run's own changes, put back at its end (its temporary S3 user); None before
     changes: Optional[List[Change]] = None
+    #: OSD daemons the run restarted, applying settings and putting them back (None:
+    #: a record from before they were counted)
+    osd_restarts: Optional[int] = None
     extra: Doc = field(default_factory=dict)
     nulls: FrozenSet[str] = field(default=frozenset({'finished', 'error', 'current'}),
                                   repr=False, compare=False)

@@ -1,21 +1,25 @@
 """`ceph rgwbench run`: every variant of a profile applied, measured and put back.
 
 For each variant, in the profile's order: its settings are applied through
-a journal of their own (see settings/), every workload runs on the agents
-(each repeat a fresh set of agents), and the settings are put back before
-the next variant, so that each variant starts from the cluster as it was.
-The result is saved after every workload, so that an abort, a failure or a
-mgr failover keeps what was measured.
+the run's journal (see settings/), every workload runs on the agents (each
+repeat a fresh set of agents), and the settings the next variant does not
+keep are put back before it: a setting the next variant gives the same value
+(msgr2-secure on in both, say) stays in place, so its OSD restarts are not
+done twice for nothing; every other starts from the cluster as it was. The
+journal holds every change until it is put back, so that a failure, an abort
+or a mgr failover puts the cluster back as it was before the run. The result
+is saved after every workload, so that they keep what was measured.
 
 With ``order: interleaved`` and repeats, the variants run round by round
-(A B A B ...): each round applies each variant anew, measures every
-workload once and puts the settings back, so the repeats see the noise
-between applications and any drift of the cluster during the run.
+(A B A B ...): each round applies each variant anew (keeping, as above, what
+the next one shares), measures every workload once, so the repeats see the
+noise between applications and any drift of the cluster during the run.
 """
 import errno
+import functools
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple
 
 from ..agents.coordinator import AgentRun, agents_failed
@@ -35,8 +39,9 @@ from ..results.model import Change, Position, Run, VariantResult, WorkloadResult
 from ..results.store import ResultStore
 from ..serial import dump
 from ..settings.s3user import create_user, user_plan
-from ..settings.applier import SettingsApplier, open_journal
-from ..settings.changes import USER
+from ..settings.applier import SettingPlan, SettingsApplier, open_journal, restarts_osds
+from ..settings.changes import RESTART, USER
+from ..settings.daemon_settings import OSD_RESTART_TARGET
 from ..settings.base import ClientSide
 from ..settings.targets import AUTO, RGW, URLS, Target
 from ..agents.workload_runs import AgentWorkloads, Leftovers, make_job, new_id
@@ -92,6 +97,40 @@ class RunCluster:
     agent_hosts: Callable[[Optional[List[str]]], List[str]] = lambda placement: []
 
 
+@dataclass
+class InPlace:
+    """A run's settings in place between its variants: each setting's plan as it was put
+    in place (kept settings from the variant that made their changes), and which
+    variant made each journal step (its record lists them)."""
+    plans: List[SettingPlan] = field(default_factory=list)
+    made_by: Dict[int, int] = field(default_factory=dict)
+
+    def now(self, plans: List[SettingPlan]) -> None:
+        """The settings in place once `plans` (a variant's) are applied."""
+        kept = {p.setting: p for p in self.plans}
+        self.plans = [replace(kept[p.setting], changes=kept[p.setting].changes + p.changes,
+                              restarts=kept[p.setting].restarts + p.restarts)
+                      if p.setting in kept and kept[p.setting].value == p.value else p
+                      for p in plans]
+
+
+def following_settings(order: List[Tuple[int, int]], position: int, profile: Profile,
+                       record: Run) -> Optional[Dict[str, Any]]:
+    """The settings of the next application in the run's `order` after `position` (a
+    variant that failed is not applied again), or None when there is none."""
+    for _, index in order[position + 1:]:
+        if index < len(record.variants) and record.variants[index].error:
+            continue
+        return profile.variants[index].settings
+    return None
+
+
+def run_order(profile: Profile) -> List[Tuple[int, int]]:
+    """(round, variant index) of each application: a round per repeat when interleaved."""
+    rounds = profile.repeats if profile.interleaved() else 1
+    return [(r, i) for r in range(rounds) for i in range(len(profile.variants))]
+
+
 class RunEngine:
     def __init__(self, *, store: SecretStore, results: ResultStore, credentials: CredentialStore,
                  cluster: RunCluster, agents: AgentWorkloads,
@@ -120,19 +159,15 @@ class RunEngine:
         # The run's sized working sets, by workload: the objects its first prefill wrote.
         self._objects_read: Dict[str, int] = {}
         self._prefills = RunPrefills('')
+        self._in_place = InPlace()
 
     # -- planning -------------------------------------------------------------------
     def plan(self, profile: Profile) -> Dict[str, Any]:
         """Every step and every change a run would make; changes nothing."""
         applier = self.make_applier()
         stored = self.credentials.get()
-        variants = []
         restart_rgw, restart_osds = applier.restarts([v.settings for v in profile.variants])
-        for variant in profile.variants:
-            plans = applier.plan(variant.settings, restart_rgw)
-            variants.append({'name': variant.name, 'baseline': variant.name == profile.baseline,
-                             'settings': masked_settings(variant.settings),
-                             'changes': dump(plans)})
+        variants, rolling = self._variants_planned(applier, profile, restart_rgw)
         agents = self._agents_planned(profile)
         # As the run sends them: GET working sets sized from the caches now.
         workloads = [self.checks.sized(w, max(1, len(agents['hosts'])), held_at_once(profile))
@@ -146,11 +181,45 @@ class RunEngine:
                               if self.checks is not None and w.objects is not None and
                               w not in profile.workloads else dump(w) for w in workloads],
                 'variants': variants, 's3_user': dump(user_plan(stored)),
+                # each OSD up and in, restarted this many times (applied, put back)
+                'osd_restarts': rolling * len(applier.ctx.cluster.running_osd_ids())
+                if rolling else 0,
                 'problems': applier.precheck(restart_osds=restart_osds) +
                 self._user_problems(stored) + (
                     [agents['error']] if agents.get('error') else []),
                 'findings': [] if self.checks is None else
                 dump(self.checks.now(profile))}
+
+    @staticmethod
+    def _variants_planned(applier: SettingsApplier, profile: Profile,
+                          restart_rgw: bool) -> Tuple[List[Dict[str, Any]], int]:
+        """Each variant's changes as the run makes them at its first application (after
+        what the one before keeps), and how many times the run restarts every OSD."""
+        variants: Dict[int, Dict[str, Any]] = {}
+        in_place = InPlace()
+        rolling, owed = 0, False   # owed: a journaled OSD restart waits to be put back
+        order = run_order(profile)
+        for position, (_, index) in enumerate(order):
+            variant = profile.variants[index]
+            carried = [p.setting for p in in_place.plans]
+            plans = applier.plan_after(variant.settings, in_place.plans, restart_rgw)
+            if restarts_osds(plans):
+                rolling, owed = rolling + 1, True
+            in_place.now(plans)
+            variants.setdefault(index, {
+                'name': variant.name, 'baseline': variant.name == profile.baseline,
+                'settings': masked_settings(variant.settings), 'changes': dump(plans),
+                'kept': carried})
+            following = profile.variants[order[position + 1][1]].settings \
+                if position + 1 < len(order) else None
+            if following is None:
+                rolling += owed
+                break
+            carry = applier.carry(in_place.plans, following)
+            if owed and (RESTART, OSD_RESTART_TARGET) in carry.put_back:
+                rolling, owed = rolling + 1, OSD_RESTART_TARGET in carry.owed
+            in_place.plans = [p for p in in_place.plans if p.setting in carry.kept]
+        return [variants[i] for i in sorted(variants)], rolling
 
     def _agents_planned(self, profile: Profile) -> Dict[str, Any]:
         """Where the placement puts agents now, or why it cannot."""
@@ -259,23 +328,26 @@ class RunEngine:
             journal = open_journal(self.store, run_id, {'what': 'run', 'run_id': run_id})
             creds = stored or self._own_user(journal, self.make_applier(), run_id)
             # Interleaved: a round per repeat, each variant applied anew in each (A B A B).
-            rounds = profile.repeats if profile.interleaved() else 1
+            order = run_order(profile)
             kept: Dict[Tuple[int, str], List[WorkloadResult]] = {}
-            for round_number in range(rounds):
+            self._in_place = InPlace()
+            record.osd_restarts = 0
+            for position, (_, index) in enumerate(order):
                 if self._abort.is_set():
                     break
-                for index, variant in enumerate(profile.variants):
-                    if self._abort.is_set():
-                        break
-                    if index == len(record.variants):
-                        record.variants.append(VariantResult(
-                            name=variant.name, settings=masked_settings(variant.settings),
-                            changes=[]))
-                    entry = record.variants[index]
-                    if entry.error:
-                        continue  # it could not be applied or measured: not again
-                    done_s = self._variant(record, index, profile, journal, creds, kept,
-                                           done_s, total_s, force, restart_rgw)
+                variant = profile.variants[index]
+                if index == len(record.variants):
+                    record.variants.append(VariantResult(
+                        name=variant.name, settings=masked_settings(variant.settings),
+                        changes=[]))
+                entry = record.variants[index]
+                if entry.error:
+                    continue  # it could not be applied or measured: not again
+                done_s = self._variant(
+                    record, index, profile, journal, creds, kept, done_s, total_s, force,
+                    restart_rgw,
+                    following=functools.partial(following_settings, order, position, profile,
+                                                record))
             failures = run_failures(record)
             record.state = ABORTED if self._abort.is_set() else (
                 RUN_FAILED if failures else COMPLETE)
@@ -301,26 +373,35 @@ class RunEngine:
     def _variant(self, record: Run, index: int, profile: Profile, journal: Journal,
                  creds: Dict[str, str], kept: Dict[Tuple[int, str], List[WorkloadResult]],
                  done_s: float, total_s: float, force: bool = False,
-                 restart_rgw: bool = False) -> float:
+                 restart_rgw: bool = False,
+                 following: Callable[[], Optional[Dict[str, Any]]] = lambda: None) -> float:
         """One application of a variant: its settings put in place (in the run's
         journal; with `restart_rgw`, RGW restarted even if they leave it running), its
-        workloads measured (every repeat, or one in a round of an interleaved run), its
-        settings put back."""
+        workloads measured (every repeat, or one in a round of an interleaved run), the
+        settings the next application (`following`: its settings) does not keep put back;
+        all of them after a failure or an abort, or when none follows."""
         run_id = str(record.run_id)
         variant, entry = profile.variants[index], record.variants[index]
         repeats = 1 if profile.interleaved() else profile.repeats
         applier = self.make_applier()
-        first_step = len(journal.steps())   # the steps from here on are this variant's
+        restarted = applier.osd_restarts()
         changed: List[str] = []
+        refused = False
         try:
             record.current = Position(variant=variant.name)
             self._progress(record, 'variant %s: applying its settings' % variant.name,
                            done_s, total_s, changed)
             plans = applier.plan(variant.settings, restart_rgw, force=force)
             changed = [c.summary for p in plans for c in p.changes]
-            client = applier.targets(profile.target, applier.apply(
-                journal, plans, progress=lambda line: None,
-                given_up=self._abort.is_set))
+            first_step = len(journal.steps())   # the steps from here on are this variant's
+            try:
+                client = applier.targets(profile.target, applier.apply(
+                    journal, plans, progress=lambda line: None,
+                    given_up=self._abort.is_set))
+            finally:
+                for step in journal.steps()[first_step:]:
+                    self._in_place.made_by[step.number] = index
+                self._in_place.now(plans)
             entry.client = dump(client.shown())
             rgw_daemons = self.rgw_daemons() if any(
                 w.concurrency_per_rgw for w in profile.workloads) else 1
@@ -367,24 +448,57 @@ class RunEngine:
                 self.results.save(record)
         except Refused as e:
             # A refusal while the run goes (a HEALTH_ERR before a workload, agents' clocks
-            # too far apart) ends the run, once this variant's settings are back.
+            # too far apart) ends the run, once its settings are back.
             entry.error = str(e)
+            refused = True
             raise
         except Exception as e:
             self.log.exception('run %s: variant %s failed', run_id, variant.name)
             entry.error = '%s: %s' % (type(e).__name__, e)
         finally:
-            self._progress(record, 'variant %s: putting its settings back'
-                           % variant.name, done_s, total_s, changed)
-            steps = [s for s in applier.revert(journal, keep=(USER,), close=False)
-                     if s.number >= first_step]
-            entry.changes = (entry.changes or []) + changes_of(steps)
+            self._put_back_variant(record, index, journal, applier, changed, done_s, total_s,
+                                   None if refused or entry.error or self._abort.is_set()
+                                   else following())
+            record.osd_restarts = (record.osd_restarts or 0) + \
+                applier.osd_restarts() - restarted
             self.results.save(record)
-            if any(s.error for s in steps):
-                raise RuntimeError('the settings of variant %s could not all be put '
-                                   'back; the module tries again when it starts'
-                                   % variant.name)
         return done_s
+
+    def _put_back_variant(self, record: Run, index: int, journal: Journal,
+                          applier: SettingsApplier, changed: List[str], done_s: float,
+                          total_s: float, following: Optional[Dict[str, Any]]) -> None:
+        """After a variant: the settings `following` (the next application's) does not
+        keep put back, or every one (None); raises when some could not be."""
+        variant = record.variants[index].name
+        open_before = {s.number for s in journal.steps() if s.state not in FINISHED}
+        if following is None:
+            self._progress(record, 'variant %s: putting its settings back' % variant,
+                           done_s, total_s, changed)
+            steps = applier.revert(journal, keep=(USER,), close=False)
+            self._in_place.plans = []
+        else:
+            carry = applier.carry(self._in_place.plans, following)
+            self._progress(record, 'variant %s: putting back what the next variant does not '
+                           'keep%s' % (variant, ' (keeping %s)' % ', '.join(carry.kept)
+                                       if carry.kept else ''), done_s, total_s, changed)
+            steps = applier.put_back_leaving(journal, carry, keep=(USER,))
+            self._in_place.plans = [p for p in self._in_place.plans
+                                    if p.setting in carry.kept]
+        self._changes_by_variant(record, steps, index)
+        if any(s.error for s in steps if s.number in open_before):
+            raise RuntimeError('the settings of variant %s could not all be put '
+                               'back; the module tries again when it starts' % variant)
+
+    def _changes_by_variant(self, record: Run, steps: List[Step], index: int) -> None:
+        """Each variant's changes in the record as the journal has them now; a step made
+        while putting back (allowing a pool's removal, a restart kept owed) is the
+        variant's at whose end it was made."""
+        made_by = self._in_place.made_by
+        for step in steps:
+            if step.kind != USER:
+                made_by.setdefault(step.number, index)
+        for number, entry in enumerate(record.variants):
+            entry.changes = changes_of([s for s in steps if made_by.get(s.number) == number])
 
     def _release_prefills(self, creds: Dict[str, str], key: Optional[PrefillKey] = None,
                           through: Optional[ClientSide] = None) -> None:
@@ -416,7 +530,13 @@ class RunEngine:
         if journal is None:
             return
         try:
-            steps = self.make_applier().revert(journal)
+            applier = self.make_applier()
+            restarted = applier.osd_restarts()
+            steps = applier.revert(journal)
+            record.osd_restarts = (record.osd_restarts or 0) + \
+                applier.osd_restarts() - restarted
+            if any(s.kind != USER for s in steps):
+                self._changes_by_variant(record, steps, len(record.variants) - 1)
             record.changes = changes_of([s for s in steps if s.kind == USER])
             left = ['%s %s: %s' % (s.kind, s.target, s.error) for s in steps
                     if s.state not in FINISHED]

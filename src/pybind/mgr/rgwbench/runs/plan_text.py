@@ -86,9 +86,15 @@ def run_plan_to_text(plan: Dict[str, Any]) -> str:
     for variant in plan['variants']:
         lines.append('variant %s%s:' % (variant['name'],
                                         ' (baseline)' if variant['baseline'] else ''))
+        if variant.get('kept'):
+            lines.append('  - keeps %s as the variant before left it'
+                         % ', '.join(variant['kept']))
         changes = [c['summary'] for p in variant['changes'] for c in p['changes']]
         lines += ['  - %s' % c for c in changes] or ['  (the cluster as it is)']
-        lines.append('  - run every workload, then put every change back')
+        lines.append('  - run every workload, then put back what the next variant does '
+                     'not keep')
+    if plan.get('osd_restarts') is not None:
+        lines.append('OSD restarts: %d' % plan['osd_restarts'])
     for problem in plan['problems']:
         lines.append('refused now: %s' % problem)
     for found in plan.get('findings') or []:

@@ -1,6 +1,6 @@
 """Plan, apply, verify and revert settings, every change journaled before it is made."""
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import AbstractSet, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from ..errors import Busy, InvalidInput, RGWBenchError
 from ..cluster.fencing import Fenced
@@ -13,7 +13,7 @@ from ..cluster.storage import ALLOW_POOL_DELETE
 from ..cluster.access import GaveUp
 from .daemon_settings import OSD_RESTART_TARGET, RGWRestart
 from ..cluster.secret_options import masked_settings
-from ..serial import derived
+from ..serial import HIDDEN, derived
 from .tls import client_targets
 
 Log = Callable[[str], None]
@@ -31,6 +31,23 @@ class SettingPlan:
     value: Any = field(metadata=derived(_masked_value))
     notes: List[str]
     changes: List[Change]
+    # The restarts its own changes need, before each restart is kept once (where it is
+    # last asked for): what putting it back alone must restart again.
+    restarts: Tuple[str, ...] = field(default=(), metadata=HIDDEN)
+
+
+JournalTarget = Tuple[str, str]   # a journaled target: (kind, name)
+
+
+@dataclass(frozen=True)
+class Carry:
+    """Between two variants of a run: the settings the next keeps as they are, and the
+    targets put back first (those of the settings leaving or changing)."""
+    kept: Tuple[str, ...]
+    put_back: AbstractSet[JournalTarget]
+    # Restarts the put-back does that a kept setting needs again when it goes in turn:
+    # the journal's step of it is used up by this put-back.
+    owed: Tuple[str, ...] = ()
 
 
 class HealthRefusal(RGWBenchError):
@@ -95,9 +112,10 @@ class SettingsApplier:
         service = self.ctx.rgw_service()
         return any(c.kind == RESTART and c.target == service for p in plans for c in p.changes)
 
-    def _plan(self, settings: Dict[str, Any], force: bool = False) -> List[SettingPlan]:
+    def _plan(self, settings: Dict[str, Any], force: bool = False,
+              view: Optional[PlanView] = None) -> List[SettingPlan]:
         parsed = self.parse(settings)
-        view = PlanView(self.ctx.cluster)
+        view = view or PlanView(self.ctx.cluster)
         ctx = self.ctx._replace(force=force) if force else self.ctx
         plans = []
         for name, value in parsed.items():
@@ -105,13 +123,80 @@ class SettingsApplier:
             changes = setting.plan(ctx, view, value)
             view.add(changes)
             plans.append(SettingPlan(name, value, notes=setting.notes(self.ctx, value),
-                                     changes=changes))
+                                     changes=changes,
+                                     restarts=tuple(c.target for c in changes
+                                                    if c.kind == RESTART)))
         return without_early_restarts(plans)
+
+    def plan_after(self, settings: Dict[str, Any], in_place: Sequence[SettingPlan],
+                   restart_rgw: bool = False) -> List[SettingPlan]:
+        """As `plan`, with the changes of `in_place` (settings a run keeps from its
+        variant before) taken as made: what a dry run shows of a later variant."""
+        def view() -> PlanView:
+            found = PlanView(self.ctx.cluster)
+            found.add([c for p in in_place for c in p.changes])
+            return found
+        plans = self._plan(settings, view=view())
+        if restart_rgw and RGW_RESTART not in settings and not self._restarts_rgw(plans):
+            plans = self._plan(dict(settings, **{RGW_RESTART: 'on'}), view=view())
+        return plans
+
+    def carry(self, in_place: Sequence[SettingPlan], following: Dict[str, Any]) -> Carry:
+        """What the next variant (`following`, its settings) keeps of the settings in
+        place (each setting's plan when it was put in place) and what is put back first.
+
+        A setting the next variant gives the same value stays as it is, unless a setting
+        leaving or changing shares a target with it (a spec both changed): that target
+        goes back to its state before the run, and the next variant plans the setting
+        again. A restart one of the settings put back needed is done again after them
+        (the daemons read the settings put back); a setting that only restarts
+        (rgw-restart) leaves nothing to restart."""
+        wanted = self.parse(following)
+
+        def targets(plan: SettingPlan) -> Set[JournalTarget]:
+            return {(c.kind, c.target) for c in plan.changes if c.kind != RESTART}
+        leaving = [p for p in in_place
+                   if p.setting not in wanted or wanted[p.setting] != p.value]
+        staying = [p for p in in_place if p not in leaving]
+        while True:
+            touched: Set[JournalTarget] = set()
+            for plan in leaving:
+                touched |= targets(plan)
+            moved = [p for p in staying if targets(p) & touched]
+            if not moved:
+                break
+            leaving += moved
+            staying = [p for p in staying if p not in moved]
+        put_back = set(touched)
+        for plan in leaving:
+            if targets(plan):
+                put_back |= {(RESTART, r) for r in plan.restarts}
+        owed = sorted({r for p in staying if targets(p) for r in p.restarts
+                       if (RESTART, r) in put_back})
+        return Carry(kept=tuple(p.setting for p in staying), put_back=frozenset(put_back),
+                     owed=tuple(owed))
+
+    def put_back_leaving(self, journal: Journal, carry: Carry,
+                         keep: Sequence[str] = ()) -> List[Step]:
+        """Put back what `carry` says goes before the next variant; the journal stays
+        open. A restart a kept setting still needs when it goes is journaled again
+        (as made: the put-back just did it, with the kept setting in place)."""
+        steps = self.revert(journal, keep=keep, close=False, only=carry.put_back)
+        for daemons in carry.owed:
+            if not any(s.kind == RESTART and s.target == daemons and s.state not in FINISHED
+                       for s in steps):
+                step = journal.record(RESTART, daemons, None, None)
+                journal.made(step)
+        return journal.steps() if carry.owed else steps
+
+    def osd_restarts(self) -> int:
+        """OSD daemons this applier's cluster restarted so far."""
+        return int(getattr(self.ctx.cluster, 'osd_restarted', 0))
 
     def precheck(self, force: bool = False, restart_osds: bool = False) -> List[str]:
         """Why the cluster is not fit to be changed now (empty: it is).
 
-        `restart_osds`: the changes restart the OSDs one at a time, each only once
+        `restart_osds`: the changes restart the OSDs a host at a time, each only once
         `osd ok-to-stop` allows it. Where it never does (a pool without a replica
         on another OSD: the demo's one-OSD cluster), the change would wait for it
         in vain and so would putting it back; refused before anything changes,
@@ -175,7 +260,8 @@ class SettingsApplier:
         return client_targets(self.ctx, target, client)
 
     def revert(self, journal: Journal, keep: Sequence[str] = (),
-               close: bool = True, force: bool = False) -> List[Step]:
+               close: bool = True, force: bool = False,
+               only: Optional[AbstractSet[JournalTarget]] = None) -> List[Step]:
         """Put back everything the journal recorded but the targets of the kinds in
         `keep`; closes the journal when all is undone (unless `close` is False: a
         run's journal stays open for its next variant). Daemons are restarted only
@@ -213,7 +299,7 @@ class SettingsApplier:
                                      left_in)
         kinds = {step.kind for step in journal.steps()}
         steps = journal.undo({kind: undo for kind in kinds}, log=self.log, last=UNDO_LAST,
-                             keep=keep, changed_meanwhile=changed)
+                             keep=keep, changed_meanwhile=changed, only=only)
         if close and all(s.state in FINISHED for s in steps):
             journal.close()
         return steps

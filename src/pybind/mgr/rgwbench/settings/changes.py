@@ -57,7 +57,7 @@ def storage_change(kind: str, name: str, state: Dict[str, Any], summary: str) ->
 
 
 def restart_change(daemons: str, summary: str) -> Change:
-    """Restart a kind of daemon: `osd` (one at a time, safely) or an RGW service name."""
+    """Restart a kind of daemon: `osd` (a host at a time, safely) or an RGW service name."""
     return Change(RESTART, daemons, None, summary)
 
 

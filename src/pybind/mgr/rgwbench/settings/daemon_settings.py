@@ -19,6 +19,11 @@ MSGR2_SECURE: List[Tuple[str, str]] = [
     # OSDs talk to each other and serve clients in secure mode, RGW asks for it.
     ('osd', 'ms_cluster_mode'), ('osd', 'ms_service_mode'), ('client.rgw', 'ms_client_mode')]
 MSGR2_DEFAULT = 'crc secure'
+#: why the mons' and mgrs' own modes are left as they are
+MSGR2_NOT_COVERED = (
+    'mon and mgr keep their messenger modes: RGW-OSD and OSD-OSD traffic, which carries '
+    'the data, is secure; the mgr\'s own would take a failover of the mgr that runs the '
+    'run, and a failover ends a run (its settings put back)')
 
 
 def rgw_restart(ctx: SettingContext) -> Change:
@@ -26,13 +31,14 @@ def rgw_restart(ctx: SettingContext) -> Change:
     return restart_change(service, 'ceph orch restart %s' % service)
 
 
-#: the target of the change that restarts every OSD, one at a time
+#: the target of the change that restarts every OSD, a host at a time
 OSD_RESTART_TARGET = 'osd'
 
 
 def osd_restart() -> Change:
-    return restart_change(OSD_RESTART_TARGET, 'restart every OSD, one at a time, each after '
-                          '`osd ok-to-stop` and with PGs active+clean before the next')
+    return restart_change(OSD_RESTART_TARGET, 'restart every OSD up and in, a host at a time '
+                          'where `osd ok-to-stop` allows it (else one at a time), with PGs '
+                          'active+clean before the next')
 
 
 def restart_for(ctx: SettingContext, who: str) -> Optional[Change]:
@@ -189,8 +195,8 @@ def running_daemons(ctx: SettingContext, who: str) -> List[str]:
     if who.startswith('client.rgw'):
         return ['rgw.%s' % d.key for d in ctx.cluster.rgw_daemons()
                 if who == 'client.rgw' or who == 'client.rgw.%s' % d.name]
-    if who == 'osd':
-        return ['osd.%d' % i for i in ctx.cluster.osd_ids()]
+    if who == 'osd':   # a down OSD runs nothing; it reads the config when it starts
+        return ['osd.%d' % i for i in ctx.cluster.running_osd_ids()]
     if who.startswith('osd.'):
         return [who]
     return []
@@ -246,10 +252,13 @@ class Msgr2Secure(Setting):
     name = 'msgr2-secure'
     values = 'on or off'
     summary = ('ms_cluster_mode and ms_service_mode of OSDs and ms_client_mode of RGW set to '
-               'secure; OSDs (one at a time) and RGWs restarted')
+               'secure; OSDs (a host at a time) and RGWs restarted')
 
     def parse(self, raw: Any) -> bool:
         return on_off(self, raw)
+
+    def notes(self, ctx: SettingContext, value: bool) -> List[str]:
+        return [MSGR2_NOT_COVERED] if value else []
 
     def _wanted(self, value: bool, current: Optional[str]) -> Optional[str]:
         if value:

@@ -12,7 +12,8 @@ recorded state whether or not its change was ever made, so a crash between
 import json
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import (AbstractSet, Any, Callable, Dict, List, NamedTuple, Optional, Sequence,
+                    Tuple)
 
 from ..errors import RGWBenchError
 from ..serial import dump
@@ -187,7 +188,8 @@ class Journal:
     def undo(self, undoers: Dict[str, Undoer],
              log: Optional[Callable[[str], None]] = None,
              last: Sequence[str] = (), keep: Sequence[str] = (),
-             changed_meanwhile: Optional[ChangedMeanwhile] = None) -> List[Step]:
+             changed_meanwhile: Optional[ChangedMeanwhile] = None,
+             only: Optional[AbstractSet[Tuple[str, str]]] = None) -> List[Step]:
         """Set every changed target back to its state before the run's changes that are
         not undone yet; returns the steps.
 
@@ -206,11 +208,14 @@ class Journal:
         stays open (and is tried again at the next start) while any step is not
         finished. Targets of the kinds in `keep` stay as they are (a run's own S3
         user outlives each variant's settings; the run's last undo puts it back).
+        With `only`, just the targets (kind, name) it names are put back: those a run's
+        next variant does not keep (the others stay as they are, still journaled).
         """
         steps = self.steps()
         groups: Dict[Tuple[str, str], List[Step]] = {}
         for step in reversed(steps):
-            if step.kind not in keep and step.state not in FINISHED:
+            if step.kind not in keep and step.state not in FINISHED and \
+                    (only is None or (step.kind, step.target) in only):
                 groups.setdefault((step.kind, step.target), []).append(step)
         ordered = ([g for key, g in groups.items() if key[0] not in last] +
                    [g for key, g in groups.items() if key[0] in last])

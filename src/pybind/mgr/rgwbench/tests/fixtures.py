@@ -191,6 +191,8 @@ class FakeCluster(FakeWaits):
         # EC profiles, CRUSH rules, pools, placement targets: (kind, name) -> state
         self.storage: Dict[Tuple[str, str], Dict[str, Any]] = {}
         self.up_osds = {'host-a': 1, 'host-b': 1}   # OSDs up on each host
+        self.down_osds: List[int] = []      # OSDs down or out: no restart reaches them
+        self.osd_restarted = 0              # OSD daemons restarted (as ClusterAccess counts)
 
     def _call(self, what: str) -> None:
         self.calls.append(what)
@@ -264,6 +266,7 @@ class FakeCluster(FakeWaits):
                 for rgw in self.rgws:
                     self.running[('rgw.%s' % rgw.key, option)] = value
         if daemons == 'osd':
+            self.osd_restarted += len(self.running_osd_ids())
             for osd in self.osd_ids():
                 for option in ('ms_cluster_mode', 'ms_service_mode'):
                     if ('osd', option) not in self.config:
@@ -330,6 +333,9 @@ class FakeCluster(FakeWaits):
 
     def osd_ids(self) -> List[int]:
         return [0, 1]
+
+    def running_osd_ids(self) -> List[int]:
+        return [o for o in self.osd_ids() if o not in self.down_osds]
 
     def daemons(self, service_name: Optional[str] = None,
                 daemon_type: Optional[str] = None) -> List[Daemon]:

@@ -270,9 +270,11 @@ def test_an_abort_stops_waiting_for_an_osd_restart_and_puts_back_at_once(
     record = dump(s.results.load(run_id))
     assert record['state'] == 'aborted'
     assert 'the run was aborted' in record['variants'][1]['error']
-    # what was changed is put back, OSDs restarted once more with the old settings
+    # what was changed is put back, OSDs restarted once more with the old settings (and
+    # RGW, restarted for as-is and kept so for the next variant, once more too)
     assert not any(who == 'osd' for who, _ in s.cluster.config)
-    assert s.cluster.calls[-1] == 'restart osd' and Journal.unfinished(s.store) is None
+    assert s.cluster.calls[-2:] == ['restart osd', 'restart rgw.default']
+    assert Journal.unfinished(s.store) is None
 
 
 def test_a_put_workload_the_capacity_guard_stops_keeps_its_figures_and_says_why(

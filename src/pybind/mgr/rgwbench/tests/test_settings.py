@@ -7,6 +7,7 @@ import pytest
 from fixtures import MemoryStore
 from rgwbench.tests.fixtures import RGW_SPEC, RUNTIME, FakeCluster
 from rgwbench.tests.settings_fakes import applier, session, summaries
+from rgwbench.tests.osd_fakes import OsdRestartMgr, pg_stat
 
 from rgwbench.errors import Busy, InvalidInput, NotFound, RGWBenchError
 from rgwbench.cluster.fencing import Fenced
@@ -27,8 +28,8 @@ def test_settings_plan_in_order_and_restart_rgw_once_after_every_change() -> Non
         'ceph config set osd ms_cluster_mode secure',
         'ceph config set osd ms_service_mode secure',
         'ceph config set client.rgw ms_client_mode secure',
-        'restart every OSD, one at a time, each after `osd ok-to-stop` and with PGs '
-        'active+clean before the next',
+        'restart every OSD up and in, a host at a time where `osd ok-to-stop` allows it '
+        '(else one at a time), with PGs active+clean before the next',
         'ceph orch restart rgw.default']
     assert cluster.calls == []  # planning changes nothing
 
@@ -414,10 +415,6 @@ def test_a_restart_waits_for_no_scrub_but_for_every_pg_not_clean() -> None:
                   ).pgs_not_clean() == 'PGs 4 active+undersized'
 
 
-def pg_stat(pgid: str, osds: List[int], epoch: int, state: str = 'active+clean') -> Dict[str, Any]:
-    return {'pgid': pgid, 'state': state, 'up': osds, 'acting': osds, 'reported_epoch': epoch}
-
-
 def test_pgs_of_an_osd_count_only_once_reported_since_it_came_back() -> None:
     stats = {'pg_stats': [pg_stat('1.0', [0, 1], 40), pg_stat('1.1', [1, 2], 30),
                           pg_stat('2.0', [2, 0], 41)]}
@@ -425,43 +422,6 @@ def test_pgs_of_an_osd_count_only_once_reported_since_it_came_back() -> None:
         '1 PGs of osd.0 not reported since it came back at epoch 41 (1.0)')
     assert pgs_not_reported_since(stats, 0, 40) is None
     assert pgs_not_reported_since(stats, 3, 99) is None   # no PG of its
-
-
-class OsdRestartMgr:
-    """Two OSDs that are up again as soon as they are restarted, whose PGs the mgr
-    shows as they were before (active+clean) for a few reads of `pg_stats`."""
-
-    def __init__(self, stale_reads: int) -> None:
-        self.epoch = 10
-        self.up_from = {0: 5, 1: 6}
-        self.reported = 9
-        self.stale_reads = stale_reads
-        self.stale_left = 0
-        self.stale_when_restarted: List[int] = []
-
-    def mon_command(self, cmd: Dict[str, Any], inbuf: str = '') -> Tuple[int, str, str]:
-        if cmd['prefix'] == 'osd ok-to-stop':
-            return 0, '', ''
-        assert cmd['prefix'] == 'osd dump', cmd
-        return 0, json.dumps({'epoch': self.epoch, 'osds': [
-            {'osd': o, 'up': 1, 'up_from': u} for o, u in self.up_from.items()]}), ''
-
-    def daemon_action(self, action: str, daemon_name: str, image: Optional[str] = None) -> None:
-        self.stale_when_restarted.append(self.stale_left)
-        self.epoch += 2   # down, then up again
-        self.up_from[int(daemon_name.split('.')[1])] = self.epoch
-        self.stale_left = self.stale_reads
-
-    def get(self, data_name: str) -> Any:
-        if data_name == 'pg_summary':
-            return {'by_pool': {'1': {'active+clean': 2}}}
-        assert data_name == 'pg_stats'
-        if self.stale_left:
-            self.stale_left -= 1
-        else:
-            self.reported = self.epoch
-        return {'pg_stats': [pg_stat('1.0', [0, 1], self.reported),
-                             pg_stat('1.1', [1, 0], self.reported)]}
 
 
 def test_the_next_osd_restarts_only_once_the_pgs_reported_since_the_last_came_back() -> None:
@@ -478,7 +438,6 @@ class FailedOverDuringRestartMgr(OsdRestartMgr):
 
     def __init__(self) -> None:
         super().__init__(stale_reads=0)
-        self.restarted: List[str] = []
         self.active = 'x'
 
     def get_mgr_id(self) -> str:
@@ -486,7 +445,6 @@ class FailedOverDuringRestartMgr(OsdRestartMgr):
 
     def daemon_action(self, action: str, daemon_name: str, image: Optional[str] = None) -> None:
         super().daemon_action(action, daemon_name, image)
-        self.restarted.append(daemon_name)
         self.active = 'y'
 
     def get(self, data_name: str) -> Any:

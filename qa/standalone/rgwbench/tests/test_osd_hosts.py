@@ -1,0 +1,128 @@
+"""msgr2 secure mode at scale: OSDs restarted a host at a time, and a setting two
+variants of a run share applied once.
+
+A cluster of its own: three hosts, four OSDs placed in CRUSH on two hosts of two,
+every pool keeping its two copies on two hosts, so that `osd ok-to-stop` allows a
+host's OSDs together.
+"""
+import json
+import os
+import re
+import threading
+import time
+from typing import Any, Dict, Iterator, List, Set
+
+import pytest
+from conftest import RELEASES, Cluster, own_cluster, wait_pgs_clean
+from helpers import running_modes, snapshot, wait_run
+
+OSD_HOSTS = {'osdhost-a': [0, 1], 'osdhost-b': [2, 3]}
+PROFILE_NAME = 'msgr2-shared'
+PROFILE: Dict[str, Any] = {
+    'name': PROFILE_NAME, 'baseline': 'as-is',
+    'variants': [{'name': 'as-is', 'settings': {}},
+                 {'name': 'secure', 'settings': {'msgr2-secure': 'on'}},
+                 {'name': 'secure-threads', 'settings': {
+                     'msgr2-secure': 'on',
+                     'config': {'client.rgw/rgw_thread_pool_size': 256}}}],
+    'workloads': [{'name': 'put-4KiB', 'op': 'put', 'size': '4KiB', 'duration': 3,
+                   'warmup': 1, 'concurrency': 2, 'rate': 20}]}
+
+
+@pytest.fixture(scope='module', params=RELEASES)
+def osd_hosts(request: Any) -> Iterator[Cluster]:
+    with own_cluster(request.param, 'osd-hosts-%s' % request.param, '--hosts', '3',
+                     '--osds', '4', '--objectstore', 'memstore') as c:
+        for host, osds in OSD_HOSTS.items():
+            for osd in osds:
+                # where it is now and where it puts itself when it starts again
+                c.ceph('config', 'set', 'osd.%d' % osd, 'crush_location',
+                       'root=default host=%s' % host)
+                c.ceph('osd', 'crush', 'create-or-move', 'osd.%d' % osd, '0.01',
+                       'root=default', 'host=%s' % host)
+        c.ceph('osd', 'crush', 'rule', 'create-replicated', 'by-host', 'default', 'host')
+        for pool in c.ceph_json('osd', 'pool', 'ls'):
+            c.ceph('osd', 'pool', 'set', pool, 'crush_rule', 'by-host')
+        # and the pools RGW makes as the run writes (its data pool, at the first PUT)
+        rule = c.ceph_json('osd', 'crush', 'rule', 'dump', 'by-host')['rule_id']
+        c.ceph('config', 'set', 'global', 'osd_pool_default_crush_rule', str(rule))
+        assert wait_pgs_clean(c, 300) is None, c.unclean_pgs_report()
+        yield c
+
+
+class UpFromWatch(threading.Thread):
+    """Each OSD's `up_from` epochs seen while it runs: one more per restart."""
+
+    def __init__(self, c: Cluster) -> None:
+        super().__init__(daemon=True)
+        self.c = c
+        self.seen: Dict[int, Set[int]] = {}
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            dump = self.c.try_ceph_json('osd', 'dump')
+            for osd in (dump or {}).get('osds', []):
+                if osd.get('up'):
+                    self.seen.setdefault(int(osd['osd']), set()).add(int(osd['up_from']))
+            self.stop.wait(0.5)
+
+    def restarts(self) -> Dict[int, int]:
+        return {osd: len(epochs) - 1 for osd, epochs in sorted(self.seen.items())}
+
+
+def mgr_logs(c: Cluster) -> Dict[str, str]:
+    folder = os.path.join(c.dir, 'log')
+    found = {}
+    for name in sorted(os.listdir(folder)):
+        if name.startswith('mgr.') and name.endswith('.log'):
+            with open(os.path.join(folder, name), errors='replace') as f:
+                found[name] = f.read()
+    return found
+
+
+def test_variants_sharing_msgr2_restart_the_osds_by_host_once_each_way(
+        osd_hosts: Cluster) -> None:
+    c = osd_hosts
+    proc = c.ceph_input(json.dumps(PROFILE), 'rgwbench', 'profile', 'set')
+    assert proc.returncode == 0, proc.stderr
+    plan = c.ceph_json('rgwbench', 'plan', '--profile', PROFILE_NAME)
+    # applied for `secure`, kept for `secure-threads`, put back at the end: each of the
+    # four OSDs twice (one at a time for each variant, as before, was four times)
+    assert plan['osd_restarts'] == 8, plan
+    assert plan['variants'][2]['kept'] == ['msgr2-secure']
+    text = c.ceph('rgwbench', 'plan', '--profile', PROFILE_NAME).stdout
+    assert 'OSD restarts: 8' in text and 'keeps msgr2-secure' in text, text
+    before, modes = snapshot(c), running_modes(c)
+    logged = {name: len(text) for name, text in mgr_logs(c).items()}
+    watch = UpFromWatch(c)
+    watch.start()
+    try:
+        run_id = c.ceph('rgwbench', 'run', '--profile', PROFILE_NAME,
+                        '--yes-i-really-mean-it').stdout.strip()
+        record = wait_run(c, run_id, timeout=1500)
+        time.sleep(2)
+    finally:
+        watch.stop.set()
+        watch.join(30)
+    assert record['state'] == 'complete', (record.get('error'), c.mgr_logs_tail())
+    assert record['osd_restarts'] == 8, record['osd_restarts']
+    assert watch.restarts() == {0: 2, 1: 2, 2: 2, 3: 2}, watch.seen
+    lines: List[str] = []
+    refused: List[str] = []
+    for name, text in mgr_logs(c).items():
+        lines += re.findall(r'restarted (osd\.[0-9]+(?:, osd\.[0-9]+)* of host \S+'
+                            r'(?: together)?)', text[logged.get(name, 0):])
+        refused += re.findall(r'host \S+: `osd ok-to-stop` refuses .*',
+                              text[logged.get(name, 0):])
+    assert lines == ['osd.0, osd.1 of host osdhost-a together',
+                     'osd.2, osd.3 of host osdhost-b together'] * 2, (lines, refused)
+    secure = {(ch['kind'], ch['target'], ch['state'])
+              for ch in record['variants'][1]['changes']}
+    assert ('config', 'osd/ms_cluster_mode', 'undone') in secure
+    assert not any(ch['target'].startswith('osd/')
+                   for ch in record['variants'][2]['changes']), record['variants'][2]
+    # everything put back: the options and the modes the OSDs run with
+    assert snapshot(c)['config'] == before['config']
+    assert running_modes(c) == modes
+    c.ceph('rgwbench', 'profile', 'rm', PROFILE_NAME)
