@@ -35,7 +35,7 @@ from ..results.model import Change, Position, Run, VariantResult, WorkloadResult
 from ..results.store import ResultStore
 from ..serial import dump
 from ..settings.s3user import create_user, user_plan
-from ..settings.applier import SettingsApplier, open_journal
+from ..settings.applier import SettingsApplier, as_put_in_place, open_journal
 from ..settings.changes import USER
 from ..settings.base import ClientSide
 from ..settings.targets import AUTO, RGW, URLS, Target
@@ -317,6 +317,7 @@ class RunEngine:
             self._progress(record, 'variant %s: applying its settings' % variant.name,
                            done_s, total_s, changed)
             plans = applier.plan(variant.settings, restart_rgw, force=force)
+            entry.settings = masked_settings(as_put_in_place(variant.settings, plans))
             changed = [c.summary for p in plans for c in p.changes]
             client = applier.targets(profile.target, applier.apply(
                 journal, plans, progress=lambda line: None,

@@ -48,6 +48,13 @@ def engine_text(workloads: List[Dict[str, Any]]) -> Optional[str]:
     return 'each agent: %s; %s, in every variant' % tuple(parts)
 
 
+def chosen_text(variants: List[Dict[str, Any]]) -> List[str]:
+    """Each value chosen from the cluster (`sse=auto`) and why, once however many
+    variants have it."""
+    return list(dict.fromkeys(p['chosen'] for v in variants for p in v['changes']
+                              if p.get('chosen')))
+
+
 def run_plan_to_text(plan: Dict[str, Any]) -> str:
     lines = ['profile %s: %d variant(s) x %d workload(s) x %d repeat(s), about %d min' % (
         plan['profile'], len(plan['variants']), len(plan['workloads']), plan['repeats'],
@@ -68,6 +75,7 @@ def run_plan_to_text(plan: Dict[str, Any]) -> str:
         lines.append(engine)
     if 's3_user' in plan:
         lines.append(user_plan_to_text(plan['s3_user']))
+    lines += chosen_text(plan['variants'])
     for variant in plan['variants']:
         lines.append('variant %s%s:' % (variant['name'],
                                         ' (baseline)' if variant['baseline'] else ''))

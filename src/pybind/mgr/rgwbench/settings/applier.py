@@ -13,7 +13,7 @@ from ..cluster.storage import ALLOW_POOL_DELETE
 from ..cluster.access import GaveUp
 from .daemon_settings import OSD_RESTART_TARGET, RGWRestart
 from ..cluster.secret_options import masked_settings
-from ..serial import derived
+from ..serial import OMIT_NONE, derived
 from .tls import client_targets
 
 Log = Callable[[str], None]
@@ -31,6 +31,8 @@ class SettingPlan:
     value: Any = field(metadata=derived(_masked_value))
     notes: List[str]
     changes: List[Change]
+    # a value chosen from the cluster (`sse=auto`): the value above, and why
+    chosen: Optional[str] = field(default=None, metadata=OMIT_NONE)
 
 
 class HealthRefusal(RGWBenchError):
@@ -102,10 +104,14 @@ class SettingsApplier:
         plans = []
         for name, value in parsed.items():
             setting = self.settings[name]
+            chosen = setting.choose(ctx, value)
+            if chosen is not None:
+                value = chosen.value
             changes = setting.plan(ctx, view, value)
             view.add(changes)
             plans.append(SettingPlan(name, value, notes=setting.notes(self.ctx, value),
-                                     changes=changes))
+                                     changes=changes,
+                                     chosen=chosen.why if chosen is not None else None))
         return without_early_restarts(plans)
 
     def precheck(self, force: bool = False, restart_osds: bool = False) -> List[str]:
@@ -237,6 +243,12 @@ class SettingsApplier:
 
 def _allow_delete() -> Change:
     return config_change(ALLOW_POOL_DELETE[0], ALLOW_POOL_DELETE[1], 'true')
+
+
+def as_put_in_place(settings: Dict[str, Any], plans: List[SettingPlan]) -> Dict[str, Any]:
+    """`settings` with each value chosen from the cluster (`sse=auto`) as the plans chose
+    it: what a run's record says its variant ran with."""
+    return dict(settings, **{p.setting: p.value for p in plans if p.chosen is not None})
 
 
 def without_early_restarts(plans: List[SettingPlan]) -> List[SettingPlan]:
