@@ -62,11 +62,13 @@ def sized_workload(view: ClusterView, workload: Workload, agents: int,
     return sized_to_caches(read_facts(view), workload, agents, held)
 
 
-def workload_findings(view: ClusterView, workload: Workload, agents: int) -> List[Finding]:
+def workload_findings(view: ClusterView, workload: Workload, agents: int,
+                      targets: int = 0) -> List[Finding]:
     """The cluster's findings before one workload of a run (after its variant's settings
     are in place), and those about the workload itself (`workload` as it runs, its
-    concurrency scaled to the RGW daemons)."""
+    concurrency scaled to the RGW daemons, over the variant's `targets`: 0, unknown)."""
     facts = read_facts(view)
     found = health_findings(facts) + config_findings(facts) + pg_findings(facts) + \
-        queue_findings(facts, [workload]) + cache_findings(facts, [workload], agents)
+        queue_findings(facts, [workload]) + cache_findings(facts, [workload], agents) + \
+        uneven_spread(workload, targets)
     return list(ordered(found))

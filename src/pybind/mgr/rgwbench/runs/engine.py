@@ -340,7 +340,8 @@ class RunEngine:
                 if self.checks is not None and record.findings is not None:
                     self.checks.between(record.findings, variant=variant.name,
                                         workload=workload.name, force=force,
-                                        planned=workload, agents=agents)
+                                        planned=workload, agents=agents,
+                                        targets=len(client.targets))
                 during: List[Finding] = []
                 try:
                     measured = self._workload(run_id, index, workload, profile, creds, client,

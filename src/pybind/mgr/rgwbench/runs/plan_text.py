@@ -89,4 +89,6 @@ def run_plan_to_text(plan: Dict[str, Any]) -> str:
             'refused now' if found['level'] == 'refuse' else 'finding', found['level'],
             found['id'], found['summary'],
             ' (fix: %s)' % found['fix'] if found.get('fix') else ''))
+        # the values seen: what the summary is about (24 requests over 9 targets, ...)
+        lines += ['  seen: %s' % e for e in found.get('evidence') or []]
     return '\n'.join(lines)
