@@ -173,7 +173,8 @@ def test_a_run_finds_a_variants_targets_do_not_divide_a_concurrency(
     run_id = s.engine.start(s.profile(variants=[
         {'name': 'one', 'settings': {}}, {'name': 'two', 'settings': {'rgw-per-host': 2}}],
         baseline='one', workloads=[{'name': 'put', 'op': 'put', 'size': '4KiB',
-                                    'concurrency': 3, 'duration': 1, 'warmup': 0}]))
+                                    'concurrency': 3, 'duration': 2, 'warmup': 0,
+                                    'rate': 30}]))
     s.engine.wait(180)
     record = dump(s.results.load(run_id))
     assert record['state'] == 'complete', record['error']
