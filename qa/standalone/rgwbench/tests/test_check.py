@@ -634,9 +634,9 @@ def test_an_agent_whose_clock_is_off_is_found_in_the_load_record(
 
 
 # A bucket resharded at a few objects: new buckets get one index shard, RGW reshards a
-# bucket past 5 objects per shard, and its reshard thread comes every 5 s.
+# bucket past 5 objects per shard, and its reshard thread comes every 10 s (its least).
 RESHARD_EARLY = {'rgw_override_bucket_index_max_shards': '1', 'rgw_max_objs_per_shard': '5',
-                 'rgw_reshard_thread_interval': '5'}
+                 'rgw_reshard_thread_interval': '10'}
 
 
 def test_a_load_says_its_bucket_crossed_the_resharding_line(

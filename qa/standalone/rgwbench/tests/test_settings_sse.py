@@ -308,10 +308,10 @@ def test_sse_auto_without_vault_takes_the_testing_backend(cluster: Cluster) -> N
         'unset)']
 
 
-def test_sse_auto_takes_vault_once_it_is_configured_and_applies_it(
-        cluster: Cluster, credentials: Dict[str, Any], vault_options: Dict[str, str]) -> None:
-    """On Tentacle SSE-S3 through OpenBao, on Pacific SSE-KMS through it; applied, RGW
-    writes with it (the apply's own check writes and reads an object), and put back."""
+def test_sse_auto_takes_vault_once_it_is_configured(
+        cluster: Cluster, vault_options: Dict[str, str]) -> None:
+    """On Tentacle SSE-S3 through OpenBao, on Pacific SSE-KMS through it: said by `plan
+    --profile sse` and planned by `settings plan sse=auto`."""
     vault = 'Vault at %s, transit engine' % vault_options['sse_vault_addr']
     if cluster.release == 'pacific':
         wanted, line = 'kms-vault', (
@@ -324,12 +324,3 @@ def test_sse_auto_takes_vault_once_it_is_configured_and_applies_it(
     assert len(found) == 1 and found[0].startswith(line), found
     (planned,) = cluster.ceph_json('rgwbench', 'settings', 'plan', 'sse=auto')
     assert planned['value'] == wanted and planned['chosen'] == found[0]
-    before = snapshot(cluster)
-    state = apply(cluster, 'sse=auto')
-    try:
-        assert state['state'] == 'applied', state.get('error')
-        assert [p['value'] for p in state['plan']] == [wanted]
-        assert state['client']['sse'] == (['sse_s3'] if wanted == 'sse-s3'
-                                          else ['sse_kms_key_id'])
-    finally:
-        revert_and_compare(cluster, before)
