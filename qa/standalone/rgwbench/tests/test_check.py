@@ -631,3 +631,29 @@ def test_an_agent_whose_clock_is_off_is_found_in_the_load_record(
     assert abs(clock['offset_ms'] - CLOCK_OFFSET_MS) <= clock['error_ms'] + 0.01
     text = cluster.ceph('rgwbench', 'load', 'show', load_id).stdout
     assert '[skews] clock-skew: the clocks of the agents' in text, text
+
+
+# RGW's resharding line set low: new buckets get one index shard, resharded past 5
+# objects per shard.
+RESHARD_EARLY = {'rgw_override_bucket_index_max_shards': '1', 'rgw_max_objs_per_shard': '5'}
+
+
+def test_a_load_says_its_bucket_may_cross_the_resharding_line(
+        cluster: Cluster, stored_credentials: None) -> None:
+    for option, value in RESHARD_EARLY.items():
+        cluster.ceph('config', 'set', 'client.rgw', option, value)
+    try:
+        # 20 PUTs a second for 21 s: about 420 objects in the load's one bucket
+        load_id = cluster.ceph('rgwbench', 'load', '--op', 'put', '--size', '4KiB',
+                               '--concurrency', '2', '--rate', '20', '--duration', '20',
+                               '--warmup', '1').stdout.strip()
+        record = wait_load(cluster, load_id)
+    finally:
+        for option in RESHARD_EARLY:
+            cluster.ceph('config', 'rm', 'client.rgw', option)
+    assert record['state'] == 'complete', record.get('error')
+    found = {f['id']: f for f in record['findings']}
+    likely = found['bucket-reshard-likely']
+    assert likely['evidence'][0].startswith('the load: about 420 objects per bucket'), likely
+    assert 'rgw_max_objs_per_shard 5 x 1 index shards' in likely['evidence'][0], likely
+    assert likely['fix'] == '--buckets 84'

@@ -293,3 +293,34 @@ def test_sse_s3_through_openbao_transit_makes_a_key_per_bucket_and_is_put_back(
             client.delete_bucket(Bucket=bucket)
     finally:
         revert_and_compare(cluster, before)
+
+
+def chosen_lines(cluster: Cluster) -> List[str]:
+    """What `plan --profile sse` says it chose for `sse: auto`."""
+    plan = cluster.ceph('rgwbench', 'plan', '--profile', 'sse').stdout
+    return [line for line in plan.splitlines() if line.startswith('sse=auto -> ')]
+
+
+def test_sse_auto_without_vault_takes_the_testing_backend(cluster: Cluster) -> None:
+    assert chosen_lines(cluster) == [
+        "sse=auto -> kms-testing (SSE-KMS, RGW's testing backend, no KMS round trip): no "
+        'Vault is configured (mgr/rgwbench/sse_vault_addr, mgr/rgwbench/sse_vault_token_file '
+        'unset)']
+
+
+def test_sse_auto_takes_vault_once_it_is_configured(
+        cluster: Cluster, vault_options: Dict[str, str]) -> None:
+    """On Tentacle SSE-S3 through OpenBao, on Pacific SSE-KMS through it: said by `plan
+    --profile sse` and planned by `settings plan sse=auto`."""
+    vault = 'Vault at %s, transit engine' % vault_options['sse_vault_addr']
+    if cluster.release == 'pacific':
+        wanted, line = 'kms-vault', (
+            'sse=auto -> kms-vault (SSE-KMS, %s, key %s): SSE-S3 needs RGW 17.2.4 (Quincy) '
+            'or newer; this cluster runs 16.2.' % (vault, vault_options['sse_vault_key_id']))
+    else:
+        wanted, line = 'sse-s3', ('sse=auto -> sse-s3 (SSE-S3, %s): Vault is configured '
+                                  '(mgr/rgwbench/sse_vault_*) and RGW takes SSE-S3' % vault)
+    found = chosen_lines(cluster)
+    assert len(found) == 1 and found[0].startswith(line), found
+    (planned,) = cluster.ceph_json('rgwbench', 'settings', 'plan', 'sse=auto')
+    assert planned['value'] == wanted and planned['chosen'] == found[0]

@@ -23,6 +23,7 @@ from .certs.pem import self_signed_certificate
 from .checks import MgrClusterView
 from .checks.capacity_guard import CapacityGuard
 from .checks.gate import RunChecks
+from .checks.reshard_watch import ReshardWatch
 from .cluster.access import ClusterAccess
 from .cluster.credentials import CredentialStore
 from .cluster.events import ClusterRunEvents
@@ -76,7 +77,9 @@ class Services:
             log=self.log, keep_objects=self.keep_objects,
             new_capacity_check=capacity.new_check, deadman_s=self.deadman_s,
             processes_max=self.processes_max, agent_sources=self.agent_sources,
-            new_pg_watch=self.checks.pg_watch, bucket_admin=RadosgwAdmin(mgr))
+            new_pg_watch=self.checks.pg_watch, bucket_admin=RadosgwAdmin(mgr),
+            new_reshard_watch=lambda buckets: ReshardWatch(RadosgwAdmin(mgr), buckets,
+                                                           log=self.log))
         self.loads = LoadService(store=mgr, credentials=self.credentials,
                                  endpoints=self.rgw_endpoints, agents=agents,
                                  make_launcher=self.placing.launcher, log=self.log,

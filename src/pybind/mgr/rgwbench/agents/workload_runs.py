@@ -18,6 +18,7 @@ from .launchers import AgentLauncher, remove_leftovers
 from ..checks.capacity_guard import (CapacityCheck, CapacityWatch, in_flight_bytes, prefill_bytes,
                                      writes, writes_while_measured)
 from ..checks.during import PgWatch
+from ..checks.reshard_watch import ReshardWatch
 from ..checks.measured import measured_findings
 from ..errors import InvalidInput
 from ..cluster.kvstore import SecretStore, set_kept
@@ -326,6 +327,9 @@ class AgentWorkloads:
     # Removes buckets with their objects at once (None: over S3 only, the space
     # freed by RGW's GC hours later).
     bucket_admin: Optional[BucketAdmin] = None
+    # A watch of a writing job's buckets that RGW reshards, by their names (None:
+    # unwatched).
+    new_reshard_watch: Callable[[List[str]], Optional[ReshardWatch]] = lambda buckets: None
 
     def remove_buckets(self, job: Job, ca_pem: Optional[str]) -> Dict[str, Any]:
         return remove_buckets(job, ca_pem, admin=self.bucket_admin)
@@ -367,6 +371,7 @@ class AgentWorkloads:
                                  job.run_tag or job.bucket_prefix, too_full)
                 return agent_run.summary()
             pgs = self.new_pg_watch()
+            reshards = self.new_reshard_watch(job.bucket_names) if writes(job) else None
             with contextlib.ExitStack() as during:
                 if check is not None:
                     # A reading workload writes only its prefill, before the agents start.
@@ -375,11 +380,16 @@ class AgentWorkloads:
                         watching=lambda: measured or agent_run.start_at is None))
                 if pgs is not None:
                     during.enter_context(pgs)
+                if reshards is not None:
+                    during.enter_context(reshards)
                 summary = agent_run.run(self.make_channel())
             during_load = [] if pgs is None or summary.start_at is None else \
                 pgs.findings(summary.start_at + job.warmup_s, float(job.duration_s or 0))
             summary.findings = agent_run.findings() + during_load + \
-                measured_findings(agent_run.results, job)
+                measured_findings(agent_run.results, job) + \
+                (reshards.findings(None if summary.start_at is None else
+                                   summary.start_at + job.warmup_s, float(job.duration_s or 0))
+                 if reshards is not None else [])
             if summary.stopped:
                 self.log.warning('workload %s stopped early: %s',
                                  job.run_tag or job.bucket_prefix, summary.stopped)

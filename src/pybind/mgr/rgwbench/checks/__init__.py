@@ -18,6 +18,7 @@ from .finding import Finding, Level, findings_to_text, ordered
 from .health_checks import health_findings, no_rgw_daemon
 from .pg_checks import pg_findings
 from .queue_checks import queue_findings, uneven_spread
+from .reshard_estimate import reshard_findings
 from .view import ClusterView, MgrClusterView
 
 __all__ = ['ClusterView', 'Finding', 'Level', 'MgrClusterView', 'findings',
@@ -52,7 +53,7 @@ def findings(view: ClusterView, profile: Optional[Profile] = None,
         targets = len(profile.target.urls) if profile.target.kind == URLS else len(facts.rgws)
         found += [f for w in workloads for f in uneven_spread(w, targets, load)]
         found += queue_findings(facts, workloads, load) + cache_findings(
-            facts, workloads, agents, load)
+            facts, workloads, agents, load) + reshard_findings(facts, workloads, agents, load)
     return list(ordered(found))
 
 
@@ -62,11 +63,13 @@ def sized_workload(view: ClusterView, workload: Workload, agents: int,
     return sized_to_caches(read_facts(view), workload, agents, held)
 
 
-def workload_findings(view: ClusterView, workload: Workload, agents: int) -> List[Finding]:
+def workload_findings(view: ClusterView, workload: Workload, agents: int,
+                      targets: int = 0) -> List[Finding]:
     """The cluster's findings before one workload of a run (after its variant's settings
     are in place), and those about the workload itself (`workload` as it runs, its
-    concurrency scaled to the RGW daemons)."""
+    concurrency scaled to the RGW daemons, over the variant's `targets`: 0, unknown)."""
     facts = read_facts(view)
     found = health_findings(facts) + config_findings(facts) + pg_findings(facts) + \
-        queue_findings(facts, [workload]) + cache_findings(facts, [workload], agents)
+        queue_findings(facts, [workload]) + cache_findings(facts, [workload], agents) + \
+        uneven_spread(workload, targets) + reshard_findings(facts, [workload], agents)
     return list(ordered(found))

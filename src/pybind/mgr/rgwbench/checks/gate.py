@@ -113,11 +113,14 @@ class RunChecks:
         return found
 
     def between(self, kept: List[Finding], *, variant: str, workload: str,
-                force: bool, planned: Optional[Workload] = None, agents: int = 1) -> None:
+                force: bool, planned: Optional[Workload] = None, agents: int = 1,
+                targets: int = 0) -> None:
         """Adds to `kept` (a run's findings) the cluster's findings before a workload.
 
-        With `planned` (the workload as it runs now, on `agents` agents), also
-        those about the workload itself: its requests against what RGW admits,
+        With `planned` (the workload as it runs now, on `agents` agents, over the
+        variant's `targets`), also those about the workload itself: its requests
+        against what RGW admits, their spread over the targets (a variant can have
+        other targets than the cluster had before the run: an ingress, more RGWs),
         its working set against the caches. Each is tagged with the workload;
         those the run saw before it started (same id and evidence, for every
         workload or this one) are left out: they hold already. Refused (after
@@ -128,7 +131,7 @@ class RunChecks:
                  if f.variant is None and f.workload in (None, workload)}
         try:
             now = findings(self.view) if planned is None else \
-                workload_findings(self.view, planned, agents)
+                workload_findings(self.view, planned, agents, targets)
         except Exception as e:
             if self.log:
                 self.log.warning('the checks before workload %s of variant %s failed: %s',

@@ -129,8 +129,8 @@ def uneven_spread(workload: Workload, targets: int, load: bool = False) -> List[
     return [Finding(
         id='uneven-concurrency', level=Level.info,
         summary='a workload\'s requests in flight do not divide evenly over its targets: '
-                'some serve one request at once more than the others, and their figures '
-                'differ by that',
+                'some serve one request at once more than the others, so their figures '
+                '(each RGW\'s ops, CPU, latency) differ by that and are not comparable',
         evidence=('%s: %d requests in flight over %d targets: %d get %d, %d get %d' % (
             name, workload.concurrency, targets, with_more, more, targets - with_more,
             fewer),),

@@ -51,6 +51,14 @@ class S3Keys:
         return {'access_key': self.access_key, 'secret_key': self.secret_key}
 
 
+@dataclass(frozen=True)
+class BucketShards:
+    """A bucket's index shards and objects, as `bucket stats` says them."""
+    bucket: str
+    shards: Optional[int]
+    objects: int
+
+
 class UserAdmin(Protocol):
     """Makes and removes S3 users (radosgw-admin through the mgr, or a fake in tests)."""
 
@@ -177,6 +185,33 @@ class RadosgwAdmin:
                 '(%d)' % NO_SUCH_BUCKET in err:
             return None
         raise self._failed('bucket stats --bucket %s' % bucket, ret, err)
+
+    def bucket_shards(self, bucket: str) -> Optional[BucketShards]:
+        """A bucket's index shards and objects now (None: there is no such bucket)."""
+        stats = self._bucket_stats(bucket)
+        if stats is None:
+            return None
+        return BucketShards(bucket=bucket, shards=shards_in(stats), objects=objects_in(stats))
+
+    def reshard_queue(self) -> List[str]:
+        """The buckets RGW's dynamic resharding has queued (`reshard list`)."""
+        ret, out, err = self._subcommand(['reshard', 'list'], self.create_timeout_s)
+        if ret != 0:
+            raise self._failed('reshard list', ret, err)
+        try:
+            entries: Any = json.loads(out or '[]')
+            return [str(e['bucket_name']) for e in entries if e.get('bucket_name')]
+        except (ValueError, AttributeError, TypeError, KeyError):
+            raise RadosgwAdminError('`radosgw-admin reshard list` printed no list')
+
+
+def shards_in(stats: str) -> Optional[int]:
+    """How many index shards `bucket stats` says the bucket has (None: it does not say)."""
+    try:
+        found = json.loads(stats).get('num_shards')
+        return None if found is None else int(found)
+    except (ValueError, AttributeError, TypeError):
+        return None
 
 
 def objects_in(stats: str) -> int:

@@ -39,9 +39,14 @@ from ..results.model import Change, Position, Run, VariantResult, WorkloadResult
 from ..results.store import ResultStore
 from ..serial import dump
 from ..settings.s3user import create_user, user_plan
+<<<<<<< HEAD
 from ..settings.applier import SettingPlan, SettingsApplier, open_journal, restarts_osds
 from ..settings.changes import RESTART, USER
 from ..settings.daemon_settings import OSD_RESTART_TARGET
+=======
+from ..settings.applier import SettingsApplier, as_put_in_place, open_journal
+from ..settings.changes import USER
+>>>>>>> s43-sse-buckets
 from ..settings.base import ClientSide
 from ..settings.targets import AUTO, RGW, URLS, Target
 from ..agents.workload_runs import AgentWorkloads, Leftovers, make_job, new_id
@@ -392,6 +397,7 @@ class RunEngine:
             self._progress(record, 'variant %s: applying its settings' % variant.name,
                            done_s, total_s, changed)
             plans = applier.plan(variant.settings, restart_rgw, force=force)
+            entry.settings = masked_settings(as_put_in_place(variant.settings, plans))
             changed = [c.summary for p in plans for c in p.changes]
             first_step = len(journal.steps())   # the steps from here on are this variant's
             try:
@@ -420,7 +426,8 @@ class RunEngine:
                 if self.checks is not None and record.findings is not None:
                     self.checks.between(record.findings, variant=variant.name,
                                         workload=workload.name, force=force,
-                                        planned=workload, agents=agents)
+                                        planned=workload, agents=agents,
+                                        targets=len(client.targets))
                 during: List[Finding] = []
                 try:
                     measured = self._workload(run_id, index, workload, profile, creds, client,

@@ -49,6 +49,7 @@ def engine_text(workloads: List[Dict[str, Any]]) -> Optional[str]:
     return 'each agent: %s; %s, in every variant' % tuple(parts)
 
 
+<<<<<<< HEAD
 def sweeps_text(sweeps: List[Dict[str, Any]]) -> List[str]:
     """Each sweep of the plan: what its list expanded to, and its share of the run's time."""
     lines = []
@@ -60,6 +61,13 @@ def sweeps_text(sweeps: List[Dict[str, Any]]) -> List[str]:
             sweep['kind'], ', '.join(sweep['points']),
             format_duration(sweep['estimated_s'])))
     return lines
+=======
+def chosen_text(variants: List[Dict[str, Any]]) -> List[str]:
+    """Each value chosen from the cluster (`sse=auto`) and why, once however many
+    variants have it."""
+    return list(dict.fromkeys(p['chosen'] for v in variants for p in v['changes']
+                              if p.get('chosen')))
+>>>>>>> s43-sse-buckets
 
 
 def run_plan_to_text(plan: Dict[str, Any]) -> str:
@@ -83,6 +91,7 @@ def run_plan_to_text(plan: Dict[str, Any]) -> str:
         lines.append(engine)
     if 's3_user' in plan:
         lines.append(user_plan_to_text(plan['s3_user']))
+    lines += chosen_text(plan['variants'])
     for variant in plan['variants']:
         lines.append('variant %s%s:' % (variant['name'],
                                         ' (baseline)' if variant['baseline'] else ''))
@@ -102,4 +111,6 @@ def run_plan_to_text(plan: Dict[str, Any]) -> str:
             'refused now' if found['level'] == 'refuse' else 'finding', found['level'],
             found['id'], found['summary'],
             ' (fix: %s)' % found['fix'] if found.get('fix') else ''))
+        # the values seen: what the summary is about (24 requests over 9 targets, ...)
+        lines += ['  seen: %s' % e for e in found.get('evidence') or []]
     return '\n'.join(lines)

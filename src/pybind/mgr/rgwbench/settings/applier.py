@@ -13,7 +13,7 @@ from ..cluster.storage import ALLOW_POOL_DELETE
 from ..cluster.access import GaveUp
 from .daemon_settings import OSD_RESTART_TARGET, RGWRestart
 from ..cluster.secret_options import masked_settings
-from ..serial import HIDDEN, derived
+from ..serial import HIDDEN, OMIT_NONE, derived
 from .tls import client_targets
 
 Log = Callable[[str], None]
@@ -31,6 +31,8 @@ class SettingPlan:
     value: Any = field(metadata=derived(_masked_value))
     notes: List[str]
     changes: List[Change]
+    # a value chosen from the cluster (`sse=auto`): the value above, and why
+    chosen: Optional[str] = field(default=None, metadata=OMIT_NONE)
     # The restarts its own changes need, before each restart is kept once (where it is
     # last asked for): what putting it back alone must restart again.
     restarts: Tuple[str, ...] = field(default=(), metadata=HIDDEN)
@@ -120,10 +122,14 @@ class SettingsApplier:
         plans = []
         for name, value in parsed.items():
             setting = self.settings[name]
+            chosen = setting.choose(ctx, value)
+            if chosen is not None:
+                value = chosen.value
             changes = setting.plan(ctx, view, value)
             view.add(changes)
             plans.append(SettingPlan(name, value, notes=setting.notes(self.ctx, value),
                                      changes=changes,
+                                     chosen=chosen.why if chosen is not None else None,
                                      restarts=tuple(c.target for c in changes
                                                     if c.kind == RESTART)))
         return without_early_restarts(plans)
@@ -150,8 +156,10 @@ class SettingsApplier:
         goes back to its state before the run, and the next variant plans the setting
         again. A restart one of the settings put back needed is done again after them
         (the daemons read the settings put back); a setting that only restarts
-        (rgw-restart) leaves nothing to restart."""
-        wanted = self.parse(following)
+        (rgw-restart) leaves nothing to restart. A value chosen from the cluster
+        (`sse=auto`) is compared as chosen."""
+        wanted = {name: self._chosen(name, value)
+                  for name, value in self.parse(following).items()}
 
         def targets(plan: SettingPlan) -> Set[JournalTarget]:
             return {(c.kind, c.target) for c in plan.changes if c.kind != RESTART}
@@ -175,6 +183,10 @@ class SettingsApplier:
                        if (RESTART, r) in put_back})
         return Carry(kept=tuple(p.setting for p in staying), put_back=frozenset(put_back),
                      owed=tuple(owed))
+
+    def _chosen(self, name: str, value: Any) -> Any:
+        chosen = self.settings[name].choose(self.ctx, value)
+        return value if chosen is None else chosen.value
 
     def put_back_leaving(self, journal: Journal, carry: Carry,
                          keep: Sequence[str] = ()) -> List[Step]:
@@ -323,6 +335,12 @@ class SettingsApplier:
 
 def _allow_delete() -> Change:
     return config_change(ALLOW_POOL_DELETE[0], ALLOW_POOL_DELETE[1], 'true')
+
+
+def as_put_in_place(settings: Dict[str, Any], plans: List[SettingPlan]) -> Dict[str, Any]:
+    """`settings` with each value chosen from the cluster (`sse=auto`) as the plans chose
+    it: what a run's record says its variant ran with."""
+    return dict(settings, **{p.setting: p.value for p in plans if p.chosen is not None})
 
 
 def without_early_restarts(plans: List[SettingPlan]) -> List[SettingPlan]:

@@ -80,6 +80,14 @@ class SettingContext(NamedTuple):
     force: bool = False
 
 
+@dataclass(frozen=True)
+class Chosen:
+    """The value a setting puts in place for a value chosen from the cluster (`sse=auto`),
+    and why, in one line that a plan shows."""
+    value: Any
+    why: str
+
+
 class Setting(abc.ABC):
     """One setting under test: parsed, planned, verified, and how clients use it."""
 
@@ -94,6 +102,11 @@ class Setting(abc.ABC):
     @abc.abstractmethod
     def plan(self, ctx: SettingContext, view: PlanView, value: Any) -> List[Change]:
         """The changes that put the value in place (none when it already is)."""
+
+    def choose(self, ctx: SettingContext, value: Any) -> Optional[Chosen]:
+        """For a value that stands for one chosen from the cluster as it is (`auto`), that
+        value and why; None: the value is put in place as it is."""
+        return None
 
     def notes(self, ctx: SettingContext, value: Any) -> List[str]:
         """What an operator should know before it is applied."""

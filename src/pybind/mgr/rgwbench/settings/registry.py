@@ -40,6 +40,8 @@ def settings_plan_to_text(plans: List[Dict[str, Any]]) -> str:
     lines = []
     for plan in plans:
         lines.append('%s = %s' % (plan['setting'], plan['value']))
+        if plan.get('chosen'):
+            lines.append('  %s' % plan['chosen'])
         lines += ['  - %s' % c['summary'] for c in plan['changes']] or ['  (already in place)']
         lines += ['  note: %s' % n for n in plan['notes']]
     return '\n'.join(lines)

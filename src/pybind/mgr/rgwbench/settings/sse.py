@@ -14,6 +14,12 @@ restart of the RGW service; every change journaled and put back):
   option besides ``rgw_crypt_require_ssl``.
 * ``sse-s3``: SSE-S3 with Vault (``rgw_crypt_sse_s3_*``), Quincy 17.2.4 on.
 * ``off``: no change; clients send no SSE headers.
+* ``auto``: one of the above, chosen when the variant is planned (see
+  ``ServerSideEncryption.choose``): ``sse-s3`` when Vault is configured (the
+  module's ``sse_vault_addr``, and ``sse_vault_token_file`` with token auth;
+  the transit engine) and every RGW takes SSE-S3; else ``kms-vault`` when Vault
+  is configured with ``sse_vault_key_id``; else ``kms-testing``. The plan says
+  which and why; a run's record keeps the value that ran.
 
 RGW refuses SSE over plain HTTP while ``rgw_crypt_require_ssl`` is true (its
 default). The rule: ``rgw_crypt_require_ssl`` is kept when RGW can tell that
@@ -42,7 +48,8 @@ from ..loadgen.s3 import Endpoint, S3Client, describe_error, make_ssl_context
 from ..loadgen.sigv4 import Signer
 from ..loadgen.sse import SSE
 from ..cluster.pending import pending
-from .base import ClientSide, PlanView, Setting, SettingContext, SettingNotInEffect, poll
+from .base import (Chosen, ClientSide, PlanView, Setting, SettingContext, SettingNotInEffect,
+                   poll)
 from .changes import SERVICE, Change, config_change, service_change
 from .container_args import FIELD, takes_container_args, with_mounts
 from .daemon_settings import config_problem, rgw_restart, same_value
@@ -57,7 +64,8 @@ RGW = 'client.rgw'
 # older `.../export/encryption-key` prefix needs exportable keys and a version in
 # the key id (seen: an SSE-KMS write of a key id without one failed with 400).
 TRANSIT_PREFIX = '/v1/transit'
-VALUES = ('kms-testing', 'kms-kmip', 'kms-vault', 'sse-c', 'sse-s3', 'off')
+AUTO = 'auto'
+VALUES = ('kms-testing', 'kms-kmip', 'kms-vault', 'sse-c', 'sse-s3', 'off', AUTO)
 KEYS_STORE = 'settings/sse/keys'
 KEY_NAMES = ('testing_key_id', 'testing_key', 'sse_c_key')
 SSE_S3_SINCE = (17, 2, 4)
@@ -208,18 +216,69 @@ class ServerSideEncryption(Setting):
             wanted[prefix + 'prefix'] = chosen
         return wanted
 
-    def _refuse_old_sse_s3(self, ctx: SettingContext) -> None:
+    def _sse_s3_missing(self, ctx: SettingContext) -> Optional[str]:
+        """Why RGW cannot do SSE-S3 (None: every RGW daemon can)."""
         if ctx.release >= 18:
-            return
+            return None
         running = None
         if ctx.release >= 16:
             versions = [parse_version(d.version) for d in ctx.cluster.rgw_daemons()]
             known = [v for v in versions if v is not None]
             running = min(known) if known else None
         if running is None or running < SSE_S3_SINCE:
-            raise self.bad('sse-s3', 'SSE-S3 needs RGW 17.2.4 (Quincy) or newer; this cluster '
-                                     'runs %s' % ('%d.%d.%d' % running if running else
-                                                  'Ceph %d' % ctx.release))
+            return 'SSE-S3 needs RGW 17.2.4 (Quincy) or newer; this cluster runs %s' % (
+                '%d.%d.%d' % running if running else 'Ceph %d' % ctx.release)
+        return None
+
+    def _refuse_old_sse_s3(self, ctx: SettingContext) -> None:
+        missing = self._sse_s3_missing(ctx)
+        if missing:
+            raise self.bad('sse-s3', missing)
+
+    def choose(self, ctx: SettingContext, value: Any) -> Optional[Chosen]:
+        """`auto`: SSE-S3 through Vault, as the benchmark this module's `sse` profile
+        follows measured it, where the cluster can; else the closest it can do.
+
+        Vault counts as configured when the module's options name it (those `sse-s3`
+        needs); RGW's own Vault options are not taken, since applying a value sets them
+        from the module's (a plan that finds them only says so)."""
+        if value != AUTO:
+            return None
+        chosen, how, why = self._auto(ctx)
+        return Chosen(chosen, 'sse=auto -> %s (%s): %s' % (chosen, how, why))
+
+    def _auto(self, ctx: SettingContext) -> Tuple[str, str, str]:
+        """(value, the KMS it uses, why)."""
+        token = self._option(ctx, 'sse_vault_auth') in ('', 'token')
+        unset = [o for o in ['sse_vault_addr'] + (['sse_vault_token_file'] if token else [])
+                 if not self._option(ctx, o)]
+        testing = "SSE-KMS, RGW's testing backend, no KMS round trip"
+        if unset:
+            return 'kms-testing', testing, 'no Vault is configured (%s unset%s)' % (
+                ', '.join('mgr/rgwbench/%s' % o for o in unset), self._rgw_vault(ctx))
+        engine = self._option(ctx, 'sse_vault_secret_engine') or 'transit'
+        vault = 'Vault at %s, %s engine' % (self._option(ctx, 'sse_vault_addr'), engine)
+        missing = self._sse_s3_missing(ctx)
+        if missing is None and engine == 'transit':
+            return 'sse-s3', 'SSE-S3, ' + vault, \
+                "Vault is configured (mgr/rgwbench/sse_vault_*) and RGW takes SSE-S3"
+        why_not = missing or 'RGW takes SSE-S3 keys from the transit engine only'
+        key_id = self._option(ctx, 'sse_vault_key_id')
+        if key_id:
+            return 'kms-vault', 'SSE-KMS, %s, key %s' % (vault, key_id), \
+                '%s; Vault is configured with a key for SSE-KMS' % why_not
+        return 'kms-testing', testing, \
+            '%s, and mgr/rgwbench/sse_vault_key_id is unset for SSE-KMS through Vault' % why_not
+
+    def _rgw_vault(self, ctx: SettingContext) -> str:
+        """Where RGW's own options name a Vault the module's options do not, as a plan
+        says it."""
+        for option in ('rgw_crypt_sse_s3_vault_addr', 'rgw_crypt_vault_addr'):
+            addr = ctx.cluster.config_value(RGW, option)
+            if addr:
+                return "; RGW's %s is %s: set mgr/rgwbench/sse_vault_* to use it" % (
+                    option, addr)
+        return ''
 
     def wanted_options(self, ctx: SettingContext, view: PlanView,
                        value: str) -> Dict[str, str]:
@@ -254,6 +313,8 @@ class ServerSideEncryption(Setting):
         return wanted
 
     def plan(self, ctx: SettingContext, view: PlanView, value: str) -> List[Change]:
+        if value == AUTO:
+            value = self._auto(ctx)[0]
         if value == 'off':
             return []
         wanted = self.wanted_options(ctx, view, value)

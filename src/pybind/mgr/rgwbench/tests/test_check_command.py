@@ -80,7 +80,11 @@ def test_check_with_a_builtin_profile_estimates_its_writes() -> None:
     # room (70 GiB): the baseline's prefill is removed before threads-256 (a config
     # option) writes its own, so one is held at a time
     found = json.loads(res.stdout)
-    assert [f['id'] for f in found] == ['capacity-estimate']
+    # 24 GiB of 4 KiB objects in one bucket: RGW reshards it (11 shards of 100000) as the
+    # prefill writes it
+    assert [f['id'] for f in found] == ['capacity-estimate', 'bucket-reshard-likely']
+    assert found[1]['workload'] == 'get-4KiB' and found[1]['fix'] == \
+        'buckets: 6 in workload get-4KiB', found[1]
     evidence = ' '.join(found[0]['evidence'])
     assert 'prefills: 48.0 GiB in all' in evidence, evidence
     assert 'at most 24.0 GiB in the pool at once' in evidence, evidence

@@ -456,7 +456,7 @@ def test_every_finding_id_is_documented() -> None:
     ids |= {'%s-raised' % o.replace('_', '-') for o, _ in DEBUG_OPTIONS}
     with open(DOC) as f:
         doc = f.read()
-    assert len(ids) == 23
+    assert len(ids) == 26
     assert [i for i in sorted(ids) if '``%s``' % i not in doc] == []
 
 

@@ -75,7 +75,7 @@ def test_builtins_follow_the_studies() -> None:
     assert {w.size for w in msgr2.workloads} == {'1MiB', '4MiB', '64MiB', '256MiB'}
     sse = by_name['sse']
     assert sse.baseline == 'tls-msgr2'
-    assert sse.variant('sse-rgw').settings['sse'] == 'kms-testing'
+    assert sse.variant('sse-rgw').settings['sse'] == 'auto'
     assert sse.variant('sse-ingress').settings['tls@ingress'] == 'https'
     assert {v.name for v in by_name['security'].variants} >= \
         {v.name for v in sse.variants} | {v.name for v in tls.variants}
@@ -254,7 +254,7 @@ def test_short_duration_gets_a_shorter_default_warmup() -> None:
      "profile x: variants[0].settings.tls@rgw: 'maybe' is not valid (expected on or off)"),
     (doc(variants=[{'name': 'a', 'settings': {'sse': 'rot13'}}]),
      "profile x: variants[0].settings.sse: 'rot13' is not valid (expected kms-testing, "
-     "kms-kmip, kms-vault, sse-c, sse-s3, off)"),
+     "kms-kmip, kms-vault, sse-c, sse-s3, off, auto)"),
     (doc(variants=[{'name': 'a', 'settings': {'rgw-per-host': 40}}]),
      'profile x: variants[0].settings.rgw-per-host: 40 is not valid (expected a number of '
      'daemons, 1 to 16)'),

@@ -20,7 +20,7 @@ from rgwbench.results.report import result_to_text
 from rgwbench.runs.plan_text import run_plan_to_text
 from rgwbench.tests.s3stub import StubS3
 
-from checks_fakes import FakeView, filled, health_err, roomy
+from checks_fakes import FakeView, filled, health_err, rgw_service_map, roomy
 
 # 5000 objects of 4 MiB to read: a prefill of 19.5 GiB, past the 10 GiB of room
 BIG = [{'op': 'get', 'size': '4MiB', 'concurrency': 64, 'duration': 10, 'warmup': 0,
@@ -136,6 +136,53 @@ def test_a_plan_shows_the_findings_and_changes_nothing(
         in text
     assert 'finding: [info] capacity-estimate: ' in text
     assert s.cluster.calls == [] and dump(s.results.summaries()) == []
+
+
+def test_a_plan_says_how_a_concurrency_splits_over_the_targets(
+        stub: StubS3, certificate: Tuple[str, str]) -> None:
+    view = FakeView()
+    view.services = rgw_service_map(**{'rgw.%d' % i: 'beast port=%d' % (8000 + i)
+                                       for i in range(9)})
+    s = Setup(stub, certificate, checks=checks_on(view))
+    plan = s.engine.plan(s.profile(workloads=[
+        {'name': 'put', 'op': 'put', 'size': '4KiB', 'concurrency': 24}]))
+    text = run_plan_to_text(plan).splitlines()
+    (at,) = [n for n, line in enumerate(text) if 'uneven-concurrency' in line]
+    assert text[at].startswith('finding: [info] uneven-concurrency: a workload\'s requests '
+                               'in flight do not divide evenly over its targets')
+    assert 'not comparable' in text[at]
+    assert text[at + 1] == '  seen: workload put: 24 requests in flight over 9 targets: ' \
+                           '6 get 3, 3 get 2'
+
+
+@pytest.fixture
+def second_stub(stub: StubS3) -> Iterator[StubS3]:
+    """Another RGW of the same cluster: its own port, the first one's buckets."""
+    s = StubS3(access_key='AK', secret_key='SK')
+    s.buckets, s.uploads, s.lock = stub.buckets, stub.uploads, stub.lock
+    s.start()
+    yield s
+    s.stop()
+
+
+def test_a_run_finds_a_variants_targets_do_not_divide_a_concurrency(
+        stub: StubS3, second_stub: StubS3, certificate: Tuple[str, str]) -> None:
+    """Before the run the cluster had one RGW; a variant with two per host sends 3
+    requests in flight over 2: said at that variant's workload, not at the other's."""
+    s = Setup(stub, certificate, more_rgws=[second_stub], checks=checks_on(roomy(FakeView())))
+    run_id = s.engine.start(s.profile(variants=[
+        {'name': 'one', 'settings': {}}, {'name': 'two', 'settings': {'rgw-per-host': 2}}],
+        baseline='one', workloads=[{'name': 'put', 'op': 'put', 'size': '4KiB',
+                                    'concurrency': 3, 'duration': 2, 'warmup': 0,
+                                    'rate': 30}]))
+    s.engine.wait(180)
+    record = dump(s.results.load(run_id))
+    assert record['state'] == 'complete', record['error']
+    found = [f for f in record['findings'] if f['id'] == 'uneven-concurrency']
+    assert [(f['variant'], f['workload'], f['evidence']) for f in found] == [
+        ('two', 'put', ['workload put: 3 requests in flight over 2 targets: 1 get 2, 1 get 1'])]
+    (targets,) = [w['targets'] for w in record['variants'][1]['workloads']]
+    assert sorted(t['workers'] for t in targets) == [1, 2]
 
 
 # -- loads ------------------------------------------------------------------------------------
