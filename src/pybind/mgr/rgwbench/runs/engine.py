@@ -39,14 +39,10 @@ from ..results.model import Change, Position, Run, VariantResult, WorkloadResult
 from ..results.store import ResultStore
 from ..serial import dump
 from ..settings.s3user import create_user, user_plan
-<<<<<<< HEAD
-from ..settings.applier import SettingPlan, SettingsApplier, open_journal, restarts_osds
+from ..settings.applier import (SettingPlan, SettingsApplier, as_put_in_place, open_journal,
+                                restarts_osds)
 from ..settings.changes import RESTART, USER
 from ..settings.daemon_settings import OSD_RESTART_TARGET
-=======
-from ..settings.applier import SettingsApplier, as_put_in_place, open_journal
-from ..settings.changes import USER
->>>>>>> s43-sse-buckets
 from ..settings.base import ClientSide
 from ..settings.targets import AUTO, RGW, URLS, Target
 from ..agents.workload_runs import AgentWorkloads, Leftovers, make_job, new_id

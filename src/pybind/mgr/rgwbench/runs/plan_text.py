@@ -49,7 +49,6 @@ def engine_text(workloads: List[Dict[str, Any]]) -> Optional[str]:
     return 'each agent: %s; %s, in every variant' % tuple(parts)
 
 
-<<<<<<< HEAD
 def sweeps_text(sweeps: List[Dict[str, Any]]) -> List[str]:
     """Each sweep of the plan: what its list expanded to, and its share of the run's time."""
     lines = []
@@ -61,13 +60,13 @@ def sweeps_text(sweeps: List[Dict[str, Any]]) -> List[str]:
             sweep['kind'], ', '.join(sweep['points']),
             format_duration(sweep['estimated_s'])))
     return lines
-=======
+
+
 def chosen_text(variants: List[Dict[str, Any]]) -> List[str]:
     """Each value chosen from the cluster (`sse=auto`) and why, once however many
     variants have it."""
     return list(dict.fromkeys(p['chosen'] for v in variants for p in v['changes']
                               if p.get('chosen')))
->>>>>>> s43-sse-buckets
 
 
 def run_plan_to_text(plan: Dict[str, Any]) -> str:
