@@ -325,6 +325,10 @@ def test_haproxy_containers_cpu_and_rss_agree_with_the_hosts_proc(cephadm: Clust
     """A load through a keepalived ingress (plain HTTP at the VIP): the HAProxy daemons'
     CPU and RSS, found in cephadm's containers, are what /proc says of their processes,
     and so are RGW's behind them; then everything is put back."""
+    # Settings are refused while PGs are not active+clean (a mgr that just took over
+    # knows none of them until the OSDs report), as for a run.
+    unclean = wait_pgs_clean(cephadm, timeout=300)
+    assert unclean is None, unclean
     fsid = cephadm.ceph('fsid').stdout.strip()
     before = snapshot(cephadm, [])
     frontend, monitor = free_ports(HOST_ADDR, 2)
