@@ -321,46 +321,6 @@ def test_each_rgw_containers_cpu_and_rss_agree_with_the_hosts_proc(cephadm: Clus
     assert_agrees_with_proc(result['rgw']['per_daemon'], watch, result['start_at'] + WARMUP_S)
 
 
-def test_haproxy_containers_cpu_and_rss_agree_with_the_hosts_proc(cephadm: Cluster) -> None:
-    """A load through a keepalived ingress (plain HTTP at the VIP): the HAProxy daemons'
-    CPU and RSS, found in cephadm's containers, are what /proc says of their processes,
-    and so are RGW's behind them; then everything is put back."""
-    # Settings are refused while PGs are not active+clean (a mgr that just took over
-    # knows none of them until the OSDs report), as for a run.
-    unclean = wait_pgs_clean(cephadm, timeout=300)
-    assert unclean is None, unclean
-    fsid = cephadm.ceph('fsid').stdout.strip()
-    before = snapshot(cephadm, [])
-    frontend, monitor = free_ports(HOST_ADDR, 2)
-    for option, value in zip(OPTIONS, ('%s/24' % VIP, str(frontend), str(monitor))):
-        cephadm.ceph('config', 'set', 'mgr', 'mgr/rgwbench/%s' % option, value)
-    try:
-        cephadm.ceph('rgwbench', 'settings', 'apply', 'tls@ingress=http',
-                     '--yes-i-really-mean-it')
-        shown = wait_settings(cephadm, ['applied'], 900)
-        url = 'http://%s:%d' % (VIP, frontend)
-        assert shown['client']['endpoint'] == url, shown['client']
-        haproxies = container_host_pids(cephadm, fsid, 'haproxy', 'haproxy')
-        assert haproxies, 'no haproxy process in the ingress containers'
-        rgws = container_host_pids(cephadm, fsid, 'rgw', 'radosgw')
-        watch = Watch({**haproxies, **rgws})
-        record = watched_load(cephadm, watch, '--endpoint', url)
-        assert record['targets'] == [url], record['targets']
-        result = record['result']
-        start = result['start_at'] + WARMUP_S
-        per_daemon = result['haproxy']['per_daemon'] + result['rgw']['per_daemon']
-        assert_agrees_with_proc(per_daemon, watch, start)
-        cephadm.ceph('rgwbench', 'settings', 'revert')
-        wait_settings(cephadm, ['reverted'], 900)
-    finally:
-        settings_put_back(cephadm)
-        for option, default in zip(OPTIONS, ('', '0', '0')):
-            cephadm.ceph('config', 'set', 'mgr', 'mgr/rgwbench/%s' % option, default)
-            cephadm.ceph('config', 'rm', 'mgr', 'mgr/rgwbench/%s' % option)
-    assert_as_before(cephadm, before, [])
-    assert VIP not in bridge_addresses(), 'the VIP stayed on the bridge'
-
-
 def settings_put_back(c: Cluster) -> None:
     """Whatever a failed test left in place, put back: the module has nothing in place
     and is putting nothing back (a failed apply puts itself back)."""
