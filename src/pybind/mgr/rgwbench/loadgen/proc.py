@@ -11,7 +11,11 @@ container's own PID namespace):
 * haproxy ``haproxy.<id>``: a process whose ``comm`` is ``haproxy`` and one of
   whose ``-f`` paths has a part named ``haproxy.<id>`` (the daemon's folder);
 * either, in a cephadm container: a process in the cgroup of the daemon's
-  systemd unit ``ceph-<fsid>@<daemon>.service``.
+  systemd unit ``ceph-<fsid>@<daemon>.service``, or one whose mounts
+  (``/proc/<pid>/mountinfo``) bind the daemon's folder
+  ``/var/lib/ceph/<fsid>/<daemon>``, which cephadm mounts into each daemon's
+  container whatever cgroups the host's container runtime gives it (HAProxy's
+  command line names only the config's path inside the container).
 
 A process whose command line says ``--fsid`` of another cluster, or that
 runs in another cluster's cephadm unit, is not counted. Pids are found once
@@ -167,6 +171,20 @@ class Daemon(NamedTuple):
             return any(self.name in path.split("/") for path in option_values(argv, "-f"))
         return False
 
+    def in_folder(self, mountinfo: str, fsid: str) -> bool:
+        """Whether a process's mounts (``/proc/<pid>/mountinfo``) bind the daemon's
+        cephadm folder: a mount whose root is ``.../<fsid>/<daemon>`` or below it."""
+        if not fsid:
+            return False
+        folder = "/%s/%s" % (fsid, self.name)
+        for line in mountinfo.splitlines():
+            fields = line.split(" ", 4)
+            if len(fields) > 3:
+                root = fields[3]
+                if root.endswith(folder) or folder + "/" in root:
+                    return True
+        return False
+
     def in_unit(self, cgroup: str, fsid: str) -> bool:
         """Whether a cgroup (``/proc/<pid>/cgroup``) is that of the daemon's cephadm unit."""
         unit = "@%s.service" % self.name
@@ -200,10 +218,17 @@ def find_daemons(daemons: Sequence[Daemon], fsid: str = "",
         cgroup = read_text("%s/%d/cgroup" % (root, pid)) or ""
         if other_cluster(argv, cgroup, fsid):
             continue
+        mounts: Optional[str] = None
         for daemon in by_program[comm]:
             if daemon.named_by(argv) or daemon.in_unit(cgroup, fsid):
                 found[daemon.name].append(pid)
                 break
+            if fsid:
+                if mounts is None:
+                    mounts = read_text("%s/%d/mountinfo" % (root, pid)) or ""
+                if daemon.in_folder(mounts, fsid):
+                    found[daemon.name].append(pid)
+                    break
     return found
 
 

@@ -86,6 +86,31 @@ def test_a_cephadm_container_is_found_by_its_unit(tmp_path: Any) -> None:
     assert proc.find_daemons([daemon, rgw], FSID, root) == {daemon.name: [40], rgw.name: [43]}
 
 
+def test_a_cephadm_container_in_a_cgroup_of_the_runtimes_is_found_by_its_folder(
+        tmp_path: Any) -> None:
+    """A container whose cgroup names no unit (podman's cgroupfs manager): its process
+    binds the daemon's folder, which cephadm mounts into the container."""
+    root = str(tmp_path)
+    runtime = "0::/libpod_parent/libpod-0123\n"
+    mount = ("1203 1187 254:0 /var/lib/ceph/%s/haproxy.rgw.foo.h1.xyz/haproxy "
+             "/var/lib/haproxy rw,relatime - ext4 /dev/vda rw\n")
+    other = "1204 1187 254:0 /var/lib/haproxy /var/lib/haproxy rw - ext4 /dev/vda rw\n"
+    for pid, mounts in ((50, mount % FSID), (51, mount % OTHER_FSID), (52, other)):
+        fake_proc(root, pid, "haproxy", 10, 0, 1024,
+                  ["haproxy", "-W", "-db", "-f", "/var/lib/haproxy/haproxy.cfg"],
+                  cgroup=runtime)
+        with open(os.path.join(root, str(pid), "mountinfo"), "w") as f:
+            f.write("22 1 254:0 / / rw - ext4 /dev/vda rw\n" + mounts)
+    # a folder whose name only starts with the daemon's is another daemon's
+    fake_proc(root, 53, "haproxy", 10, 0, 1024, ["haproxy"], cgroup=runtime)
+    with open(os.path.join(root, "53", "mountinfo"), "w") as f:
+        f.write(mount.replace("xyz", "xyzw") % FSID)
+    daemon = proc.Daemon("haproxy.rgw.foo.h1.xyz", "h1")
+    assert proc.find_daemons([daemon], FSID, root) == {daemon.name: [50]}
+    # without the fsid the folder cannot be told from another cluster's
+    assert proc.find_daemons([daemon], "", root) == {daemon.name: []}
+
+
 def test_per_daemon_figures_on_a_fake_proc_tree(tmp_path: Any) -> None:
     root = str(tmp_path)
     _cluster_on_a_fake_host(root)
