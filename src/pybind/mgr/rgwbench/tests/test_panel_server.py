@@ -288,7 +288,10 @@ def test_a_failed_start_leaves_nothing_and_a_start_on_another_port_serves(
 
 
 def pem_files_in_temp() -> List[str]:
-    return glob.glob(os.path.join(tempfile.gettempdir(), 'rgwbench-*'))
+    # Files only: other test sessions' folders (the unit suites' rgwbench-pylibs-*,
+    # clusters) come and go in the same temp folder meanwhile.
+    return sorted(path for path in glob.glob(os.path.join(tempfile.gettempdir(), 'rgwbench-*'))
+                  if os.path.isfile(path))
 
 
 def test_https_with_the_key_never_in_temp_space_and_forgotten_once_loaded(
