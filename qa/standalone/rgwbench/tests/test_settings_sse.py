@@ -75,6 +75,9 @@ def set_options(cluster: Cluster, options: Dict[str, str]) -> None:
         if value:
             cluster.ceph('config', 'set', 'mgr', 'mgr/rgwbench/%s' % option, value)
         else:
+            # The mgr keeps a removed module option's last value until it is set again:
+            # set to its default (empty) first, then removed.
+            cluster.ceph('config', 'set', 'mgr', 'mgr/rgwbench/%s' % option, '')
             cluster.ceph('config', 'rm', 'mgr', 'mgr/rgwbench/%s' % option)
 
 
