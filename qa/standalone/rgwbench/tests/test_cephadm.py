@@ -636,10 +636,13 @@ def test_an_rgw_killed_mid_workload_is_started_again_by_its_unit_and_all_is_put_
             os.kill(pids[0], signal.SIGKILL)
         wait_for('radosgw started again by its unit', lambda: all(
             container_host_pids(cephadm, fsid, 'rgw', 'radosgw').get(name) not in (None, pids)
-            for name, pids in killed.items()), timeout=180)
+            for name, pids in killed.items()), timeout=300)
         record = wait_run(cephadm, run_id, timeout=900)
         assert record['state'] in ('complete', 'failed'), record
     finally:
+        # A run left going would refuse the next test's (or this one's rerun's) changes.
+        cephadm.ceph('rgwbench', 'abort', check=False)
+        wait_run(cephadm, run_id, timeout=900)
         cephadm.ceph('rgwbench', 'profile', 'rm', FAILOVER_PROFILE['name'], check=False)
         cephadm.ceph('rgwbench', 'credentials', 'rm', check=False)
     assert_as_before(cephadm, before, [run_id])
