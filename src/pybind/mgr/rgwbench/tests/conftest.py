@@ -126,6 +126,17 @@ def stub() -> Iterator['StubS3']:
 
 
 @pytest.fixture
+def second_stub(stub: 'StubS3') -> Iterator['StubS3']:
+    """Another RGW of the same cluster: its own port, the first one's buckets."""
+    from rgwbench.tests.s3stub import StubS3  # after _install_fakes
+    s = StubS3(access_key='AK', secret_key='SK')
+    s.buckets, s.uploads, s.lock = stub.buckets, stub.uploads, stub.lock
+    s.start()
+    yield s
+    s.stop()
+
+
+@pytest.fixture
 def h() -> Iterator['Harness']:
     """The panel's app over a fake backend (test_panel_login, test_panel_pages); every
     answer it gave in the test is checked for the security headers."""

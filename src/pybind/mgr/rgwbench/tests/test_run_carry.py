@@ -1,7 +1,7 @@
 """Settings a run's next variant keeps are not put back and applied again between them;
 the journal still puts everything back after a failure, and the record counts the OSDs
 restarted."""
-from typing import Any, Dict, Iterator, List, Tuple
+from typing import Any, Dict, List, Tuple
 
 import pytest
 from fixtures import MemoryStore
@@ -18,13 +18,6 @@ SECURE = {'msgr2-secure': 'on'}
 THREADS = {'config': {'client.rgw/rgw_thread_pool_size': 256}}
 # the fake cluster's two OSDs, each restarted once per rolling restart
 OSDS = 2
-
-
-@pytest.fixture
-def stub() -> Iterator[StubS3]:
-    s = StubS3(access_key='AK', secret_key='SK').start()
-    yield s
-    s.stop()
 
 
 def variants(*settings: Dict[str, Any]) -> List[Dict[str, Any]]:

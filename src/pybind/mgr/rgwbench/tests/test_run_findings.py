@@ -1,6 +1,6 @@
 """The checks around a run and a load: refused before any change, --force, the records."""
 import errno
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import pytest
 from fixtures import MemoryStore
@@ -26,13 +26,6 @@ from checks_fakes import FakeView, filled, health_err, rgw_service_map, roomy
 BIG = [{'op': 'get', 'size': '4MiB', 'concurrency': 64, 'duration': 10, 'warmup': 0,
         'objects': 5000}]
 SCRUBBING = {'all': {'active+clean': 50, 'active+clean+scrubbing': 2}}
-
-
-@pytest.fixture
-def stub() -> Iterator[StubS3]:
-    s = StubS3(access_key='AK', secret_key='SK').start()
-    yield s
-    s.stop()
 
 
 class ChangingEvents(Events):
@@ -153,16 +146,6 @@ def test_a_plan_says_how_a_concurrency_splits_over_the_targets(
     assert 'not comparable' in text[at]
     assert text[at + 1] == '  seen: workload put: 24 requests in flight over 9 targets: ' \
                            '6 get 3, 3 get 2'
-
-
-@pytest.fixture
-def second_stub(stub: StubS3) -> Iterator[StubS3]:
-    """Another RGW of the same cluster: its own port, the first one's buckets."""
-    s = StubS3(access_key='AK', secret_key='SK')
-    s.buckets, s.uploads, s.lock = stub.buckets, stub.uploads, stub.lock
-    s.start()
-    yield s
-    s.stop()
 
 
 def test_a_run_finds_a_variants_targets_do_not_divide_a_concurrency(

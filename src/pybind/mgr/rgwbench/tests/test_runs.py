@@ -3,7 +3,7 @@ import logging
 import threading
 import time
 from dataclasses import replace
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 from rgwbench.tests.agent_fakes import ThreadLauncher
@@ -18,23 +18,6 @@ from rgwbench.tests.s3stub import StubS3
 from rgwbench.results.model import Run
 from rgwbench.runs.plan_text import run_plan_to_text
 from rgwbench.settings.session import SettingsSession
-
-
-@pytest.fixture
-def stub() -> Iterator[StubS3]:
-    s = StubS3(access_key='AK', secret_key='SK').start()
-    yield s
-    s.stop()
-
-
-@pytest.fixture
-def second_stub(stub: StubS3) -> Iterator[StubS3]:
-    """Another RGW of the same cluster: its own port, the first one's buckets."""
-    s = StubS3(access_key='AK', secret_key='SK')
-    s.buckets, s.uploads, s.lock = stub.buckets, stub.uploads, stub.lock
-    s.start()
-    yield s
-    s.stop()
 
 
 def test_a_run_measures_every_variant_and_puts_every_setting_back(
