@@ -33,6 +33,7 @@ from localcluster.ceph_client import CephSession, split_format  # noqa: E402
 from localcluster.cluster import rgw_not_registered  # noqa: E402
 from localcluster.keeper import unexpected_crashes  # noqa: E402
 from cputime import Ledger  # noqa: E402
+from panel_client import Panel, free_port  # noqa: E402
 
 RELEASES = [r for r in os.environ.get('RGWBENCH_RELEASES', 'pacific,tentacle').split(',') if r]
 # Words the `ceph` tool acts on itself (files, identities, daemons it talks to
@@ -731,3 +732,19 @@ def runs(two_osds: Cluster) -> Iterator[Cluster]:
 
 
 OPTIONS = ('ingress_virtual_ip', 'ingress_frontend_port', 'ingress_monitor_port')
+
+
+@pytest.fixture(scope='module')
+def panel(runs: Cluster) -> Iterator[Panel]:
+    """The panel of the `runs` cluster on a free port, with a password made for it; the
+    port and no password again afterwards."""
+    port = free_port()
+    first = runs.ceph('config', 'get', 'mgr', 'mgr/rgwbench/panel_port').stdout.strip()
+    # An option changed at runtime moves the panel (config_notify).
+    runs.ceph('config', 'set', 'mgr', 'mgr/rgwbench/panel_port', str(port))
+    password = runs.ceph('rgwbench', 'panel', 'password', 'generate').stdout.strip()
+    found = Panel(runs, port, password)
+    found.wait_serving()
+    yield found
+    runs.ceph('rgwbench', 'panel', 'password', 'rm')
+    runs.ceph('config', 'set', 'mgr', 'mgr/rgwbench/panel_port', first)

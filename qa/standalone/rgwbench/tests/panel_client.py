@@ -7,14 +7,15 @@ import socket
 import ssl
 import time
 import urllib.parse
-from typing import Dict, Iterator, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, Iterator, Optional, Tuple
 
 import pytest
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.remote.webdriver import WebDriver
 
-from conftest import Cluster
+if TYPE_CHECKING:  # conftest imports this module, for its panel fixture
+    from conftest import Cluster
 
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
@@ -39,7 +40,7 @@ CHROMIUM_FLAGS = ('--headless=new', '--no-sandbox', '--disable-gpu', '--disable-
 class Panel:
     """The panel of the cluster's active mgr, reached as a client would (and its password)."""
 
-    def __init__(self, cluster: Cluster, port: int, password: str) -> None:
+    def __init__(self, cluster: 'Cluster', port: int, password: str) -> None:
         self.cluster = cluster
         self.port = port
         self.password = password
@@ -143,7 +144,7 @@ def free_port() -> int:
 
 
 @pytest.fixture
-def browser(runs: Cluster) -> Iterator[WebDriver]:
+def browser(runs: 'Cluster') -> Iterator[WebDriver]:
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for flag in CHROMIUM_FLAGS:

@@ -11,10 +11,9 @@ import re
 import socket
 import ssl
 import time
-from typing import Any, Iterator, List
+from typing import Any, List
 
-import pytest
-from conftest import SMALL_LOAD, Cluster, active_mgr_pid, one_line, rss_bytes, stream, tls_socket
+from conftest import SMALL_LOAD, active_mgr_pid, one_line, rss_bytes, stream, tls_socket
 
 from selenium.common.exceptions import TimeoutException, WebDriverException
 from selenium.webdriver.common.by import By
@@ -23,20 +22,6 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 from helpers import make_pems, rgwbench_buckets, served_certificate, snapshot, wait_run
 from panel_client import (HTTPS, SHOTS, Panel, browser, free_port,  # noqa: F401 (a fixture)
                           shot)
-
-
-@pytest.fixture(scope='module')
-def panel(runs: Cluster) -> Iterator[Panel]:
-    port = free_port()
-    first = runs.ceph('config', 'get', 'mgr', 'mgr/rgwbench/panel_port').stdout.strip()
-    # An option changed at runtime moves the panel (config_notify).
-    runs.ceph('config', 'set', 'mgr', 'mgr/rgwbench/panel_port', str(port))
-    password = runs.ceph('rgwbench', 'panel', 'password', 'generate').stdout.strip()
-    found = Panel(runs, port, password)
-    found.wait_serving()
-    yield found
-    runs.ceph('rgwbench', 'panel', 'password', 'rm')
-    runs.ceph('config', 'set', 'mgr', 'mgr/rgwbench/panel_port', first)
 
 
 def browser_login(driver: WebDriver, panel: Panel) -> str:

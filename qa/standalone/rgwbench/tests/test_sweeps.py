@@ -6,12 +6,12 @@ On the `two_osds` cluster, as test_runs.py. Short: one variant, the cluster as i
 knee that names one of the points, or a curve whose throughput still rises at its last.
 """
 import json
-from typing import Any, Dict, Iterator
+from typing import Any, Dict
 
 import pytest
 from conftest import Cluster
 from helpers import wait_run
-from panel_client import HTTPS, Panel, free_port
+from panel_client import HTTPS, Panel
 
 SWEEP_NAME = 'sweep-test'
 CONCURRENCIES = [1, 4, 16, 64]
@@ -21,19 +21,6 @@ SWEEP_PROFILE: Dict[str, Any] = {
     'workloads': [{'op': 'put', 'size': '4KiB', 'duration': 6, 'warmup': 1,
                    'concurrency': CONCURRENCIES}]}
 POINTS = ['put-4KiB-c%d' % c for c in CONCURRENCIES]
-
-
-@pytest.fixture(scope='module')
-def panel(runs: Cluster) -> Iterator[Panel]:
-    port = free_port()
-    first = runs.ceph('config', 'get', 'mgr', 'mgr/rgwbench/panel_port').stdout.strip()
-    runs.ceph('config', 'set', 'mgr', 'mgr/rgwbench/panel_port', str(port))
-    password = runs.ceph('rgwbench', 'panel', 'password', 'generate').stdout.strip()
-    found = Panel(runs, port, password)
-    found.wait_serving()
-    yield found
-    runs.ceph('rgwbench', 'panel', 'password', 'rm')
-    runs.ceph('config', 'set', 'mgr', 'mgr/rgwbench/panel_port', first)
 
 
 def test_a_concurrency_sweep_is_a_curve_with_its_knee(runs: Cluster, panel: Panel) -> None:

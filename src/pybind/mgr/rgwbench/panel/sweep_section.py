@@ -6,20 +6,13 @@ from typing import Any, List, Optional, Sequence, Tuple
 from ..formatting import number
 from ..results.curve_report import knee_text
 from ..results.curves import run_curves
-from ..results.knee import KNEE_SWEEPS, SIZE, Curve, CurvePoint
+from ..results.knee import KNEE_SWEEPS, SIZE, Curve
 from ..results.model import Run
 from .charts import Mark, line_chart
 
 
 def _escaped(value: Any) -> str:
     return html.escape('-' if value is None else str(value), quote=True)
-
-
-def _knee_point(curve: Curve) -> Optional[CurvePoint]:
-    knee = curve.knee
-    if knee is None or not knee.reached or knee.point is None:
-        return None
-    return curve.points[knee.point]
 
 
 def _xs(curve: Curve) -> List[float]:
@@ -36,12 +29,12 @@ def _axis(curve: Curve) -> str:
 
 
 def curve_table(curve: Curve) -> str:
-    knee = _knee_point(curve)
+    knee = curve.knee_point()
     rows = ''.join(
         '<tr%s><th scope="row">%s</th><td>%s</td><td class="num">%s</td><td class="num">%s</td>'
         '<td class="num">%s</td><td class="num">%s</td><td>%s</td></tr>' % (
             ' class="knee"' if p is knee else '', _escaped(p.value),
-            _escaped(p.workload if curve.swept in KNEE_SWEEPS + (SIZE,) else p.variant),
+            _escaped(p.workload if curve.of_workloads else p.variant),
             _escaped(number(p.ops_per_s)),
             '-' if p.ops_per_s_noise is None else '±' + _escaped(number(p.ops_per_s_noise)),
             _escaped(number(p.throughput_mib_s)), _escaped(number(p.p99_ms)),
@@ -52,7 +45,7 @@ def curve_table(curve: Curve) -> str:
     return ('<div class="scroll"><table class="curve"><thead><tr><th>%s</th><th>%s</th>'
             '<th>Ops/s</th><th>Noise</th><th>MiB/s</th><th>P99 ms</th><th></th></tr></thead>'
             '<tbody>%s</tbody></table></div>%s' % (
-                _escaped(_axis(curve)), 'Workload' if curve.swept in KNEE_SWEEPS + (SIZE,)
+                _escaped(_axis(curve)), 'Workload' if curve.of_workloads
                 else 'Variant', rows, legend))
 
 
@@ -65,7 +58,7 @@ def curve_charts(curve: Curve) -> List[str]:
     """Throughput and p99 against the swept value; for concurrency, p99 against throughput
     too, the knee ringed in both of its charts."""
     xs = _xs(curve)
-    knee = _knee_point(curve)
+    knee = curve.knee_point()
     knee_x = xs[curve.points.index(knee)] if knee is not None else None
     charts = [line_chart(
         '%s: ops/s against %s' % (curve.name, _axis(curve)),

@@ -45,6 +45,7 @@ def _point(entry: WorkloadResult, variant: str, value: str, x: Optional[float]) 
     return CurvePoint(value=value, workload=str(entry.name), variant=variant, x=x,
                       ops_per_s=entry.figures.ops_per_s,
                       throughput_mib_s=entry.figures.throughput_mib_s,
+                      p50_ms=None if latency is None else latency.p50,
                       p99_ms=None if latency is None else latency.p99,
                       ops_per_s_se=None if noise is None else round(noise.se, 4),
                       ops_per_s_df=None if noise is None else round(noise.df, 2),

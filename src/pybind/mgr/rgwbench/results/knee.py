@@ -12,6 +12,7 @@ curve still rises, the knee is not reached.
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence
 
+from ..serial import derived
 from .significance import UNBOUNDED_DF, Estimate, difference_half_width
 
 #: what a curve varies: a workload's concurrency (in all, or per RGW), its size, or a
@@ -34,6 +35,7 @@ class CurvePoint:
     x: Optional[float] = None
     ops_per_s: Optional[float] = None
     throughput_mib_s: Optional[float] = None
+    p50_ms: Optional[float] = None
     p99_ms: Optional[float] = None
     ops_per_s_se: Optional[float] = None
     ops_per_s_df: Optional[float] = None
@@ -48,16 +50,33 @@ class CurvePoint:
 @dataclass(frozen=True)
 class Knee:
     """Where throughput stops rising: ``point`` the index of the knee's point in its
-    curve, ``value`` and ``workload`` its; ``reached`` False (and no point) when every
-    point but the last is beaten beyond the noise by a later one. ``rise``: the most a
-    later point's ops/s rose above the knee's (negative: all fell), ``noise``: the
-    half-width that point's rise was held to (ops/s)."""
+    curve; ``reached`` False (and no point) when every point but the last is beaten
+    beyond the noise by a later one. ``rise``: the most a later point's ops/s rose above
+    the knee's (negative: all fell), ``noise``: the half-width that point's rise was held
+    to (ops/s)."""
     reached: bool
     point: Optional[int] = None
-    value: Optional[str] = None
-    workload: Optional[str] = None
     rise: Optional[float] = None
     noise: Optional[float] = None
+
+
+@dataclass(frozen=True)
+class ShownKnee:
+    """A knee as a curve's JSON shows it: with its point's ``value`` and ``workload``."""
+    reached: bool
+    point: Optional[int]
+    value: Optional[str]
+    workload: Optional[str]
+    rise: Optional[float]
+    noise: Optional[float]
+
+
+def _shown_knee(curve: 'Curve') -> Optional[ShownKnee]:
+    knee, at = curve.knee, curve.knee_point()
+    if knee is None:
+        return None
+    return ShownKnee(knee.reached, knee.point, None if at is None else at.value,
+                     None if at is None else at.workload, knee.rise, knee.noise)
 
 
 @dataclass(frozen=True)
@@ -67,11 +86,22 @@ class Curve:
     name: str
     swept: str
     points: List[CurvePoint] = field(default_factory=list)
-    knee: Optional[Knee] = None
+    knee: Optional[Knee] = field(default=None, metadata=derived(_shown_knee))
 
     @property
     def of_concurrency(self) -> bool:
         return self.swept in KNEE_SWEEPS
+
+    @property
+    def of_workloads(self) -> bool:
+        """Whether its points are workloads (a workload's sweep), not variants."""
+        return self.swept in KNEE_SWEEPS + (SIZE,)
+
+    def knee_point(self) -> Optional[CurvePoint]:
+        """The knee's point; None where the curve has no knee or did not reach it."""
+        if self.knee is None or self.knee.point is None:
+            return None
+        return self.points[self.knee.point]
 
 
 def find_knee(points: Sequence[CurvePoint]) -> Knee:
@@ -84,6 +114,5 @@ def find_knee(points: Sequence[CurvePoint]) -> Knee:
                  for _, later in measured[at + 1:]]
         if all(rise <= noise for rise, noise in rises):
             rise, noise = max(rises, key=lambda found: found[0])
-            return Knee(reached=True, point=index, value=point.value,
-                        workload=point.workload, rise=round(rise, 2), noise=round(noise, 2))
+            return Knee(reached=True, point=index, rise=round(rise, 2), noise=round(noise, 2))
     return Knee(reached=False)

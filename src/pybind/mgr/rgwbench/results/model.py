@@ -15,7 +15,7 @@ default (e.g. a workload's ``error``, which the engine always writes).
 """
 from dataclasses import dataclass, field, replace
 from typing import (Any, Callable, ClassVar, Dict, FrozenSet, Iterable, List, Mapping,
-                    Optional, Sequence, Tuple)
+                    Optional, Protocol, Sequence, Tuple, TypeVar)
 
 from ..checks.finding import Finding
 from ..loadgen.histogram import Histogram
@@ -55,20 +55,41 @@ def _part(obj: Any, name: str) -> Any:
     return getattr(obj, name) if name in field_names(type(obj)) else obj.extra.get(name)
 
 
-def _combined(parts: Sequence[Any], mean: Callable[[List[Any]], Tuple[Any, Any]],
+class _Record(Protocol):
+    """A record of figures: the keys it keeps as they came, and the fields written null."""
+    extra: Doc
+    nulls: FrozenSet[str]
+
+
+R = TypeVar('R', bound=_Record)
+
+
+def _made(cls: Callable[..., R], fields: Doc, extra: Optional[Doc] = None) -> R:
+    """A record of ``cls`` with these fields, those that are None written as null (as in a
+    record read with them null), and the keys it keeps as extra."""
+    return cls(**fields, extra=extra or {},
+               nulls=frozenset(k for k, v in fields.items() if v is None))
+
+
+def _combined(parts: Sequence[R], mean: Callable[[List[Any]], Tuple[Any, Any]],
               special: Optional[Dict[str, Callable[[Sequence[Any]], Tuple[Any, Any]]]] = None
-              ) -> Tuple[Doc, Doc]:
-    """The keys of several records of one kind, one by one: their means, their spread.
+              ) -> Tuple[R, R]:
+    """Several records of one kind, key by key: their means, their spread.
 
     The keys are those the first has (its figures and those it keeps as extra)."""
     first = parts[0]
     merged: Doc = {}
     spread: Doc = {}
-    for name in [k for k in field_names(type(first)) if _present(first, k)] + list(first.extra):
+    for name in [k for k in field_names(type(first)) if _present(first, k)]:
         combine = (special or {}).get(name)
         merged[name], spread[name] = combine(parts) if combine else mean(
             [_part(p, name) for p in parts])
-    return merged, spread
+    extra: Doc = {}
+    extra_spread: Doc = {}
+    for name in first.extra:
+        extra[name], extra_spread[name] = mean([_part(p, name) for p in parts])
+    return (_made(type(first), merged, extra),
+            _made(type(first), spread, extra_spread))
 
 
 # -- figures ---------------------------------------------------------------------------
@@ -130,7 +151,8 @@ class ServerFigures:
 
     @staticmethod
     def combine_daemons(servers: Sequence[Optional['ServerFigures']],
-                        mean: Callable[[List[Any]], Tuple[Any, Any]]) -> Tuple[Any, Any]:
+                        mean: Callable[[List[Any]], Tuple[Any, Any]]
+                        ) -> Tuple[Optional[List[DaemonFigures]], Optional[List[DaemonFigures]]]:
         """Each daemon's figures over several repeats (those it was found in): means, spread."""
         lists = [s.per_daemon for s in servers if s is not None and s.per_daemon is not None]
         if not lists:
@@ -142,12 +164,12 @@ class ServerFigures:
         means, spread = [], []
         for name in sorted(by_daemon):
             entries = by_daemon[name]
-            average = {'daemon': name, 'host': entries[0].host}
+            average: Doc = {'daemon': name, 'host': entries[0].host}
             deviation = dict(average)
             for key in DaemonFigures.NUMBERS:
                 average[key], deviation[key] = mean([getattr(e, key) for e in entries])
-            means.append(average)
-            spread.append(deviation)
+            means.append(_made(DaemonFigures, average))
+            spread.append(_made(DaemonFigures, deviation))
         return means, spread
 
 
@@ -194,7 +216,8 @@ class HostFigures:
 
     @staticmethod
     def combine(repeats: Sequence[Optional[List['HostFigures']]],
-                mean: Callable[[List[Any]], Tuple[Any, Any]]) -> Tuple[Any, Any]:
+                mean: Callable[[List[Any]], Tuple[Any, Any]]
+                ) -> Tuple[Optional[List['HostFigures']], Optional[List['HostFigures']]]:
         """Each host's figures over several repeats (those it was sampled in): means, spread."""
         by_host: Dict[str, List[HostFigures]] = {}
         for found in repeats:
@@ -222,8 +245,8 @@ class HostFigures:
                     dev: Doc = dict(row)
                     for key in NicFigures.NUMBERS:
                         row[key], dev[key] = mean([getattr(n, key) for n in seen])
-                    rows.append(row)
-                    spreads.append(dev)
+                    rows.append(_made(NicFigures, row))
+                    spreads.append(_made(NicFigures, dev))
                 if side == 'nics':
                     average[side], deviation[side] = rows, spreads
                 elif rows:
@@ -231,8 +254,8 @@ class HostFigures:
             osds = [e.osd for e in entries if e.osd is not None]
             if osds:
                 average['osd'], deviation['osd'] = _combined(osds, mean)
-            means.append(average)
-            spread.append(deviation)
+            means.append(_made(HostFigures, average))
+            spread.append(_made(HostFigures, deviation))
         return means, spread
 
 
@@ -292,7 +315,7 @@ class Figures:
         if first.host_figures is not None:
             merged['host_figures'], spread['host_figures'] = HostFigures.combine(
                 [i.host_figures for i in items], mean)
-        return load(cls, merged), load(cls, spread)
+        return _made(cls, merged), _made(cls, spread)
 
 
 @dataclass

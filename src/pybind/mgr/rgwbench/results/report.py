@@ -11,7 +11,7 @@ import time
 from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..formatting import number, table
-from .curve_report import curves_markdown, curves_text
+from .curve_report import CSV_COLUMNS, curves_markdown, curves_text, point_columns
 from .curves import run_curves
 from .finding_rows import MARK, findings_lines, marked
 from .host_report import hosts_markdown, hosts_text
@@ -429,8 +429,11 @@ def result_to_markdown(run: Run) -> str:
 
 
 def result_to_csv(run: Run) -> str:
-    """One row per variant and workload: absolute figures and % columns, a header row."""
+    """One row per variant and workload: absolute figures and % columns, a header row; in a
+    run with a sweep, each row's place on its curves last (curve_report.CSV_COLUMNS)."""
     figures, shown = present(all_workloads(run)), columns(run)
+    curves = run_curves(run)
+    points = point_columns(curves)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator='\n')
     writer.writerow(['run_id', 'variant', 'baseline', 'workload', 'op', 'object_size',
@@ -438,7 +441,8 @@ def result_to_csv(run: Run) -> str:
                     + [f.name for f in figures]
                     + [str(f.change) for f in shown] + ['significant', 'noise_pct', 'error']
                     + ['%s_%s' % (f.change, end) for f in shown
-                       for end in ('low', 'high', 'significant')])
+                       for end in ('low', 'high', 'significant')]
+                    + (list(CSV_COLUMNS) if curves else []))
 
     def cell(value: Any) -> Any:
         return '' if value is None else value
@@ -457,7 +461,9 @@ def result_to_csv(run: Run) -> str:
             + ['' if item.baseline or row is None else ('yes' if row.noise.significant
                                                         else 'no'),
                cell(row.noise.noise_pct if row is not None else None), cell(item.note)]
-            + [value for f in shown for value in _interval_cells(row, f)])
+            + [value for f in shown for value in _interval_cells(row, f)]
+            + (points.get((str(item.variant), str(item.workload)), [''] * len(CSV_COLUMNS))
+               if curves else []))
     return out.getvalue()
 
 

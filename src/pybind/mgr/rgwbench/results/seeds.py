@@ -13,6 +13,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from ..errors import InvalidInput
 from ..formatting import OutputFormat, render, table
 from ..serial import dump
+from .curve_report import curves_csv_rows, curves_markdown, curves_text
 from .curves import run_curves
 from .host_report import KEYS, host_rows, hosts_markdown, hosts_text
 from .model import FIGURES, Comparison, Figure, Run, WorkloadResult, strip_histograms
@@ -108,7 +109,8 @@ def seeds_to_text(run: Run) -> str:
         lines += ['', 'workload %s' % found.workload, table(found.headers, found.rows)]
         lines += ['  ' + note for note in _notes(found)]
     lines += ['', '* a change beyond the noise the run measured and the floor.']
-    return '\n'.join(lines + optional_legend(tables) + hosts_text(run, daemons=False))
+    return '\n'.join(lines + optional_legend(tables) + curves_text(run_curves(run))
+                     + hosts_text(run, daemons=False))
 
 
 def _md(text: Any) -> str:
@@ -132,7 +134,8 @@ def seeds_to_markdown(run: Run) -> str:
     lines += ['', 'Bold: a change beyond the noise the run measured and the floor.']
     for line in optional_legend(tables):
         lines += ['', line]
-    return '\n'.join(lines + hosts_markdown(run, daemons=False))
+    return '\n'.join(lines + curves_markdown(run_curves(run), _md)
+                     + hosts_markdown(run, daemons=False))
 
 
 def seeds_to_csv(run: Run) -> str:
@@ -144,13 +147,23 @@ def seeds_to_csv(run: Run) -> str:
         writer.writerow(['workload', found.workload])
         writer.writerow(found.headers)
         writer.writerows(found.rows)
+    writer.writerows(curves_csv_rows(run_curves(run)))
     return out.getvalue()
 
 
 def seeds_to_json(run: Run) -> Dict[str, Any]:
-    return {'run_id': run.run_id, 'profile': run.profile, 'layout': 'seeds',
-            'tables': [asdict(t) for t in seeds_tables(run)],
-            'hosts': [dict(zip(KEYS, row)) for row in host_rows(run)]}
+    shown = {'run_id': run.run_id, 'profile': run.profile, 'layout': 'seeds',
+             'tables': [asdict(t) for t in seeds_tables(run)],
+             'hosts': [dict(zip(KEYS, row)) for row in host_rows(run)]}
+    return _with_curves(shown, run)
+
+
+def _with_curves(shown: Dict[str, Any], run: Run) -> Dict[str, Any]:
+    """The JSON with the run's curves under ``curves``, if it has any."""
+    curves = run_curves(run)
+    if curves:
+        shown['curves'] = dump(curves)
+    return shown
 
 
 def show_text(layout: str, form: str) -> Callable[[Run], str]:
@@ -173,11 +186,8 @@ def shown_json(run: Run, layout: str = 'wide', series: bool = False) -> Dict[str
     with the per-second series), or its tables in the studies' layout."""
     if layout == 'seeds':
         return seeds_to_json(run)
-    shown: Dict[str, Any] = strip_histograms(dump(run), also=() if series else ('per_second',))
-    curves = run_curves(run)
-    if curves:
-        shown['curves'] = dump(curves)
-    return shown
+    return _with_curves(strip_histograms(dump(run), also=() if series else ('per_second',)),
+                        run)
 
 
 def show(run: Callable[[], Run], layout: str, form: str, fmt: OutputFormat) -> str:

@@ -190,6 +190,30 @@ def test_the_stored_form_keeps_its_json_and_repeats_combine_per_host() -> None:
     assert spread.host_figures[0].cpu_pct_peak == 40.0
 
 
+def test_combined_repeats_keep_their_nulls_and_unknown_keys() -> None:
+    repeat = {'ops': 100, 'bytes': None, 'ops_per_s': 10.0,
+              'latency_ms': {'mean': 1.0, 'p50': None, 'p99.5': 4.0},
+              'rgw': {'daemons': 2, 'cpu_cores': 1.0, 'per_daemon': [
+                  {'daemon': 'rgw.a', 'host': 'a', 'cpu_cores': 0.5, 'rss_mib': None}]},
+              'host_figures': [{'host': 'a', 'cpus': 4, 'cpu_pct_peak': None, 'nics': [
+                  {'name': 'eth0', 'rx_bytes': 10.0, 'speed_mbit': None}]}]}
+
+    def mean(values: List[Any]) -> Any:
+        found = [v for v in values if v is not None]
+        return (sum(found) / len(found), 0.0) if found else (None, None)
+    merged, spread = Figures.combine([load(Figures, repeat), load(Figures, repeat)], mean)
+    written = dump(merged)
+    # what was null in the repeats is null in the merged figures, as a record read with it
+    assert written['bytes'] is None and written['latency_ms']['p50'] is None
+    assert written['rgw']['per_daemon'] == [{'daemon': 'rgw.a', 'host': 'a', 'cpu_cores': 0.5,
+                                             'rss_mib': None, 'rss_mib_max': None}]
+    assert written['host_figures'][0]['cpu_pct_peak'] is None
+    assert written['host_figures'][0]['nics'][0]['speed_mbit'] is None
+    # a figure this version does not know is merged as it came
+    assert written['latency_ms']['p99.5'] == 4.0 and dump(spread)['latency_ms']['p99.5'] == 0.0
+    assert load(Figures, json.loads(json.dumps(written))) == merged
+
+
 def _run(hosts: List[Dict[str, Any]]) -> Run:
     workload = {'name': 'put-4KiB', 'op': 'put', 'ops': 100, 'ops_per_s': 10.0,
                 'rgw': {'daemons': 2, 'cpu_cores': 1.24, 'rss_mib': 626.0},

@@ -1,5 +1,7 @@
 """Sweeps: a profile's lists expanded, their plan, the curves of a run, the knee, and how
 `results show` and the panel show them."""
+import csv
+import io
 import json
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -16,10 +18,12 @@ from rgwbench.profiles import (MAX_CONCURRENCY, ProfileInfo, ProfileStore, built
                                estimate_seconds, parse_profile, profile_to_text, with_overrides)
 from rgwbench.profiles.sweeps import sweeps_of
 from rgwbench.results.curves import run_curves
-from rgwbench.results.knee import CurvePoint, find_knee
+from rgwbench.results.knee import Curve, CurvePoint, find_knee
 from rgwbench.results.model import Run
-from rgwbench.results.report import result_to_markdown, result_to_text
-from rgwbench.results.seeds import shown_json
+from rgwbench.results.curve_report import CSV_COLUMNS
+from rgwbench.results.report import result_to_csv, result_to_markdown, result_to_text
+from rgwbench.results.seeds import (seeds_to_csv, seeds_to_json, seeds_to_markdown,
+                                    seeds_to_text, shown_json)
 from rgwbench.runs.plan_text import sweeps_text
 from rgwbench.serial import dump, load
 from rgwbench.settings.registry import all_settings
@@ -204,8 +208,11 @@ def points(ops: Sequence[float], se: Optional[float] = 5.0) -> List[CurvePoint]:
 
 
 def test_the_knee_is_where_throughput_stops_rising_beyond_the_noise() -> None:
-    knee = find_knee(points([100, 400, 900, 905, 902]))
-    assert (knee.reached, knee.point, knee.value, knee.workload) == (True, 2, '16', 'w2')
+    found = points([100, 400, 900, 905, 902])
+    knee = find_knee(found)
+    assert (knee.reached, knee.point) == (True, 2)
+    curve = Curve(name='c', swept='concurrency', points=found, knee=knee)
+    assert curve.knee_point() is found[2]
     assert knee.rise == 5.0 and knee.noise is not None and knee.noise > 5.0
 
 
@@ -221,8 +228,10 @@ def test_a_fall_after_the_peak_puts_the_knee_at_the_peak() -> None:
 
 
 def test_a_curve_that_still_rises_has_no_knee() -> None:
-    knee = find_knee(points([100, 200, 400, 800]))
-    assert (knee.reached, knee.point, knee.value) == (False, None, None)
+    found = points([100, 200, 400, 800])
+    knee = find_knee(found)
+    assert (knee.reached, knee.point) == (False, None)
+    assert Curve(name='c', swept='concurrency', points=found, knee=knee).knee_point() is None
 
 
 def test_the_noise_decides_what_a_rise_is() -> None:
@@ -250,7 +259,7 @@ def sweep_run(ops: List[float], wobble: float = 0.05) -> Run:
     profile = parse_profile(profile_doc([{'op': 'put', 'concurrency': [1, 4, 16, 64]},
                                          {'op': 'get'}]), SETTINGS)
     entries = [entry(w.name, ops=o, mib=o * 4 / 1024, concurrency=w.concurrency,
-                     p99=1.0 + i,
+                     mean=0.5 + i, p99=1.0 + i,
                      per_second=seconds([o * (1 + wobble * (t % 2)) for t in range(10)]))
                for i, (w, o) in enumerate(zip(profile.workloads, ops + [300]))]
     rec = record([variant('as-is', entries)], baseline='as-is')
@@ -261,11 +270,13 @@ def sweep_run(ops: List[float], wobble: float = 0.05) -> Run:
 def test_a_run_has_a_curve_per_swept_workload_with_each_points_noise() -> None:
     (curve,) = run_curves(sweep_run([100, 380, 900, 905]))
     assert (curve.name, curve.swept) == ('put-4KiB', 'concurrency')
-    assert [(p.value, p.workload, p.x, p.ops_per_s, p.p99_ms) for p in curve.points] == [
-        ('1', 'put-4KiB-c1', 1.0, 100, 1.0), ('4', 'put-4KiB-c4', 4.0, 380, 2.0),
-        ('16', 'put-4KiB-c16', 16.0, 900, 3.0), ('64', 'put-4KiB-c64', 64.0, 905, 4.0)]
+    assert [(p.value, p.workload, p.x, p.ops_per_s, p.p50_ms, p.p99_ms)
+            for p in curve.points] == [
+        ('1', 'put-4KiB-c1', 1.0, 100, 0.5, 1.0), ('4', 'put-4KiB-c4', 4.0, 380, 1.5, 2.0),
+        ('16', 'put-4KiB-c16', 16.0, 900, 2.5, 3.0), ('64', 'put-4KiB-c64', 64.0, 905, 3.5, 4.0)]
     assert all(p.ops_per_s_se and p.ops_per_s_noise for p in curve.points)
-    assert curve.knee is not None and (curve.knee.reached, curve.knee.value) == (True, '16')
+    assert curve.knee is not None and curve.knee.reached
+    assert curve.knee_point() is curve.points[2]
 
 
 def test_a_setting_sweep_is_a_curve_per_workload_without_a_knee() -> None:
@@ -285,8 +296,8 @@ def test_results_show_has_the_curve_table_with_the_knee_marked() -> None:
     lines = text.splitlines()
     start = lines.index('curve put-4KiB (concurrency swept):')
     table = lines[start + 1:start + 6]
-    assert table[0].split() == ['CONCURRENCY', 'WORKLOAD', 'OPS/s', 'NOISE', 'MiB/s', 'P99',
-                                'ms']
+    assert table[0].split() == ['CONCURRENCY', 'WORKLOAD', 'OPS/s', 'NOISE', 'MiB/s', 'P50',
+                                'ms', 'P99', 'ms']
     assert [row.split()[1] for row in table[1:]] == ['put-4KiB-c1', 'put-4KiB-c4',
                                                      'put-4KiB-c16', 'put-4KiB-c64']
     assert [row.endswith('<- knee') for row in table[1:]] == [False, False, True, False]
@@ -313,8 +324,26 @@ def test_results_show_json_has_the_curves() -> None:
     (curve,) = shown['curves']
     assert [p['workload'] for p in curve['points']] == ['put-4KiB-c1', 'put-4KiB-c4',
                                                         'put-4KiB-c16', 'put-4KiB-c64']
-    assert curve['knee']['reached'] is True and curve['knee']['workload'] == 'put-4KiB-c16'
+    # the knee names its point's value and workload, as before they came from the point
+    assert curve['knee'] == {'reached': True, 'point': 2, 'value': '16',
+                             'workload': 'put-4KiB-c16', 'rise': 5.0,
+                             'noise': curve['knee']['noise']}
+    assert [p['p50_ms'] for p in curve['points']] == [0.5, 1.5, 2.5, 3.5]
     json.dumps(shown)
+
+
+def test_a_curve_as_shown_reads_back_without_the_knees_copies() -> None:
+    (curve,) = run_curves(sweep_run([100, 380, 900, 905]))
+    shown = dump(curve)
+    assert load(Curve, shown) == curve
+    # a curve shown before p50 was in it (older JSON) reads back too
+    for point in shown['points']:
+        del point['p50_ms']
+    older = load(Curve, shown)
+    assert older.knee == curve.knee and [p.p50_ms for p in older.points] == [None] * 4
+    assert shown_json(sweep_run([100, 200, 400, 800]))['curves'][0]['knee'] == {
+        'reached': False, 'point': None, 'value': None, 'workload': None, 'rise': None,
+        'noise': None}
 
 
 def test_a_run_without_a_sweep_shows_no_curve() -> None:
@@ -322,6 +351,76 @@ def test_a_run_without_a_sweep_shows_no_curve() -> None:
     run = load(Run, rec)
     assert run_curves(run) == [] and 'curves' not in shown_json(run)
     assert 'curve ' not in result_to_text(run) and sweeps_section(run) == ''
+
+
+# -- the CSV and the seeds layout ---------------------------------------------------------
+
+def test_the_wide_csv_gives_each_rows_place_on_its_curve_and_the_knee() -> None:
+    rows = list(csv.DictReader(io.StringIO(result_to_csv(sweep_run([100, 380, 900, 905])))))
+    assert [(r['workload'], r['curve'], r['swept'], r['swept_value'], r['knee'])
+            for r in rows] == [
+        ('put-4KiB-c1', 'put-4KiB', 'concurrency', '1', 'no'),
+        ('put-4KiB-c4', 'put-4KiB', 'concurrency', '4', 'no'),
+        ('put-4KiB-c16', 'put-4KiB', 'concurrency', '16', 'yes'),
+        ('put-4KiB-c64', 'put-4KiB', 'concurrency', '64', 'no'),
+        ('get-4KiB', '', '', '', '')]
+    # the point's throughput and latency are the row's own columns
+    assert [(r['ops_per_s'], r['latency_p50_ms'], r['latency_p99_ms']) for r in rows[:2]] == [
+        ('100', '0.5', '1.0'), ('380', '1.5', '2.0')]
+    assert {r['setting_curve'] for r in rows} == {''}
+
+
+def test_the_wide_csv_of_a_run_without_a_sweep_has_no_curve_columns() -> None:
+    run = load(Run, record([variant('as-is', [entry('put-4KiB')])], baseline='as-is'))
+    header = next(csv.reader(io.StringIO(result_to_csv(run))))
+    assert not set(CSV_COLUMNS).intersection(header)
+
+
+def test_a_row_on_a_workload_and_a_setting_sweep_has_both_in_the_csv() -> None:
+    profile = parse_profile(profile_doc([{'op': 'put', 'concurrency': [1, 4]}], [
+        {'name': 'as-is'}, {'name': 'cpus', 'sweep': {'rgw-cpus': [1, 2]}}]), SETTINGS)
+    rec = record([variant(v.name, [entry(w.name, ops=100.0 * (i + 1) * (j + 1),
+                                         concurrency=w.concurrency)
+                                   for j, w in enumerate(profile.workloads)], **v.settings)
+                  for i, v in enumerate(profile.variants)], baseline='as-is')
+    rec['definition'] = dump(profile)
+    rows = list(csv.DictReader(io.StringIO(result_to_csv(load(Run, rec)))))
+    found = {(r['variant'], r['workload']): [r[c] for c in CSV_COLUMNS] for r in rows}
+    # no per-second series: no noise, so every rise counts and the curves still rise
+    assert found[('cpus-2', 'put-4KiB-c4')] == [
+        'put-4KiB / cpus-2', 'concurrency', '4', 'no', 'cpus / put-4KiB-c4', 'rgw-cpus', '2.0']
+    assert found[('as-is', 'put-4KiB-c1')] == [
+        'put-4KiB / as-is', 'concurrency', '1', 'no', '', '', '']
+
+
+def test_the_seeds_layout_has_the_curves_in_every_form() -> None:
+    run = sweep_run([100, 380, 900, 905])
+    text = seeds_to_text(run)
+    lines = text.splitlines()
+    start = lines.index('curve put-4KiB (concurrency swept):')
+    knee_row = lines[start + 4].split()
+    assert knee_row[:3] == ['16', 'put-4KiB-c16', '900'] and knee_row[3].startswith('±')
+    assert knee_row[4:] == ['3.52', '2.50', '3.00', '<-', 'knee']
+    assert lines[start + 6].startswith('  knee: at 16 (put-4KiB-c16)')
+    markdown = seeds_to_markdown(run)
+    assert '| Concurrency | Point | Ops/s | Noise | MiB/s | P50 ms | P99 ms |' in markdown
+    assert '| **16** | **put-4KiB-c16** | **900** |' in markdown
+    rows = list(csv.reader(io.StringIO(seeds_to_csv(run))))
+    at = rows.index(['curve', 'put-4KiB', 'concurrency'])
+    assert rows[at - 1] == [] and rows[at + 1] == [
+        'Concurrency', 'Workload', 'Ops/s', 'Noise', 'MiB/s', 'P50 ms', 'P99 ms', 'Knee']
+    assert [(r[0], r[1], r[2], r[5], r[6], r[7]) for r in rows[at + 2:]] == [
+        ('1', 'put-4KiB-c1', '100', '0.500', '1.00', ''),
+        ('4', 'put-4KiB-c4', '380', '1.50', '2.00', ''),
+        ('16', 'put-4KiB-c16', '900', '2.50', '3.00', 'knee'),
+        ('64', 'put-4KiB-c64', '905', '3.50', '4.00', '')]
+    assert seeds_to_json(run)['curves'] == shown_json(run)['curves']
+
+
+def test_the_seeds_layout_of_a_run_without_a_sweep_has_no_curve() -> None:
+    run = load(Run, record([variant('as-is', [entry('put-4KiB')])], baseline='as-is'))
+    assert 'curve' not in seeds_to_text(run) + seeds_to_markdown(run) + seeds_to_csv(run)
+    assert 'curves' not in seeds_to_json(run)
 
 
 # -- the panel ----------------------------------------------------------------------------
