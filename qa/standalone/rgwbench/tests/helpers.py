@@ -5,6 +5,7 @@ Test files take what they share from here (and their fixtures from conftest), ne
 each other.
 """
 import hashlib
+import importlib.util
 import json
 import os
 import socket
@@ -253,6 +254,18 @@ def wait_unchanged(c: Cluster, before: Dict[str, Any], timeout: float = 180) -> 
         time.sleep(3)
 
 
+def set_module_options(c: Cluster, options: Dict[str, str]) -> None:
+    """The module's options set; an empty value removes the option."""
+    for option, value in options.items():
+        if value:
+            c.ceph('config', 'set', 'mgr', 'mgr/rgwbench/%s' % option, value)
+        else:
+            # The mgr keeps a removed module option's last value until it is set again:
+            # set to its default (empty) first, then removed.
+            c.ceph('config', 'set', 'mgr', 'mgr/rgwbench/%s' % option, '')
+            c.ceph('config', 'rm', 'mgr', 'mgr/rgwbench/%s' % option)
+
+
 # -- the cluster's S3 and tools ----------------------------------------------------------------
 
 def buckets(cluster: Cluster) -> List[str]:
@@ -330,6 +343,25 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(HERE))))
 
 
 LOADGEN = os.path.join(REPO, 'src', 'pybind', 'mgr', 'rgwbench', 'loadgen')
+
+
+def _engine() -> Any:
+    """The engine as a package of its own name (it needs nothing but the stdlib)."""
+    name = 'rgwbench_loadgen_under_test'
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            name, os.path.join(LOADGEN, '__init__.py'), submodule_search_locations=[LOADGEN])
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def engine_module(sub: str) -> Any:
+    """A module of the engine (`payload`, `s3`, ...), loaded from this tree."""
+    _engine()
+    return importlib.import_module('rgwbench_loadgen_under_test.' + sub)
 
 
 def loadgen(endpoint: str, s3: Dict[str, Any], *args: str,
