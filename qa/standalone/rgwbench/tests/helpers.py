@@ -286,7 +286,9 @@ def users(c: Cluster) -> List[str]:
     return sorted(json.loads(c.tool('radosgw-admin', '--', 'user', 'list').stdout))
 
 
-def s3_client(cluster: Cluster) -> Any:
+def s3_client(cluster: Cluster, url: Optional[str] = None) -> Any:
+    """boto3 as the test user, at the cluster's S3 URL or at `url` (HTTPS: any certificate,
+    which the TLS settings' tests check)."""
     import boto3
     from botocore.config import Config
 
@@ -295,9 +297,9 @@ def s3_client(cluster: Cluster) -> Any:
                     response_checksum_validation='when_required',
                     s3={'addressing_style': 'path'}, signature_version='s3v4',
                     retries={'total_max_attempts': 1}, connect_timeout=10, read_timeout=60)
-    return boto3.client('s3', endpoint_url=s3['url'], aws_access_key_id=s3['access_key'],
+    return boto3.client('s3', endpoint_url=url or s3['url'], aws_access_key_id=s3['access_key'],
                         aws_secret_access_key=s3['secret_key'], region_name='us-east-1',
-                        config=config)
+                        config=config, verify=False if url else None)
 
 
 def raw_head(cluster: Cluster, bucket: str, key: str) -> bytes:
