@@ -58,14 +58,16 @@ RESTART_HEAVY_FIXTURE = 'two_osds'
 OWN_SHARD = {'test_fault_loop.py': 'faults', 'test_fault_cases.py': 'fault-cases',
              'test_scale.py': 'scale',
              'test_targets.py': 'restarts', 'test_server_figures.py': 'hosts',
-             'test_runs.py': 'runs', 'test_run_own_user.py': 'hosts', 'test_hosts.py': 'hosts',
+             'test_runs.py': 'runs', 'test_sse_openbao_run.py': 'runs',
+             'test_run_own_user.py': 'hosts', 'test_hosts.py': 'hosts',
              'test_load.py': 'loads', 'test_hostile_input.py': 'loads',
              'test_check.py': 'checks', 'test_settings_sse.py': 'checks',
              'test_settings_tls.py': 'checks', 'test_workload_fields.py': 'checks',
              'test_cephadm.py': CEPHADM}
 # Files that test one release whatever the shard's: run in that release's shards only.
 # A cephadm cluster is bootstrapped from Tentacle's cephadm and image (one per machine).
-ONE_RELEASE = {'test_cephadm.py': 'tentacle'}
+# SSE-S3, which the `sse` built-in runs against OpenBao, is Quincy's (17.2.4) on.
+ONE_RELEASE = {'test_cephadm.py': 'tentacle', 'test_sse_openbao_run.py': 'tentacle'}
 
 # A failed test is run once more, after a pause: a dozen clusters share two cores
 # (CI at load 30-70), and a test that times a daemon or a load fails now and then

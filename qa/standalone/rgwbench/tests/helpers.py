@@ -5,6 +5,7 @@ Test files take what they share from here (and their fixtures from conftest), ne
 each other.
 """
 import hashlib
+import importlib.util
 import json
 import os
 import socket
@@ -242,15 +243,29 @@ def differences(before: Dict[str, Any], after: Dict[str, Any]) -> List[str]:
 def wait_unchanged(c: Cluster, before: Dict[str, Any], timeout: float = 180) -> List[str]:
     """The differences left once the cluster has had `timeout` to settle (none: equal).
 
-    Restarted daemons take a moment to show in the service map and `orch ps`.
+    Restarted daemons take a moment to show in the service map and `orch ps`. Not
+    `wait_settled`: it compares `snapshot`'s daemons, (type, id), with these, which have
+    their status too, and so always waited its whole 180 s.
     """
-    wait_settled(c, before)
+    c.wait_rgw_registered()
     deadline = time.monotonic() + timeout
     while True:
         found = differences(before, fault_snapshot(c))
         if not found or time.monotonic() > deadline:
             return found
         time.sleep(3)
+
+
+def set_module_options(c: Cluster, options: Dict[str, str]) -> None:
+    """The module's options set; an empty value removes the option."""
+    for option, value in options.items():
+        if value:
+            c.ceph('config', 'set', 'mgr', 'mgr/rgwbench/%s' % option, value)
+        else:
+            # The mgr keeps a removed module option's last value until it is set again:
+            # set to its default (empty) first, then removed.
+            c.ceph('config', 'set', 'mgr', 'mgr/rgwbench/%s' % option, '')
+            c.ceph('config', 'rm', 'mgr', 'mgr/rgwbench/%s' % option)
 
 
 # -- the cluster's S3 and tools ----------------------------------------------------------------
@@ -273,7 +288,9 @@ def users(c: Cluster) -> List[str]:
     return sorted(json.loads(c.tool('radosgw-admin', '--', 'user', 'list').stdout))
 
 
-def s3_client(cluster: Cluster) -> Any:
+def s3_client(cluster: Cluster, url: Optional[str] = None) -> Any:
+    """boto3 as the test user, at the cluster's S3 URL or at `url` (HTTPS: any certificate,
+    which the TLS settings' tests check)."""
     import boto3
     from botocore.config import Config
 
@@ -282,9 +299,9 @@ def s3_client(cluster: Cluster) -> Any:
                     response_checksum_validation='when_required',
                     s3={'addressing_style': 'path'}, signature_version='s3v4',
                     retries={'total_max_attempts': 1}, connect_timeout=10, read_timeout=60)
-    return boto3.client('s3', endpoint_url=s3['url'], aws_access_key_id=s3['access_key'],
+    return boto3.client('s3', endpoint_url=url or s3['url'], aws_access_key_id=s3['access_key'],
                         aws_secret_access_key=s3['secret_key'], region_name='us-east-1',
-                        config=config)
+                        config=config, verify=False if url else None)
 
 
 def raw_head(cluster: Cluster, bucket: str, key: str) -> bytes:
@@ -330,6 +347,25 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(HERE))))
 
 
 LOADGEN = os.path.join(REPO, 'src', 'pybind', 'mgr', 'rgwbench', 'loadgen')
+
+
+def _engine() -> Any:
+    """The engine as a package of its own name (it needs nothing but the stdlib)."""
+    name = 'rgwbench_loadgen_under_test'
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            name, os.path.join(LOADGEN, '__init__.py'), submodule_search_locations=[LOADGEN])
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def engine_module(sub: str) -> Any:
+    """A module of the engine (`payload`, `s3`, ...), loaded from this tree."""
+    _engine()
+    return importlib.import_module('rgwbench_loadgen_under_test.' + sub)
 
 
 def loadgen(endpoint: str, s3: Dict[str, Any], *args: str,

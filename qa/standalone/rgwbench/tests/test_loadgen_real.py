@@ -6,14 +6,12 @@ Tests that change RGW (SSE settings, a second RGW service with TLS) put the
 cluster back as it was before they end.
 """
 import base64
-import importlib.util
 import json
 import os
 import shutil
 import socket
 import ssl
 import subprocess
-import sys
 import uuid
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
@@ -21,7 +19,7 @@ import pytest
 
 from conftest import (DATA_POOL, Cluster, answers, client_rgw_options, one_line, processes_of,
                       restart_rgw, rgw_started, wait_for)
-from helpers import LOADGEN, loadgen, new_prefix, run_json
+from helpers import engine_module, loadgen, new_prefix, run_json
 
 SIZE = 4096
 # Enough requests for our radosgw to be seen using CPU (check_figures).
@@ -29,24 +27,6 @@ RGW_TICK_OPS = 200
 KMS_KEY_ID = 'rgwbench-test-key'
 SSE_OPTIONS = ('rgw_crypt_s3_kms_backend', 'rgw_crypt_s3_kms_encryption_keys',
                'rgw_crypt_require_ssl')
-
-
-def _engine() -> Any:
-    """The engine as a package of its own name (it needs nothing but the stdlib)."""
-    name = 'rgwbench_loadgen_under_test'
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            name, os.path.join(LOADGEN, '__init__.py'), submodule_search_locations=[LOADGEN])
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-def engine_module(sub: str) -> Any:
-    _engine()
-    return importlib.import_module('rgwbench_loadgen_under_test.' + sub)
 
 
 # -- running the engine -------------------------------------------------------------

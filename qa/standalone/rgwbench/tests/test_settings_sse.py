@@ -14,7 +14,7 @@ from typing import Any, Dict, Iterator, List, Tuple
 import pytest
 
 from conftest import Cluster, kmip, one_line, openbao
-from helpers import raw_head, s3_client
+from helpers import raw_head, s3_client, set_module_options
 
 KMIP_OPTIONS = ('sse_kmip_addr', 'sse_kmip_ca_path', 'sse_kmip_client_cert',
                 'sse_kmip_client_key', 'sse_kmip_key_id')
@@ -47,9 +47,10 @@ def wait_settings(cluster: Cluster, timeout: float = 900) -> Dict[str, Any]:
     deadline = time.monotonic() + timeout
     while True:
         state: Dict[str, Any] = cluster.ceph_json('rgwbench', 'settings', 'show')
-        busy = state['state'] in ('applying', 'reverting') or (
-            state['state'] == 'failed' and state['progress'] != 'put back'
-            and not state['progress'].startswith('not everything'))
+        # A put-back that left something ends with this progress, reverting or failed.
+        left = state['progress'].startswith('not everything')
+        busy = not left and (state['state'] in ('applying', 'reverting') or (
+            state['state'] == 'failed' and state['progress'] != 'put back'))
         if not busy:
             return state
         assert time.monotonic() < deadline, 'settings still %s: %s' % (
@@ -68,17 +69,6 @@ def revert_and_compare(cluster: Cluster, before: Tuple[Any, Any]) -> None:
     assert state['state'] == 'reverted', state
     cluster.wait_rgw_registered()
     assert snapshot(cluster) == before
-
-
-def set_options(cluster: Cluster, options: Dict[str, str]) -> None:
-    for option, value in options.items():
-        if value:
-            cluster.ceph('config', 'set', 'mgr', 'mgr/rgwbench/%s' % option, value)
-        else:
-            # The mgr keeps a removed module option's last value until it is set again:
-            # set to its default (empty) first, then removed.
-            cluster.ceph('config', 'set', 'mgr', 'mgr/rgwbench/%s' % option, '')
-            cluster.ceph('config', 'rm', 'mgr', 'mgr/rgwbench/%s' % option)
 
 
 def round_trip_encrypted(cluster: Cluster, key_id: str) -> None:
@@ -155,11 +145,11 @@ def kmip_options(cluster: Cluster, kmip_server: Dict[str, str]) -> Iterator[Dict
     options = {'sse_kmip_addr': kmip_server['addr'], 'sse_kmip_ca_path': kmip_server['ca'],
                'sse_kmip_client_cert': kmip_server['client_cert'],
                'sse_kmip_client_key': kmip_server['client_key'], 'sse_kmip_key_id': key_name}
-    set_options(cluster, options)
+    set_module_options(cluster, options)
     try:
         yield options
     finally:
-        set_options(cluster, {o: '' for o in KMIP_OPTIONS})
+        set_module_options(cluster, {o: '' for o in KMIP_OPTIONS})
 
 
 def test_kms_kmip_refused_without_options(cluster: Cluster) -> None:
@@ -184,7 +174,7 @@ def test_kms_kmip_encrypts_and_is_put_back(
 def test_kms_kmip_at_a_wrong_address_fails_and_puts_back(
         cluster: Cluster, credentials: Dict[str, Any], kmip_options: Dict[str, str]) -> None:
     # Nothing listens on the discard port of loopback.
-    set_options(cluster, {'sse_kmip_addr': '127.0.0.1:9'})
+    set_module_options(cluster, {'sse_kmip_addr': '127.0.0.1:9'})
     before = snapshot(cluster)
     state = apply(cluster, 'sse=kms-kmip')
     print('error of the failed apply: %s' % state.get('error'))
@@ -208,11 +198,11 @@ def test_sse_s3_refused_on_pacific_planned_on_newer(cluster: Cluster) -> None:
     assert 'set mgr/rgwbench/sse_vault_addr first' in one_line(proc.stderr)
     options = {'sse_vault_addr': 'http://127.0.0.1:8200',
                'sse_vault_token_file': '/etc/ceph/vault.token'}
-    set_options(cluster, options)
+    set_module_options(cluster, options)
     try:
         plans = cluster.ceph_json('rgwbench', 'settings', 'plan', 'sse=sse-s3')
     finally:
-        set_options(cluster, {o: '' for o in options})
+        set_module_options(cluster, {o: '' for o in options})
     targets = [c['target'] for c in plans[0]['changes']]
     for option in ('rgw_crypt_sse_s3_backend', 'rgw_crypt_sse_s3_vault_addr',
                    'rgw_crypt_sse_s3_vault_auth', 'rgw_crypt_sse_s3_vault_secret_engine',
@@ -229,11 +219,11 @@ def vault_options(cluster: Cluster, openbao_server: Dict[str, str]) -> Iterator[
     options = {'sse_vault_addr': openbao_server['addr'],
                'sse_vault_token_file': openbao_server['token_file'],
                'sse_vault_key_id': key_name}
-    set_options(cluster, options)
+    set_module_options(cluster, options)
     try:
         yield options
     finally:
-        set_options(cluster, {o: '' for o in VAULT_OPTIONS})
+        set_module_options(cluster, {o: '' for o in VAULT_OPTIONS})
 
 
 def transit_keys(cluster: Cluster) -> List[str]:

@@ -64,11 +64,23 @@ def remove_buckets(job: Job, ca_pem: Optional[str] = None, *,
     their space freed at once (see cluster/rgw_admin.py); what it could not remove is
     deleted over S3 (`admin_error` says why), its space freed by RGW's GC later.
 
+    A job that wrote with SSE-S3 is deleted over S3 first: RGW removes a bucket's key
+    from its KMS when it deletes the bucket over S3, `radosgw-admin bucket rm` leaves
+    the key there (seen with OpenBao: a transit key per bucket left after each run).
+    What S3 leaves (no RGW answers) goes through radosgw-admin, its key left.
+
     Over S3, each of the job's endpoints is tried in turn: the RGW the load
     went to first may be the one that just died. A job carries the path of a
     CA file (as agents write it); the module has the PEM, so it goes to a
     private temporary file for the clean-up.
     """
+    if admin is not None and job.sse_s3:
+        try:
+            done = remove_over_s3(job, ca_pem)
+            if cleanup_problem(done) is None:
+                return done
+        except (LoadgenError, OSError):
+            pass
     by_admin = {'objects_deleted': 0, 'buckets_deleted': 0}
     admin_error: Optional[str] = None
     if admin is not None:

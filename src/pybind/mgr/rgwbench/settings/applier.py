@@ -10,7 +10,7 @@ from .base import ClientSide, PlanView, Setting, SettingContext
 from .changes import (CONFIG, RESTART, SERVICE, UNDO_LAST, Change, changed_meanwhile,
                       config_change, current_state, put_state)
 from ..cluster.storage import ALLOW_POOL_DELETE
-from ..cluster.access import GaveUp
+from ..cluster.access import GaveUp, NotReady
 from .daemon_settings import OSD_RESTART_TARGET, RGWRestart
 from ..cluster.secret_options import masked_settings
 from ..serial import HIDDEN, OMIT_NONE, derived
@@ -285,11 +285,12 @@ class SettingsApplier:
         def undo(step: Step) -> None:
             self.log('putting back %s %s' % (step.kind, step.target))
             if step.kind == RESTART:
-                unclean = None if force else self.ctx.cluster.pgs_not_clean()
+                unclean = None if force else self._unclean_before_restart(step.target)
                 if unclean:
                     raise HealthRefusal(
-                        'not restarting %s: not every PG is active+clean (%s); `ceph rgwbench '
-                        'settings revert --force` restarts it anyway' % (step.target, unclean))
+                        'not restarting %s: not every PG is active+clean (%s) within '
+                        'ready_timeout; `ceph rgwbench settings revert --force` restarts it '
+                        'anyway' % (step.target, unclean))
                 # Once: a restart is an action, not a state to insist on.
                 put_state(self.ctx.cluster, step.kind, step.target, step.before)
                 return
@@ -315,6 +316,21 @@ class SettingsApplier:
         if close and all(s.state in FINISHED for s in steps):
             journal.close()
         return steps
+
+    def _unclean_before_restart(self, daemons: str) -> Optional[str]:
+        """The PGs not active+clean once the wait for them (ready_timeout) is over (None:
+        all are, the restart may go).
+
+        PGs a moment ago made or peering settle within seconds: an SSE check's first
+        bucket makes RGW's data and index pools, and a put-back right after the apply
+        found their PGs `unknown`. Refused at once, the restart stayed owed until the
+        module's next start while the settings showed `reverting`."""
+        try:
+            self.ctx.cluster.wait_for('every PG to be active+clean before restarting %s'
+                                      % daemons, self.ctx.cluster.pgs_not_clean)
+            return None
+        except NotReady:
+            return self.ctx.cluster.pgs_not_clean()
 
     def allowing_pool_delete(self, journal: Journal, remove: Callable[[], None]) -> None:
         """Run `remove` (a pool's removal) with `mon_allow_pool_delete` true, journaled like

@@ -36,6 +36,36 @@ def test_no_daemon_is_restarted_on_a_degraded_cluster_without_force() -> None:
     assert all(s.state == UNDONE for s in steps) and Journal.unfinished(store) is None
 
 
+class Settling(FakeCluster):
+    """PGs that are not active+clean for the first `polls` looks (a pool just made)."""
+
+    def __init__(self, polls: int) -> None:
+        super().__init__()
+        self.polls = polls
+
+    def pgs_not_clean(self) -> Optional[str]:
+        if self.polls > 0:
+            self.polls -= 1
+            return 'PGs 64 unknown'
+        return None
+
+
+def test_a_put_back_waits_for_pgs_that_settle_then_restarts() -> None:
+    """Seen with sse=auto: the apply's check made RGW's first bucket (and its pools), and
+    the put-back right after found their PGs unknown; refused at once, the restart stayed
+    owed and `settings show` said `reverting` until the module's next start."""
+    cluster, store = Settling(polls=0), MemoryStore()
+    applied(cluster, store)
+    cluster.polls = 3
+    s = session(cluster, store)
+    s.revert()
+    s.wait(120)
+    assert cluster.calls[-1] == 'restart rgw.default' and cluster.polls == 0
+    shown = s.show()
+    assert shown['state'] == 'reverted' and shown['progress'] == 'put back', shown
+    assert Journal.unfinished(store) is None
+
+
 def test_a_failing_restart_undo_is_made_once_per_try() -> None:
     cluster, store = FakeCluster(), MemoryStore()
     journal = applied(cluster, store)

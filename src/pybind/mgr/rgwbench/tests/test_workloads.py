@@ -312,6 +312,26 @@ def test_buckets_go_through_radosgw_admin_first_and_over_s3_when_it_refuses() ->
         assert stub.buckets == {}
 
 
+def test_buckets_written_with_sse_s3_go_over_s3_where_rgw_removes_their_keys() -> None:
+    admin = BucketAdminStub({'rgwbench-x-0': 7})
+    agents = AgentWorkloads(make_channel=lambda: None, server_daemons=ServerDaemons,
+                            log=logging.getLogger('test'), bucket_admin=admin)
+    with StubS3(access_key='AK', secret_key='SK') as stub:
+        stub.buckets['rgwbench-x-0'] = {}
+        job = make_job(Workload(name='w', buckets=1), creds=CREDS, endpoints=[stub.url],
+                       bucket_prefix='rgwbench-x', run_tag='x', sse={'sse_s3': True})
+        assert agents.clean_up(job, None, aborted=False) == {
+            'objects_deleted': 0, 'buckets_deleted': 1}
+        assert stub.buckets == {} and admin.buckets == {'rgwbench-x-0': 7}
+    # No RGW answers: radosgw-admin removes them (the keys stay in the KMS).
+    dead = 'http://127.0.0.1:%d' % free_port()
+    job = make_job(Workload(name='w', buckets=1), creds=CREDS, endpoints=[dead],
+                   bucket_prefix='rgwbench-x', run_tag='x', sse={'sse_s3': True})
+    assert agents.clean_up(job, None, aborted=False) == {
+        'objects_deleted': 7, 'buckets_deleted': 1, 'space_freed': 'at once'}
+    assert admin.buckets == {}
+
+
 def test_leftovers_a_new_mgr_finds_go_the_way_its_workloads_remove_buckets() -> None:
     store = MemoryStore()
     admin = BucketAdminStub({'rgwbench-x-0': 5})
