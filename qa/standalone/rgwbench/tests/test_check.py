@@ -11,7 +11,7 @@ from typing import AbstractSet, Any, Dict, Iterator, List, Set, Tuple
 
 import pytest
 
-from conftest import RELEASES, Cluster, one_line, own_cluster, set_credentials
+from conftest import RELEASES, Cluster, one_line, own_cluster, restart_rgw, set_credentials
 from helpers import (agent_folders, buckets, cluster_argv, osd_utilization, snapshot, wait_load,
                      wait_run)
 
@@ -657,3 +657,67 @@ def test_a_load_says_its_bucket_may_cross_the_resharding_line(
     assert likely['evidence'][0].startswith('the load: about 420 objects per bucket'), likely
     assert 'rgw_max_objs_per_shard 5 x 1 index shards' in likely['evidence'][0], likely
     assert likely['fix'] == '--buckets 84'
+
+
+# RGW's dynamic resharding made quick: a new bucket gets one index shard; RGW's bucket
+# stats sync thread (every rgw_user_quota_bucket_sync_interval, 180 s by default) queues
+# it past 20 objects per shard, its reshard thread (every rgw_reshard_thread_interval, 600 s
+# by default, 10 at least) reshards it. Neither release queues a bucket as it is written.
+RESHARD_SOON = {'rgw_override_bucket_index_max_shards': '1', 'rgw_max_objs_per_shard': '20',
+                'rgw_user_quota_bucket_sync_interval': '3', 'rgw_reshard_thread_interval': '10'}
+
+
+def index_shards_while_loading(cluster: Cluster, bucket: str, load_id: str) -> List[int]:
+    """The bucket's index shards, as `radosgw-admin bucket stats` says them about every
+    second until the load ends (each count once, in the order seen; a failed reading
+    skipped)."""
+    seen: List[int] = []
+    while cluster.ceph_json('rgwbench', 'load', 'show', load_id)['state'] == 'running':
+        stats = cluster.tool('radosgw-admin', '--', 'bucket', 'stats', '--bucket', bucket,
+                             check=False, timeout=60)
+        if stats.returncode == 0:
+            shards = int(json.loads(stats.stdout)['num_shards'])
+            if shards not in seen:
+                seen.append(shards)
+        time.sleep(1)
+    return seen
+
+
+def test_a_load_says_rgw_resharded_its_bucket_while_it_ran(
+        cluster: Cluster, stored_credentials: None) -> None:
+    for option, value in RESHARD_SOON.items():
+        cluster.ceph('config', 'set', 'client.rgw', option, value)
+    try:
+        # The threads read their interval as they begin to wait: RGW's waits of the
+        # defaults are cut short. (The defaults are back at their next pass, in seconds.)
+        restart_rgw(cluster)
+        # 20 PUTs a second for 21 s: past the line in the first seconds; queued within
+        # 3 s, resharded within 10 s more
+        load_id = cluster.ceph('rgwbench', 'load', '--op', 'put', '--size', '4KiB',
+                               '--concurrency', '2', '--rate', '20', '--duration', '20',
+                               '--warmup', '1').stdout.strip()
+        bucket = 'rgwbench-%s-0' % load_id
+        seen = index_shards_while_loading(cluster, bucket, load_id)
+        record = wait_load(cluster, load_id)
+    finally:
+        for option in RESHARD_SOON:
+            cluster.ceph('config', 'rm', 'client.rgw', option)
+    assert record['state'] == 'complete', record.get('error')
+    # What the test saw itself: the bucket made with one shard, resharded to more.
+    assert seen[0] == 1 and len(seen) > 1, seen
+    found = {f['id']: f for f in record['findings']}
+    resharded = found['bucket-resharded']
+    assert resharded['level'] == 'skews'
+    (evidence,) = resharded['evidence']
+    told = re.match(r'bucket (\S+): ([0-9 >-]+) index shards, ([0-9]+) objects at the end$',
+                    evidence)
+    assert told is not None and told.group(1) == bucket, evidence
+    shards = [int(n) for n in told.group(2).split(' -> ')]
+    # Reshards come 10 s apart at least, the test reads every second or two: the watch's
+    # first reshard (not perhaps its last, which may come as the load ends) the test saw.
+    assert shards[0] == 1 and shards[1] == seen[1] and shards == sorted(shards), (shards, seen)
+    assert 0 < int(told.group(3)) <= 21 * 20 + 5, evidence
+    # the reshard fell in the measured window (its first second is the warmup's)
+    assert resharded['seconds'] and max(resharded['seconds']) < 20, resharded
+    text = cluster.ceph('rgwbench', 'load', 'show', load_id).stdout
+    assert '[skews] bucket-resharded: RGW resharded a bucket of the workload' in text, text
