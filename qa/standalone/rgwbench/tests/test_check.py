@@ -716,6 +716,8 @@ def put_load_watched(cluster: Cluster, options: Dict[str, str], duration_s: int)
             cluster.tool('radosgw-admin', '--', 'reshard', 'cancel', '--bucket', bucket,
                          '--yes-i-really-mean-it', check=False, timeout=60)
     assert record['state'] == 'complete', record.get('error')
+    left = json.loads(cluster.tool('radosgw-admin', '--', 'reshard', 'list', timeout=60).stdout)
+    assert bucket not in [e['bucket_name'] for e in left], left
     return Watched(load_id, bucket, record, shards, queued)
 
 

@@ -215,7 +215,8 @@ class RadosgwAdmin:
             raise self._failed('reshard list', ret, err)
         try:
             entries: Any = json.loads(out or '[]')
-            # Squid renamed new_num_shards: the reshard thread may choose another count
+            # tentative_: the reshard thread may choose another count (Pacific 16.2.15 and
+            # Tentacle print it so; earlier releases new_num_shards)
             return [QueuedReshard(bucket=str(e['bucket_name']),
                                   shards=count_in(e, 'old_num_shards'),
                                   new_shards=count_in(e, 'tentative_new_num_shards',

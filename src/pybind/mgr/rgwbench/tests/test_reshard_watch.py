@@ -177,10 +177,13 @@ class Tools:
 def test_radosgw_admin_reads_shards_and_the_queue() -> None:
     stats = json.dumps({'bucket': 'rgwbench-r-0-0', 'num_shards': 11,
                         'usage': {'rgw.main': {'num_objects': 1200}}})
-    # the entries as Pacific and Tentacle print them
+    # the entries as Pacific 16.2.15 and Tentacle print them, and an earlier release's
     pacific = json.dumps([{'time': '2026-11-29T07:00:00.0Z', 'tenant': '',
                            'bucket_name': 'rgwbench-r-0-0', 'bucket_id': 'x.1',
-                           'new_instance_id': '', 'old_num_shards': 11, 'new_num_shards': 23}])
+                           'new_instance_id': '', 'old_num_shards': 11,
+                           'tentative_new_num_shards': 23},
+                          {'bucket_name': 'rgwbench-r-0-3', 'old_num_shards': 1,
+                           'new_num_shards': 7}])
     tentacle = json.dumps([{'time': '2026-11-29T07:00:00.0Z', 'tenant': '',
                             'bucket_name': 'rgwbench-r-0-1', 'bucket_id': 'x.2',
                             'old_num_shards': 23, 'tentative_new_num_shards': 11,
@@ -191,7 +194,8 @@ def test_radosgw_admin_reads_shards_and_the_queue() -> None:
     admin = RadosgwAdmin(tools)
     assert admin.bucket_shards('rgwbench-r-0-0') == BucketShards('rgwbench-r-0-0', 11, 1200)
     assert admin.bucket_shards('rgwbench-r-0-1') is None
-    assert admin.reshard_queue() == [QueuedReshard('rgwbench-r-0-0', 11, 23)]
+    assert admin.reshard_queue() == [QueuedReshard('rgwbench-r-0-0', 11, 23),
+                                     QueuedReshard('rgwbench-r-0-3', 1, 7)]
     queued = admin.reshard_queue()
     assert queued == [QueuedReshard('rgwbench-r-0-1', 23, 11),
                       QueuedReshard('rgwbench-r-0-2', None, None)]
