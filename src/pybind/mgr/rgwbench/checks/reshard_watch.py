@@ -21,7 +21,7 @@ spreads objects evenly over a job's buckets) and RGW's reshard queue
 bucket whose shards changed between two readings was resharded during the
 workload (`bucket-resharded`); one only queued will be resharded later, if it
 still exists (`bucket-reshard-queued`). A queued reshard to fewer shards
-(Squid on: a bucket that lost most of its objects) is not counted.
+(Tentacle, not Pacific: a bucket that lost most of its objects) is not counted.
 """
 import math
 import time

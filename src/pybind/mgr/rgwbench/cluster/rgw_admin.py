@@ -69,7 +69,8 @@ class QueuedReshard:
 
     @property
     def reduces(self) -> bool:
-        """A reshard to fewer shards (Squid on: a bucket that lost most of its objects)."""
+        """A reshard to fewer shards (Tentacle, not Pacific: a bucket that lost most of its
+        objects)."""
         return self.shards is not None and self.new_shards is not None and \
             self.new_shards < self.shards
 

@@ -105,8 +105,8 @@ def test_a_queued_bucket_is_told_and_a_quiet_one_is_not() -> None:
 
 
 def test_a_bucket_queued_for_fewer_shards_is_not_told() -> None:
-    """Squid on, RGW queues a bucket that lost most of its objects for fewer shards (seen
-    on Tentacle while a load's bucket was emptied): no line was crossed."""
+    """Tentacle finds a bucket that lost most of its objects in need of fewer shards (its
+    log said so while a load's bucket was emptied): no line was crossed."""
     reader = ScriptedReader({'b-0': [23]}, queue=[[QueuedReshard('b-0', 23, 11)]])
     assert watched(reader, ['b-0'], 2).findings() == []
     # an entry that does not say its shards is taken as one that grows
