@@ -748,9 +748,9 @@ def test_a_load_says_rgw_resharded_its_bucket_while_it_ran(
 
 def test_a_load_says_rgw_queued_its_bucket_for_a_reshard_it_did_not_reach(
         cluster: Cluster, stored_credentials: None) -> None:
-    # queued within 3 s of crossing the line; RGW's reshard thread, just restarted, comes
-    # again in 10 minutes
-    seen = put_load_watched(cluster, QUEUE_SOON, 10)
+    # queued within 3 s of crossing the line (in the first seconds), seen in the queue
+    # within 5 s more; RGW's reshard thread, just restarted, comes again in 10 minutes
+    seen = put_load_watched(cluster, QUEUE_SOON, 15)
     assert seen.queued and seen.shards == [1], seen
     found = {f['id']: f for f in seen.record['findings']}
     assert 'bucket-resharded' not in found, found
@@ -759,4 +759,5 @@ def test_a_load_says_rgw_queued_its_bucket_for_a_reshard_it_did_not_reach(
     (evidence,) = queued['evidence']
     assert re.match(r"bucket %s: in RGW's reshard queue, 1 index shards, [0-9]+ objects at "
                     r'the end$' % re.escape(seen.bucket), evidence), evidence
-    assert len(queued['seconds']) == 1 and queued['seconds'][0] < 10, queued
+    # first seen in the queue in the measured window
+    assert len(queued['seconds']) == 1 and queued['seconds'][0] < 15, queued
