@@ -7,11 +7,12 @@ import re
 import subprocess
 import threading
 import time
+from dataclasses import dataclass
 from typing import AbstractSet, Any, Dict, Iterator, List, Set, Tuple
 
 import pytest
 
-from conftest import RELEASES, Cluster, one_line, own_cluster, set_credentials
+from conftest import RELEASES, Cluster, one_line, own_cluster, restart_rgw, set_credentials
 from helpers import (agent_folders, buckets, cluster_argv, osd_utilization, snapshot, wait_load,
                      wait_run)
 
@@ -657,3 +658,106 @@ def test_a_load_says_its_bucket_may_cross_the_resharding_line(
     assert likely['evidence'][0].startswith('the load: about 420 objects per bucket'), likely
     assert 'rgw_max_objs_per_shard 5 x 1 index shards' in likely['evidence'][0], likely
     assert likely['fix'] == '--buckets 84'
+
+
+# RGW's dynamic resharding made quick: a new bucket gets one index shard; RGW's bucket
+# stats sync thread (every rgw_user_quota_bucket_sync_interval, 180 s by default) queues
+# it past 20 objects per shard, its reshard thread (every rgw_reshard_thread_interval, 600 s
+# by default, 10 at least) reshards it. Neither release queues a bucket as it is written.
+QUEUE_SOON = {'rgw_override_bucket_index_max_shards': '1', 'rgw_max_objs_per_shard': '20',
+              'rgw_user_quota_bucket_sync_interval': '3'}
+RESHARD_SOON = dict(QUEUE_SOON, rgw_reshard_thread_interval='10')
+
+
+@dataclass
+class Watched:
+    """A load into one bucket, and what the test saw of the bucket itself while it ran."""
+    load_id: str
+    bucket: str
+    record: Dict[str, Any]
+    shards: List[int]   # its index shards, as `bucket stats` said them: each count once
+    queued: bool        # whether `reshard list` ever listed it
+
+
+def put_load_watched(cluster: Cluster, options: Dict[str, str], duration_s: int) -> Watched:
+    """A load of 20 PUTs a second into one bucket, with RGW restarted under `options`
+    (the threads read their interval as they begin to wait: RGW's waits of the defaults
+    are cut short), read with radosgw-admin about every second meanwhile. The options are
+    removed after (the defaults back at each thread's next pass, seconds later), and the
+    bucket's reshard left queued cancelled (its bucket is gone: RGW would drop it)."""
+    for option, value in options.items():
+        cluster.ceph('config', 'set', 'client.rgw', option, value)
+    bucket = ''
+    try:
+        restart_rgw(cluster)
+        load_id = cluster.ceph('rgwbench', 'load', '--op', 'put', '--size', '4KiB',
+                               '--concurrency', '2', '--rate', '20', '--duration',
+                               str(duration_s), '--warmup', '1').stdout.strip()
+        bucket = 'rgwbench-%s-0' % load_id
+        shards: List[int] = []
+        queued = False
+        while cluster.ceph_json('rgwbench', 'load', 'show', load_id)['state'] == 'running':
+            stats = cluster.tool('radosgw-admin', '--', 'bucket', 'stats', '--bucket', bucket,
+                                 check=False, timeout=60)
+            if stats.returncode == 0:
+                count = int(json.loads(stats.stdout)['num_shards'])
+                if count not in shards:
+                    shards.append(count)
+            listed = cluster.tool('radosgw-admin', '--', 'reshard', 'list', check=False,
+                                  timeout=60)
+            if listed.returncode == 0:
+                queued = queued or bucket in [e['bucket_name'] for e in json.loads(listed.stdout)]
+            time.sleep(1)
+        record = wait_load(cluster, load_id)
+    finally:
+        for option in options:
+            cluster.ceph('config', 'rm', 'client.rgw', option)
+        if bucket:
+            cluster.tool('radosgw-admin', '--', 'reshard', 'cancel', '--bucket', bucket,
+                         '--yes-i-really-mean-it', check=False, timeout=60)
+    assert record['state'] == 'complete', record.get('error')
+    left = json.loads(cluster.tool('radosgw-admin', '--', 'reshard', 'list', timeout=60).stdout)
+    assert bucket not in [e['bucket_name'] for e in left], left
+    return Watched(load_id, bucket, record, shards, queued)
+
+
+def test_a_load_says_rgw_resharded_its_bucket_while_it_ran(
+        cluster: Cluster, stored_credentials: None) -> None:
+    # past the line in the first seconds; queued within 3 s, resharded within 10 s more
+    seen = put_load_watched(cluster, RESHARD_SOON, 20)
+    # What the test saw itself: the bucket made with one shard, resharded to more.
+    assert seen.shards[0] == 1 and len(seen.shards) > 1, seen.shards
+    found = {f['id']: f for f in seen.record['findings']}
+    resharded = found['bucket-resharded']
+    assert resharded['level'] == 'skews'
+    (evidence,) = resharded['evidence']
+    told = re.match(r'bucket (\S+): ([0-9 >-]+) index shards, ([0-9]+) objects at the end$',
+                    evidence)
+    assert told is not None and told.group(1) == seen.bucket, evidence
+    shards = [int(n) for n in told.group(2).split(' -> ')]
+    # Reshards come 10 s apart at least, the test reads every second or two: the watch's
+    # first reshard (not perhaps its last, which may come as the load ends) the test saw.
+    assert shards[0] == 1 and shards[1] == seen.shards[1] and shards == sorted(shards), (
+        shards, seen.shards)
+    assert 0 < int(told.group(3)) <= 21 * 20 + 5, evidence
+    # the reshard fell in the measured window (its first second is the warmup's)
+    assert resharded['seconds'] and max(resharded['seconds']) < 20, resharded
+    text = cluster.ceph('rgwbench', 'load', 'show', seen.load_id).stdout
+    assert '[skews] bucket-resharded: RGW resharded a bucket of the workload' in text, text
+
+
+def test_a_load_says_rgw_queued_its_bucket_for_a_reshard_it_did_not_reach(
+        cluster: Cluster, stored_credentials: None) -> None:
+    # queued within 3 s of crossing the line (in the first seconds), seen in the queue
+    # within 5 s more; RGW's reshard thread, just restarted, comes again in 10 minutes
+    seen = put_load_watched(cluster, QUEUE_SOON, 15)
+    assert seen.queued and seen.shards == [1], seen
+    found = {f['id']: f for f in seen.record['findings']}
+    assert 'bucket-resharded' not in found, found
+    queued = found['bucket-reshard-queued']
+    assert queued['level'] == 'info'
+    (evidence,) = queued['evidence']
+    assert re.match(r"bucket %s: in RGW's reshard queue, 1 index shards, [0-9]+ objects at "
+                    r'the end$' % re.escape(seen.bucket), evidence), evidence
+    # first seen in the queue in the measured window
+    assert len(queued['seconds']) == 1 and queued['seconds'][0] < 15, queued

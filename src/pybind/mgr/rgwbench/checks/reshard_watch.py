@@ -1,13 +1,18 @@
 """A bucket of a workload that RGW reshards, or queues for resharding, while it runs.
 
-RGW's dynamic resharding queues a bucket once it holds more than
-`rgw_max_objs_per_shard` objects per index shard (100000 by default, over
-the 11 shards a new bucket has by default); its reshard thread then reshards
-the queue's buckets, every `rgw_reshard_thread_interval` (10 minutes by
-default), blocking writes to a bucket while it copies its index. A PUT
-workload of small objects into one bucket can cross that line: its figures
-then include writes held up by a reshard, or an index whose shards hold more
-entries than RGW aims for.
+RGW's dynamic resharding does not look at a bucket as it is written: each
+RGW's bucket stats sync thread, every `rgw_user_quota_bucket_sync_interval`
+(180 s by default), reads the stats of the buckets that RGW wrote to since,
+and queues one holding more than `rgw_max_objs_per_shard` objects per index
+shard (100000 by default, over the 11 shards a new bucket has by default).
+Its reshard thread, every `rgw_reshard_thread_interval` (10 minutes by
+default), then reshards the queue's buckets, holding each one's writes while
+it copies its index. A PUT workload of small objects into one bucket can
+cross that line: its figures then include writes held up by a reshard, or an
+index whose shards hold more entries than RGW aims for. (Measured on Pacific
+and Tentacle, both intervals set short: queued within one sync interval of
+crossing the line, resharded at the reshard thread's next pass, a PUT held
+for seconds meanwhile.)
 
 While a workload that writes runs, a thread reads each of its buckets' index
 shards (`radosgw-admin bucket stats`, the first WATCHED of them: the engine
@@ -15,17 +20,21 @@ spreads objects evenly over a job's buckets) and RGW's reshard queue
 (`reshard list`) every `every_s`, and once more when the workload ends. A
 bucket whose shards changed between two readings was resharded during the
 workload (`bucket-resharded`); one only queued will be resharded later, if it
-still exists (`bucket-reshard-queued`).
+still exists (`bucket-reshard-queued`). A queued reshard to fewer shards
+(Tentacle, not Pacific: a bucket that lost most of its objects) is not counted.
 """
 import math
 import time
 from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple
 
-from ..cluster.rgw_admin import BucketShards
+from ..cluster.rgw_admin import BucketShards, QueuedReshard
 from .finding import Finding, Level
 from .periodic import Periodic
 
 SAMPLE_EVERY_S = 5.0
+#: how often it reads until it first finds one of the buckets (the agents make them as
+#: they start): a reshard soon after would otherwise fall before its first reading, unseen
+UNTIL_FOUND_EVERY_S = 1.0
 #: buckets of a job read each time: each radosgw-admin call takes a moment on the mgr
 WATCHED = 4
 FIX = ('spread the workload\'s objects over more buckets (its `buckets`), so that each '
@@ -38,17 +47,22 @@ class ShardReader(Protocol):
 
     def bucket_shards(self, bucket: str) -> Optional[BucketShards]: ...
 
-    def reshard_queue(self) -> List[str]: ...
+    def reshard_queue(self) -> List[QueuedReshard]: ...
 
 
 class ReshardWatch(Periodic):
-    """Reads the shards of `buckets` every `every_s` while entered, and once more at its
-    exit; `findings()` after."""
+    """Reads the shards of `buckets` every `every_s` while entered (every
+    `until_found_s` until it finds one of them), and once more at its exit;
+    `findings()` after."""
 
     def __init__(self, reader: ShardReader, buckets: Sequence[str],
                  every_s: float = SAMPLE_EVERY_S, log: Optional[Any] = None,
-                 clock: Callable[[], float] = time.time) -> None:
-        super().__init__(self._read, every_s, 'rgwbench-reshard-watch', log)
+                 clock: Callable[[], float] = time.time,
+                 until_found_s: float = UNTIL_FOUND_EVERY_S) -> None:
+        super().__init__(self._tick, min(every_s, until_found_s), 'rgwbench-reshard-watch',
+                         log)
+        self.read_every_s = every_s
+        self.last_read: Optional[float] = None
         self.reader = reader
         self.buckets = list(buckets)[:WATCHED]
         self.clock = clock
@@ -58,15 +72,23 @@ class ReshardWatch(Periodic):
         # when each bucket was first seen in the reshard queue
         self.queued: Dict[str, float] = {}
 
+    def _tick(self) -> bool:
+        now = self.clock()
+        found = any(self.readings.values())
+        if not found or self.last_read is None or now - self.last_read >= self.read_every_s:
+            self.last_read = now
+            self._read()
+        return False
+
     def _read(self) -> bool:
         for bucket in self.buckets:
             found = self.reader.bucket_shards(bucket)
             if found is not None and found.shards is not None:
                 self.readings[bucket].append((self.clock(), found))
         now = self.clock()
-        for bucket in self.reader.reshard_queue():
-            if bucket in self.readings:
-                self.queued.setdefault(bucket, now)
+        for entry in self.reader.reshard_queue():
+            if entry.bucket in self.readings and not entry.reduces:
+                self.queued.setdefault(entry.bucket, now)
         return False
 
     def __exit__(self, *exc: Any) -> None:

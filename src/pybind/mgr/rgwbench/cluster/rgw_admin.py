@@ -59,6 +59,22 @@ class BucketShards:
     objects: int
 
 
+@dataclass(frozen=True)
+class QueuedReshard:
+    """A bucket in RGW's reshard queue: its index shards now and the shards it is to get
+    (None: the entry does not say)."""
+    bucket: str
+    shards: Optional[int]
+    new_shards: Optional[int]
+
+    @property
+    def reduces(self) -> bool:
+        """A reshard to fewer shards (Tentacle, not Pacific: a bucket that lost most of its
+        objects)."""
+        return self.shards is not None and self.new_shards is not None and \
+            self.new_shards < self.shards
+
+
 class UserAdmin(Protocol):
     """Makes and removes S3 users (radosgw-admin through the mgr, or a fake in tests)."""
 
@@ -193,16 +209,31 @@ class RadosgwAdmin:
             return None
         return BucketShards(bucket=bucket, shards=shards_in(stats), objects=objects_in(stats))
 
-    def reshard_queue(self) -> List[str]:
-        """The buckets RGW's dynamic resharding has queued (`reshard list`)."""
+    def reshard_queue(self) -> List[QueuedReshard]:
+        """The buckets in RGW's reshard queue (`reshard list`)."""
         ret, out, err = self._subcommand(['reshard', 'list'], self.create_timeout_s)
         if ret != 0:
             raise self._failed('reshard list', ret, err)
         try:
             entries: Any = json.loads(out or '[]')
-            return [str(e['bucket_name']) for e in entries if e.get('bucket_name')]
+            # tentative_: the reshard thread may choose another count (Pacific 16.2.15 and
+            # Tentacle print it so; earlier releases new_num_shards)
+            return [QueuedReshard(bucket=str(e['bucket_name']),
+                                  shards=count_in(e, 'old_num_shards'),
+                                  new_shards=count_in(e, 'tentative_new_num_shards',
+                                                      'new_num_shards'))
+                    for e in entries if e.get('bucket_name')]
         except (ValueError, AttributeError, TypeError, KeyError):
             raise RadosgwAdminError('`radosgw-admin reshard list` printed no list')
+
+
+def count_in(entry: Dict[str, Any], *keys: str) -> Optional[int]:
+    """The first of `keys` an entry has, as a whole number (None: none of them)."""
+    for key in keys:
+        value = entry.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
 
 
 def shards_in(stats: str) -> Optional[int]:

@@ -2,7 +2,7 @@
 with radosgw-admin, watched, and kept as findings of the run."""
 import json
 from dataclasses import replace
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple, Union
 
 import pytest
 
@@ -14,16 +14,23 @@ from rgwbench.checks import findings
 from rgwbench.checks.finding import Finding, Level
 from rgwbench.checks.gate import load_profile
 from rgwbench.checks.reshard_watch import WATCHED, ReshardWatch
-from rgwbench.cluster.rgw_admin import BucketShards, RadosgwAdmin, RadosgwAdminError
+from rgwbench.cluster.rgw_admin import (BucketShards, QueuedReshard, RadosgwAdmin,
+                                        RadosgwAdminError)
 from rgwbench.profiles import Profile, Variant, Workload
 from rgwbench.serial import dump
 
 
+def growing(bucket: str) -> QueuedReshard:
+    """A bucket queued by dynamic resharding, for more shards."""
+    return QueuedReshard(bucket, 11, 23)
+
+
 class ScriptedReader:
-    """Each bucket's shards at each reading (the last one repeated), and the queue."""
+    """Each bucket's shards at each reading (the last one repeated), and the queue: the
+    buckets of each reading, queued for more shards, or its entries."""
 
     def __init__(self, shards: Dict[str, List[Optional[int]]],
-                 queue: Optional[List[List[str]]] = None) -> None:
+                 queue: Optional[List[List[Union[str, QueuedReshard]]]] = None) -> None:
         self.shards = shards
         self.queue = queue or [[]]
         self.reads: Dict[str, int] = {}
@@ -38,9 +45,10 @@ class ScriptedReader:
         shards = script[min(n, len(script) - 1)]
         return None if shards is None else BucketShards(bucket, shards, 1000 * (n + 1))
 
-    def reshard_queue(self) -> List[str]:
+    def reshard_queue(self) -> List[QueuedReshard]:
         self.queue_reads += 1
-        return self.queue[min(self.queue_reads - 1, len(self.queue) - 1)]
+        return [growing(e) if isinstance(e, str) else e
+                for e in self.queue[min(self.queue_reads - 1, len(self.queue) - 1)]]
 
 
 def watched(reader: ScriptedReader, buckets: List[str], readings: int) -> ReshardWatch:
@@ -96,6 +104,37 @@ def test_a_queued_bucket_is_told_and_a_quiet_one_is_not() -> None:
     assert watched(ScriptedReader({'b-0': [11]}), ['b-0'], 3).findings() == []
 
 
+def test_a_bucket_queued_for_fewer_shards_is_not_told() -> None:
+    """Tentacle finds a bucket that lost most of its objects in need of fewer shards (its
+    log said so while a load's bucket was emptied): no line was crossed."""
+    reader = ScriptedReader({'b-0': [23]}, queue=[[QueuedReshard('b-0', 23, 11)]])
+    assert watched(reader, ['b-0'], 2).findings() == []
+    # an entry that does not say its shards is taken as one that grows
+    reader = ScriptedReader({'b-0': [23]}, queue=[[QueuedReshard('b-0', 23, None)]])
+    assert [f.id for f in watched(reader, ['b-0'], 2).findings()] == ['bucket-reshard-queued']
+
+
+def test_it_reads_every_second_until_it_finds_a_bucket_then_every_five() -> None:
+    """The agents make the bucket at its third tick: read at each tick until then, so a
+    reshard right after its making is not missed, then once every 5 s."""
+    reader = ScriptedReader({'b-0': [None, None, 1, 1, 7]})
+    ticks = [100.0, 101.0, 102.0, 103.0, 104.0, 107.0, 108.0, 112.0]
+    now = [0.0]
+    watch = ReshardWatch(reader, ['b-0'], every_s=5.0, until_found_s=1.0,
+                         clock=lambda: now[0])
+    assert watch.every_s == 1.0   # its thread's tick
+    read_at = []
+    for at in ticks:
+        before = reader.reads.get('b-0', 0)
+        now[0] = at
+        watch._tick()
+        if reader.reads.get('b-0', 0) > before:
+            read_at.append(at)
+    assert read_at == [100.0, 101.0, 102.0, 107.0, 112.0]
+    (found,) = watch.findings()
+    assert found.evidence == ('bucket b-0: 1 -> 7 index shards, 5000 objects at the end',)
+
+
 def test_the_first_buckets_only_are_read() -> None:
     buckets = ['b-%d' % i for i in range(WATCHED + 3)]
     reader = ScriptedReader({b: [11] for b in buckets})
@@ -104,7 +143,7 @@ def test_the_first_buckets_only_are_read() -> None:
 
 
 class FailingReader(ScriptedReader):
-    def reshard_queue(self) -> List[str]:
+    def reshard_queue(self) -> List[QueuedReshard]:
         raise RadosgwAdminError('`radosgw-admin reshard list` failed (5): no message')
 
 
@@ -138,22 +177,36 @@ class Tools:
 def test_radosgw_admin_reads_shards_and_the_queue() -> None:
     stats = json.dumps({'bucket': 'rgwbench-r-0-0', 'num_shards': 11,
                         'usage': {'rgw.main': {'num_objects': 1200}}})
-    queue = json.dumps([{'time': '2026-11-29T07:00:00.0Z', 'tenant': '',
-                         'bucket_name': 'rgwbench-r-0-0', 'bucket_id': 'x.1',
-                         'new_instance_id': '', 'old_num_shards': 11, 'new_num_shards': 23}])
+    # the entries as Pacific 16.2.15 and Tentacle print them, and an earlier release's
+    pacific = json.dumps([{'time': '2026-11-29T07:00:00.0Z', 'tenant': '',
+                           'bucket_name': 'rgwbench-r-0-0', 'bucket_id': 'x.1',
+                           'new_instance_id': '', 'old_num_shards': 11,
+                           'tentative_new_num_shards': 23},
+                          {'bucket_name': 'rgwbench-r-0-3', 'old_num_shards': 1,
+                           'new_num_shards': 7}])
+    tentacle = json.dumps([{'time': '2026-11-29T07:00:00.0Z', 'tenant': '',
+                            'bucket_name': 'rgwbench-r-0-1', 'bucket_id': 'x.2',
+                            'old_num_shards': 23, 'tentative_new_num_shards': 11,
+                            'initiator': 'dynamic resharding'},
+                           {'bucket_name': 'rgwbench-r-0-2'}])
     tools = Tools([(0, stats, ''), (-2002, '', 'could not get bucket info (2002)'),
-                   (0, queue, ''), (0, '[]', ''), (0, 'not json', '')])
+                   (0, pacific, ''), (0, tentacle, ''), (0, '[]', ''), (0, 'not json', '')])
     admin = RadosgwAdmin(tools)
     assert admin.bucket_shards('rgwbench-r-0-0') == BucketShards('rgwbench-r-0-0', 11, 1200)
     assert admin.bucket_shards('rgwbench-r-0-1') is None
-    assert admin.reshard_queue() == ['rgwbench-r-0-0']
+    assert admin.reshard_queue() == [QueuedReshard('rgwbench-r-0-0', 11, 23),
+                                     QueuedReshard('rgwbench-r-0-3', 1, 7)]
+    queued = admin.reshard_queue()
+    assert queued == [QueuedReshard('rgwbench-r-0-1', 23, 11),
+                      QueuedReshard('rgwbench-r-0-2', None, None)]
+    assert [e.reduces for e in queued] == [True, False]
     assert admin.reshard_queue() == []
     with pytest.raises(RadosgwAdminError, match='printed no list'):
         admin.reshard_queue()
     assert [a[a.index('/dev/null') + 1:] for a in tools.argvs] == [
         ['bucket', 'stats', '--bucket', 'rgwbench-r-0-0'],
         ['bucket', 'stats', '--bucket', 'rgwbench-r-0-1'],
-        ['reshard', 'list'], ['reshard', 'list'], ['reshard', 'list']]
+        ['reshard', 'list'], ['reshard', 'list'], ['reshard', 'list'], ['reshard', 'list']]
 
 
 def test_a_run_keeps_a_reshard_with_its_variant_and_workload(
