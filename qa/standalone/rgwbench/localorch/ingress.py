@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Tuple
 
 import orchestrator
 
-from .context import DaemonKind
+from .context import Context, DaemonKind
 from .context import port_free
 from .hosts import Host
 from .placement import place
@@ -40,11 +40,18 @@ def bind_problem(ip: str, port: int) -> str:
 class IngressKind(DaemonKind):
     daemon_type = 'haproxy'
 
+    def __init__(self, ctx: Context, *, key_file: bool = True) -> None:
+        super().__init__(ctx)
+        # Pacific's cephadm writes HAProxy's haproxy.pem from ssl_cert alone and passes
+        # over ssl_key; later ones write the key beside it, where HAProxy finds it.
+        self.key_file = key_file
+
     def ports(self, spec: Any, rank: int) -> List[int]:
         return [int(spec.frontend_port), int(spec.monitor_port)]
 
     def pem(self, spec: Any) -> str:
-        return '\n'.join(p.strip() for p in (spec.ssl_cert, spec.ssl_key) if p) + '\n'
+        parts = (spec.ssl_cert, spec.ssl_key) if self.key_file else (spec.ssl_cert,)
+        return '\n'.join(p.strip() for p in parts if p) + '\n'
 
     def validate(self, spec: Any, placed: List[Tuple[Host, int]]) -> None:
         name = spec.service_name()

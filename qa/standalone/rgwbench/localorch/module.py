@@ -88,7 +88,8 @@ class LocalOrchestrator(MgrModule, orchestrator.Orchestrator):
 
     def _kinds(self, ctx: Context) -> Dict[str, DaemonKind]:
         return {'rgw': RGWKind(ctx, str(self.get_module_option('rgw_frontend_extra_args'))),
-                'ingress': IngressKind(ctx), 'container': ContainerKind(ctx)}
+                'ingress': IngressKind(ctx, key_file=int(self.version.split('.')[0]) >= 17),
+                'container': ContainerKind(ctx)}
 
     def _procs(self) -> Any:
         return ProcessTable(self.cluster_dir)

@@ -248,7 +248,12 @@ def test_osd_restarts_on_an_unmanaged_osd_service_are_refused_before_any_change(
     """cephadm accepts `orch daemon restart` for an unmanaged service's daemons and
     never does it: msgr2 secure mode is refused, not left waiting."""
     before = snapshot(cephadm, [])
-    cephadm.ceph('orch', 'set-unmanaged', 'osd.default')
+    # Tentacle's `daemon add osd` names the service osd.default, Pacific's osd; Pacific
+    # has no `orch set-unmanaged`: the exported spec is applied with the flag.
+    spec = cephadm.ceph_json('orch', 'ls', '--service_type', 'osd', '--export')[0]
+    service = spec['service_name']
+    applied = cephadm.ceph_input(json.dumps(dict(spec, unmanaged=True)), 'orch', 'apply')
+    assert applied.returncode == 0, applied.stderr
     try:
         refused = cephadm.ceph('rgwbench', 'settings', 'apply', 'msgr2-secure=on',
                                '--yes-i-really-mean-it', check=False)
@@ -256,11 +261,13 @@ def test_osd_restarts_on_an_unmanaged_osd_service_are_refused_before_any_change(
         assert refused.stderr.strip().splitlines() == [
             'Error EBUSY: refusing to change the cluster: these settings restart every OSD, '
             'which cannot be done now: cephadm restarts no daemon of an unmanaged service '
-            '(osd.default); make it managed (ceph orch set-managed, where its spec adds no '
-            'OSD you do not want) or leave out the settings that restart OSDs'], refused.stderr
+            '(%s); make it managed (its spec applied without unmanaged, where it adds no '
+            'OSD you do not want) or leave out the settings that restart OSDs' % service
+        ], refused.stderr
         assert cephadm.ceph_json('rgwbench', 'status')['settings_in_place'] is None
     finally:
-        cephadm.ceph('orch', 'set-managed', 'osd.default')
+        applied = cephadm.ceph_input(json.dumps(spec), 'orch', 'apply')
+        assert applied.returncode == 0, applied.stderr
     assert_as_before(cephadm, before, [])
 
 
@@ -571,26 +578,33 @@ def test_kms_kmip_mounts_the_certificates_into_rgw_and_puts_everything_back(
     assert_as_before(cephadm, before, [])
 
 
-def test_sse_s3_through_openbao_mounts_the_token_file_into_rgw_and_puts_everything_back(
+# SSE-S3 is Quincy's (17.2.4) on: Pacific's RGW encrypts through Vault with SSE-KMS.
+VAULT_SSE = 'kms-vault' if RELEASE == 'pacific' else 'sse-s3'
+
+
+def test_sse_through_openbao_mounts_the_token_file_into_rgw_and_puts_everything_back(
         cephadm: Cluster) -> None:
-    """SSE-S3 with Vault's transit engine (OpenBao on the host): RGW's container sees the
-    token file only because the module mounts it through the RGW spec; RGW makes the
-    bucket's key in OpenBao and reads the object back; then the spec, options and
-    daemons are as before."""
+    """SSE through Vault's transit engine (OpenBao on the host; SSE-S3, or SSE-KMS on
+    Pacific): RGW's container sees the token file only because the module mounts it
+    through the RGW spec; RGW encrypts with a key in OpenBao and reads the object back;
+    then the spec, options and daemons are as before."""
     info = json.loads(openbao(cephadm.dir, 'start').stdout)
     token_file = info['token_file']
     readable_by_rgw(cephadm, [token_file])
     before = snapshot(cephadm, [])
     options = {'sse_vault_addr': info['addr'], 'sse_vault_token_file': token_file}
+    if VAULT_SSE == 'kms-vault':
+        options['sse_vault_key_id'] = new_prefix('vault')
+        openbao(cephadm.dir, 'create-key', options['sse_vault_key_id'])
     try:
         with sse_options(cephadm, options):
             keys_before = json.loads(openbao(cephadm.dir, 'keys').stdout)
-            plan = cephadm.ceph('rgwbench', 'settings', 'plan', 'sse=sse-s3').stdout
+            plan = cephadm.ceph('rgwbench', 'settings', 'plan', 'sse=' + VAULT_SSE).stdout
             assert 'mounting %s read-only' % token_file in plan, plan
             assert 'uid 167' in plan, plan
-            assert applied_mounts(cephadm, 'sse-s3') == [
+            assert applied_mounts(cephadm, VAULT_SSE) == [
                 '--volume=%s:%s:ro' % (token_file, token_file)]
-            sse_s3_round_trip(cephadm, keys_before)
+            vault_round_trip(cephadm, keys_before, options.get('sse_vault_key_id'))
             cephadm.ceph('rgwbench', 'settings', 'revert')
             wait_settings(cephadm, ['reverted'], 900)
     finally:
@@ -598,20 +612,24 @@ def test_sse_s3_through_openbao_mounts_the_token_file_into_rgw_and_puts_everythi
     assert_as_before(cephadm, before, [])
 
 
-def sse_s3_round_trip(c: Cluster, keys_before: List[str]) -> None:
-    """An object written with SSE-S3 through RGW reads back; RGW made its bucket's key
-    in OpenBao."""
+def vault_round_trip(c: Cluster, keys_before: List[str], key_id: Optional[str]) -> None:
+    """An object written encrypted through RGW reads back. With SSE-S3 RGW made its
+    bucket's key in OpenBao; with SSE-KMS it used the key named and made none."""
     client = s3_client(c)
-    bucket = new_prefix('sse-s3')
-    plaintext = b'rgwbench sse-s3 on cephadm ' * 1000
+    bucket = new_prefix('sse-vault')
+    plaintext = b'rgwbench sse through vault on cephadm ' * 1000
+    asked = {'ServerSideEncryption': 'AES256'} if key_id is None else {
+        'ServerSideEncryption': 'aws:kms', 'SSEKMSKeyId': key_id}
     client.create_bucket(Bucket=bucket)
     try:
-        written = client.put_object(Bucket=bucket, Key='encrypted', Body=plaintext,
-                                    ServerSideEncryption='AES256')
-        assert written['ServerSideEncryption'] == 'AES256'
+        written = client.put_object(Bucket=bucket, Key='encrypted', Body=plaintext, **asked)
+        assert written['ServerSideEncryption'] == asked['ServerSideEncryption'], written
         assert client.get_object(Bucket=bucket, Key='encrypted')['Body'].read() == plaintext
         made = set(json.loads(openbao(c.dir, 'keys').stdout)) - set(keys_before)
-        assert made, 'RGW made no key in OpenBao'
+        if key_id is None:
+            assert made, 'RGW made no key in OpenBao'
+        else:
+            assert not made, made  # SSE-KMS uses the key named, it makes none
     finally:
         client.delete_object(Bucket=bucket, Key='encrypted')
         client.delete_bucket(Bucket=bucket)

@@ -493,8 +493,8 @@ class ClusterAccess:
         unmanaged = self._unmanaged_osd_services()
         if unmanaged:
             return ('cephadm restarts no daemon of an unmanaged service (%s); make it managed '
-                    '(ceph orch set-managed, where its spec adds no OSD you do not want) or '
-                    'leave out the settings that restart OSDs' % ', '.join(unmanaged))
+                    '(its spec applied without unmanaged, where it adds no OSD you do not want) '
+                    'or leave out the settings that restart OSDs' % ', '.join(unmanaged))
         for osd in self.running_osd_ids():
             why = self._not_ok_to_stop([osd])
             if why:

@@ -296,6 +296,8 @@ class RGWTls(Setting):
 # -- tls@ingress ---------------------------------------------------------------------------
 INGRESS_OPTIONS = ('ingress_virtual_ip', 'ingress_frontend_port', 'ingress_monitor_port')
 PLAIN_FIELDS = ('ssl_cert', 'ssl_key')
+#: the first release whose cephadm writes an ingress's ssl_key beside its certificate
+KEY_FILE_SINCE = 18
 
 
 class IngressTls(Setting):
@@ -361,7 +363,11 @@ class IngressTls(Setting):
         wanted.pop('virtual_ip' if len(site.vips) > 1 else 'virtual_ips_list', None)
         if value == 'https':
             tls = Certificates(ctx.secrets).planned(certificate_names(ctx, site.vips))
-            wanted.update(ssl_cert=tls.bundle.full_chain, ssl_key=tls.bundle.key)
+            # cephadm before Reef writes HAProxy's certificate file from ssl_cert alone
+            # (Pacific's passes over ssl_key): the key goes in there too.
+            chain = tls.bundle.full_chain if ctx.release >= KEY_FILE_SINCE else \
+                tls.bundle.full_chain.rstrip('\n') + '\n' + tls.bundle.key
+            wanted.update(ssl_cert=chain, ssl_key=tls.bundle.key)
             what = 'terminating TLS with %s' % described(tls)
         else:
             for field in PLAIN_FIELDS:

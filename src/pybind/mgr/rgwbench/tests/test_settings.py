@@ -865,7 +865,7 @@ def test_osds_of_an_unmanaged_service_are_not_restarted_through_cephadm() -> Non
                              SpecJSON).osd_restart_blocker()
     assert blocker('cephadm', osd, dict(osd, service_id='fast', unmanaged=False)) == (
         'cephadm restarts no daemon of an unmanaged service (osd.default); make it managed '
-        '(ceph orch set-managed, where its spec adds no OSD you do not want) or leave out '
-        'the settings that restart OSDs')
+        '(its spec applied without unmanaged, where it adds no OSD you do not want) or '
+        'leave out the settings that restart OSDs')
     assert blocker('cephadm', dict(osd, unmanaged=False)) is None
     assert blocker('test_orchestrator', osd) is None   # it restarts them all the same

@@ -180,8 +180,8 @@ def test_show_without_any_certificate_is_not_found() -> None:
 
 # -- tls@rgw plans ---------------------------------------------------------------------------
 def plan(setting: Any, cluster: FakeCluster, value: Any, store: Optional[MemoryStore] = None,
-         **options: Any) -> List[Any]:
-    ctx = context(cluster, store, **options)
+         release: int = 16, **options: Any) -> List[Any]:
+    ctx = context(cluster, store, release, **options)
     return setting.plan(ctx, PlanView(cluster), value)  # type: ignore[arg-type]
 
 
@@ -257,13 +257,27 @@ def test_a_new_https_ingress_in_front_of_the_rgw_service() -> None:
     assert (fields['virtual_ip'], fields['frontend_port'], fields['monitor_port']) == \
         ('127.0.0.1/32', frontend, monitor)
     assert fields['ssl'] is True and 'BEGIN CERTIFICATE' in fields['ssl_cert']
-    assert 'PRIVATE KEY' in fields['ssl_key'] and 'PRIVATE KEY' not in fields['ssl_cert']
+    # Pacific's cephadm writes HAProxy's file from ssl_cert alone: the key is in it.
+    assert 'PRIVATE KEY' in fields['ssl_key'] and fields['ssl_cert'].rstrip().endswith(
+        fields['ssl_key'].rstrip())
     # Only fields Pacific's IngressSpec knows.
     assert set(fields) <= {'backend_service', 'virtual_ip', 'frontend_port', 'monitor_port',
                            'ssl', 'ssl_cert', 'ssl_key'}
     ServiceSpec.from_json(change.after).validate()
-    assert 'IP:127.0.0.1' in describe_certificate(fields['ssl_cert'])['sans']
+    chain = fields['ssl_cert'][:fields['ssl_cert'].index(fields['ssl_key'].strip())]
+    assert 'IP:127.0.0.1' in describe_certificate(chain)['sans']
     assert store.data == {}  # a plan stores nothing
+
+
+def test_an_https_ingress_from_reef_on_keeps_the_key_out_of_ssl_cert() -> None:
+    """cephadm writes ssl_key beside the certificate there; its certificate store
+    (Tentacle) keeps ssl_cert, which holds no key then."""
+    (change,) = plan(IngressTls(), tls_cluster([RGW_SPEC]), 'https', release=20,
+                     ingress_virtual_ip='127.0.0.1/32', ingress_frontend_port=free_port(),
+                     ingress_monitor_port=free_port())
+    fields = change.after['spec']
+    assert 'PRIVATE KEY' in fields['ssl_key'] and 'PRIVATE KEY' not in fields['ssl_cert']
+    assert 'IP:127.0.0.1' in describe_certificate(fields['ssl_cert'])['sans']
 
 
 def test_a_plain_ingress_has_no_certificate() -> None:

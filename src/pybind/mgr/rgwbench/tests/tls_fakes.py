@@ -21,8 +21,8 @@ def tls_cluster(specs: List[Dict[str, Any]], frontend: str = 'beast port=8000') 
             'id': 'default.host1.a', 'hostname': 'host1', 'frontend_config#0': frontend}}}}}}))
 
 
-def context(cluster: FakeCluster, store: Optional[MemoryStore] = None,
+def context(cluster: FakeCluster, store: Optional[MemoryStore] = None, release: int = 16,
             **options: Any) -> SettingContext:
     return SettingContext(cluster=cluster, rgw_service=lambda: 'rgw.default',  # type: ignore
                           option=lambda key: options.get(key), secrets=store or MemoryStore(),
-                          release=16)
+                          release=release)
