@@ -20,6 +20,7 @@ it is what `ceph orch status` and the module's status ask.
 import datetime
 import os
 import random
+import re
 import string
 import threading
 import time
@@ -88,8 +89,13 @@ class LocalOrchestrator(MgrModule, orchestrator.Orchestrator):
 
     def _kinds(self, ctx: Context) -> Dict[str, DaemonKind]:
         return {'rgw': RGWKind(ctx, str(self.get_module_option('rgw_frontend_extra_args'))),
-                'ingress': IngressKind(ctx, key_file=int(self.version.split('.')[0]) >= 17),
+                'ingress': IngressKind(ctx, key_file=self._release() >= 17),
                 'container': ContainerKind(ctx)}
+
+    def _release(self) -> int:
+        """The major version of `ceph version 16.2.15 (...) pacific (stable)`."""
+        found = re.search(r'(\d+)\.\d+', self.version)
+        return int(found.group(1)) if found else 0
 
     def _procs(self) -> Any:
         return ProcessTable(self.cluster_dir)
