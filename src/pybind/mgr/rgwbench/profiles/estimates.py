@@ -7,8 +7,8 @@ restarted and bounded prefill, applied and put back, at the times below.
 
 The times were measured on a local cluster of three hosts (Pacific, four memstore
 OSDs on two CRUSH hosts, the machine loaded by other clusters), from the manager's
-log of two runs (doc/mgr/rgwbench.rst, "How long a run takes"); a cephadm cluster
-restarts and redeploys more slowly, and its estimate is then short by that.
+log of two runs (doc/mgr/rgwbench.rst, "How long a run takes"); elsewhere a restart
+takes what it takes there.
 """
 from dataclasses import dataclass
 from typing import Dict
@@ -17,7 +17,7 @@ from .types import Profile, Variant, Workload
 
 # Per workload: agents started, enrolled (2 s of settling), started together (2 s
 # ahead), their results collected, the workload's buckets removed. Measured 5.6 to
-# 7.3 s besides warm-up and duration (one first workload of a run 10 s).
+# 7.3 s besides warm-up and duration (the first workload after TLS was applied, 10 s).
 WORKLOAD_ALLOWANCE_S = 7.0
 # Per variant, where the cluster is not known: settings put in place, daemons restarted
 # and checked, then put back; the cluster as it is needs none.
@@ -30,14 +30,13 @@ RUN_ALLOWANCE_S = 3.0
 #: a variant's application: its checks, config values and keys set
 APPLICATION_S = 1.0
 #: an `orch restart` of a service, until its daemons are back (RGW: registered anew);
-#: measured 1.0 to 3.3 s
+#: measured 0.9 to 3.3 s to its restart, 1.4 to 3.2 s for a variant applying one
 DAEMON_RESTART_S = 2.5
 #: a service spec applied or put back, until its daemons are redeployed; measured 2.0 to
 #: 5.5 s
 SPEC_S = 4.0
 #: a batch of OSDs restarted (a host's together, or one), until they are up again and
-#: the PGs active+clean; measured 8.0 to 9.5 s (memstore OSDs: a BlueStore OSD starts
-#: more slowly)
+#: the PGs active+clean; measured 8.0 to 9.2 s (memstore OSDs)
 OSD_BATCH_S = 9.0
 
 

@@ -225,9 +225,10 @@ class RunEngine:
         workloads = [self.checks.sized(w, max(1, len(agents['hosts'])), held_at_once(profile))
                      if self.checks is not None else w for w in profile.workloads]
         # a working set sized here is prefilled for at most prefill_time
-        prefill_s = sum(self.checks.prefill_time() * prefills_written(profile, w)
-                        for w, given in zip(workloads, profile.workloads)
-                        if self.checks is not None and w.objects is not None and w != given)
+        prefill_s = sum((self.checks.prefill_time() * prefills_written(profile, w)
+                         for w, given in zip(workloads, profile.workloads)
+                         if self.checks is not None and w.objects is not None and w != given),
+                        0.0)
         estimate = planned_seconds(profile, work.cluster_work(
             applier.ctx.cluster.osd_restart_batches() if rolling else 0, prefill_s))
         return {'profile': profile.name, 'baseline': profile.baseline,

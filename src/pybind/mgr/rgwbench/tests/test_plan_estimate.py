@@ -4,7 +4,10 @@ run then makes."""
 from typing import Any, Dict, List, Tuple
 
 import pytest
+from checks_fakes import FakeView, roomy
 from rgwbench.tests.run_fakes import Setup
+
+from rgwbench.checks.gate import RunChecks
 
 from rgwbench.profiles.estimates import (APPLICATION_S, DAEMON_RESTART_S, OSD_BATCH_S,
                                          RUN_ALLOWANCE_S, SPEC_S, WORKLOAD_ALLOWANCE_S,
@@ -92,3 +95,24 @@ def test_the_plan_text_says_the_estimate_and_its_parts(
     s = Setup(stub, certificate)
     plan = s.engine.plan(s.profile())
     assert run_plan_to_text(plan).splitlines()[1] == estimate_text(plan['estimate'])
+
+
+@pytest.mark.parametrize('settings, prefills', [
+    # TLS, msgr2 and the like store alike: one prefill read by every variant
+    ([{}, SECURE], 1),
+    # a config option may change how objects are stored: a prefill of its own
+    ([{}, THREADS], 2),
+])
+def test_the_plan_counts_each_bounded_prefill_at_its_time(
+        stub: StubS3, certificate: Tuple[str, str], settings: List[Dict[str, Any]],
+        prefills: int) -> None:
+    s = Setup(stub, certificate,
+              checks=RunChecks(view=roomy(FakeView()), prefill_time=lambda: 300.0))
+    plan = s.engine.plan(s.profile(baseline='v0', variants=variants(*settings), workloads=[
+        {'op': 'get', 'size': '4MiB', 'concurrency': 2, 'duration': 1, 'warmup': 0},
+        {'op': 'put', 'size': '4KiB', 'concurrency': 2, 'duration': 1, 'warmup': 0},
+        # its working set given: prefilled whole, in the workload's start
+        {'op': 'get', 'size': '4KiB', 'concurrency': 2, 'duration': 1, 'warmup': 0,
+         'objects': 100}]))
+    assert [w.get('prefill_time_s') for w in plan['workloads']] == [300.0, None, None]
+    assert plan['estimate']['prefills'] == prefills * 300.0
