@@ -454,13 +454,24 @@ class ClusterAccess:
         if groups.skipped:
             self.log('not restarting %s: down or out (they take the config database as it '
                      'is when they start)' % ', '.join('osd.%d' % o for o in groups.skipped))
+        for host, batch in self._osd_batches(groups, log=True):
+            self._restart_osd_batch(host, batch)
+
+    def osd_restart_batches(self) -> int:
+        """How many batches a restart of the OSDs would go through now (a host's OSDs
+        together where `osd ok-to-stop` allows it, else each alone)."""
+        return len(list(self._osd_batches(self.osd_groups())))
+
+    def _osd_batches(self, groups: OsdGroups,
+                     log: bool = False) -> Iterator[Tuple[str, List[int]]]:
+        # A host's `ok-to-stop` is asked when its turn comes: after the host before is back.
         for host, osds in groups.hosts:
             together = len(osds) > 1 and self._not_ok_to_stop(osds) is None
-            if len(osds) > 1 and not together:
+            if len(osds) > 1 and not together and log:
                 self.log('host %s: `osd ok-to-stop` refuses its %d OSDs together; one at a '
                          'time' % (host, len(osds)))
             for batch in [osds] if together or len(osds) == 1 else [[o] for o in osds]:
-                self._restart_osd_batch(host, batch)
+                yield host, batch
 
     def _restart_osd_batch(self, host: str, osds: List[int]) -> None:
         named = ', '.join('osd.%d' % o for o in osds)

@@ -20,7 +20,7 @@ import functools
 import threading
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple
+from typing import AbstractSet, Any, Callable, Dict, List, Optional, Protocol, Set, Tuple
 
 from ..agents.coordinator import AgentRun, agents_failed
 from ..agents.launchers import AgentLauncher, loading_agents
@@ -32,6 +32,7 @@ from ..settings.journal import FINISHED, LEFT, Journal, Step
 from ..cluster.kvstore import SecretStore
 from ..cluster.secret_options import masked_profile, masked_settings
 from ..profiles import MAX_CONCURRENCY, Profile, Workload, estimate_seconds
+from ..profiles.estimates import ClusterWork, planned_seconds
 from ..results.calibration import CALIBRATE, CalibrationStore, calibrate
 from ..results.compare import comparison, merge_repeats
 from ..results.host_findings import host_findings
@@ -39,9 +40,9 @@ from ..results.model import Change, Position, Run, VariantResult, WorkloadResult
 from ..results.store import ResultStore
 from ..serial import dump
 from ..settings.s3user import create_user, user_plan
-from ..settings.applier import (SettingPlan, SettingsApplier, as_put_in_place, open_journal,
-                                restarts_osds)
-from ..settings.changes import RESTART, USER
+from ..settings.applier import (JournalTarget, SettingPlan, SettingsApplier, as_put_in_place,
+                                open_journal, restarts_osds)
+from ..settings.changes import RESTART, SERVICE, USER
 from ..settings.daemon_settings import OSD_RESTART_TARGET
 from ..settings.base import ClientSide
 from ..settings.targets import AUTO, RGW, URLS, Target
@@ -115,6 +116,55 @@ class InPlace:
                       for p in plans]
 
 
+@dataclass
+class PlannedWork:
+    """What a plan counts of a run's changes, each time it is made and put back: the
+    applications, the restarts of a service (RGW), the specs applied, and how many
+    times every OSD is restarted (`rolling`, counted apart: see _variants_planned)."""
+    applications: int = 0
+    daemon_restarts: int = 0
+    specs: int = 0
+    rolling: int = 0
+    #: the services whose journaled restart is not put back yet: putting back restarts
+    #: each once, however many variants restarted it
+    restarts_open: Set[str] = field(default_factory=set)
+
+    def applied(self, plans: List[SettingPlan]) -> None:
+        self.applications += 1
+        for change in (c for p in plans for c in p.changes):
+            if change.kind == SERVICE:
+                self.specs += 1
+            elif change.kind == RESTART and change.target != OSD_RESTART_TARGET:
+                self.daemon_restarts += 1
+                self.restarts_open.add(change.target)
+
+    def put_back(self, targets: AbstractSet[JournalTarget]) -> None:
+        for kind, target in targets:
+            if kind == SERVICE:
+                self.specs += 1
+            elif kind == RESTART and target in self.restarts_open:
+                self.daemon_restarts += 1
+                self.restarts_open.discard(target)
+
+    def put_back_all(self, in_place: List[SettingPlan]) -> None:
+        """At the run's end: every change in place, and every restart not put back."""
+        self.put_back({(c.kind, c.target) for p in in_place for c in p.changes
+                       if c.kind != RESTART} | {(RESTART, r) for r in self.restarts_open})
+
+    def cluster_work(self, osd_batches: int, prefill_s: float) -> ClusterWork:
+        return ClusterWork(applications=self.applications,
+                           daemon_restarts=self.daemon_restarts, specs=self.specs,
+                           osd_batches=self.rolling * osd_batches, prefill_s=prefill_s)
+
+
+def prefills_written(profile: Profile, workload: Workload) -> int:
+    """How many prefills a run writes for `workload` (a reading one is shared by the
+    variants that store alike, see prefills.py; another prefills in every variant)."""
+    if reads_only(workload):
+        return len({storage_of(v, i) for i, v in enumerate(profile.variants)})
+    return len(profile.variants)
+
+
 def following_settings(order: List[Tuple[int, int]], position: int, profile: Profile,
                        record: Run) -> Optional[Dict[str, Any]]:
     """The settings of the next application in the run's `order` after `position` (a
@@ -168,13 +218,23 @@ class RunEngine:
         applier = self.make_applier()
         stored = self.credentials.get()
         restart_rgw, restart_osds = applier.restarts([v.settings for v in profile.variants])
-        variants, rolling = self._variants_planned(applier, profile, restart_rgw)
+        variants, work = self._variants_planned(applier, profile, restart_rgw)
+        rolling = work.rolling
         agents = self._agents_planned(profile)
         # As the run sends them: GET working sets sized from the caches now.
         workloads = [self.checks.sized(w, max(1, len(agents['hosts'])), held_at_once(profile))
                      if self.checks is not None else w for w in profile.workloads]
+        # a working set sized here is prefilled for at most prefill_time
+        prefill_s = sum((self.checks.prefill_time() * prefills_written(profile, w)
+                         for w, given in zip(workloads, profile.workloads)
+                         if self.checks is not None and w.objects is not None and w != given),
+                        0.0)
+        estimate = planned_seconds(profile, work.cluster_work(
+            applier.ctx.cluster.osd_restart_batches() if rolling else 0, prefill_s))
         return {'profile': profile.name, 'baseline': profile.baseline,
-                'estimated_s': estimate_seconds(profile), 'repeats': profile.repeats,
+                'estimated_s': estimate['total'],
+                'estimate': {part: round(s, 1) for part, s in estimate.items()},
+                'repeats': profile.repeats,
                 'placement': profile.placement or [],
                 'agents': agents,
                 'target': profile.target.to_value() or AUTO,
@@ -193,11 +253,13 @@ class RunEngine:
 
     @staticmethod
     def _variants_planned(applier: SettingsApplier, profile: Profile,
-                          restart_rgw: bool) -> Tuple[List[Dict[str, Any]], int]:
+                          restart_rgw: bool) -> Tuple[List[Dict[str, Any]], PlannedWork]:
         """Each variant's changes as the run makes them at its first application (after
-        what the one before keeps), and how many times the run restarts every OSD."""
+        what the one before keeps), and what the run does to the cluster (how many times
+        it restarts every OSD, `rolling`, among it)."""
         variants: Dict[int, Dict[str, Any]] = {}
         in_place = InPlace()
+        work = PlannedWork()
         rolling, owed = 0, False   # owed: a journaled OSD restart waits to be put back
         order = run_order(profile)
         for position, (_, index) in enumerate(order):
@@ -206,6 +268,7 @@ class RunEngine:
             plans = applier.plan_after(variant.settings, in_place.plans, restart_rgw)
             if restarts_osds(plans):
                 rolling, owed = rolling + 1, True
+            work.applied(plans)
             in_place.now(plans)
             variants.setdefault(index, {
                 'name': variant.name, 'baseline': variant.name == profile.baseline,
@@ -215,12 +278,16 @@ class RunEngine:
                 if position + 1 < len(order) else None
             if following is None:
                 rolling += owed
+                work.put_back_all(in_place.plans)
                 break
             carry = applier.carry(in_place.plans, following)
             if owed and (RESTART, OSD_RESTART_TARGET) in carry.put_back:
                 rolling, owed = rolling + 1, OSD_RESTART_TARGET in carry.owed
+            work.put_back(carry.put_back)
+            work.restarts_open |= {r for r in carry.owed if r != OSD_RESTART_TARGET}
             in_place.plans = [p for p in in_place.plans if p.setting in carry.kept]
-        return [variants[i] for i in sorted(variants)], rolling
+        work.rolling = rolling
+        return [variants[i] for i in sorted(variants)], work
 
     def _agents_planned(self, profile: Profile) -> Dict[str, Any]:
         """Where the placement puts agents now, or why it cannot."""

@@ -69,10 +69,25 @@ def chosen_text(variants: List[Dict[str, Any]]) -> List[str]:
                               if p.get('chosen')))
 
 
+ESTIMATE_PARTS = (('workloads', 'workloads'), ('osd_restarts', 'OSD restarts'),
+                  ('specs', 'specs applied and put back'),
+                  ('daemon_restarts', 'RGW restarts'), ('prefills', 'prefills at most'),
+                  ('applications', 'settings'), ('run', 'its S3 user and record'))
+
+
+def estimate_text(estimate: Dict[str, float]) -> str:
+    """`estimate: 1m 45s (workloads 48s, OSD restarts 36s, ...)`, its parts that take time."""
+    parts = ['%s %s' % (said, format_duration(estimate[part]))
+             for part, said in ESTIMATE_PARTS if estimate.get(part)]
+    return 'estimate: %s (%s)' % (format_duration(estimate['total']), ', '.join(parts))
+
+
 def run_plan_to_text(plan: Dict[str, Any]) -> str:
     lines = ['profile %s: %d variant(s) x %d workload(s) x %d repeat(s), about %d min' % (
         plan['profile'], len(plan['variants']), len(plan['workloads']), plan['repeats'],
         round(plan['estimated_s'] / 60.0 + 0.5))]
+    if plan.get('estimate'):
+        lines.append(estimate_text(plan['estimate']))
     lines.append('agents: %s' % agents_text(plan.get('agents') or {}))
     lines.append('load goes to: %s' % {
         'auto': 'every RGW daemon of the service, or the ingress of a variant that has one',

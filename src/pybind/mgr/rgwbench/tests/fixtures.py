@@ -317,6 +317,9 @@ class FakeCluster(FakeWaits):
     def up_osds_by_host(self) -> Dict[str, int]:
         return dict(self.up_osds)
 
+    def osd_restart_batches(self) -> int:
+        return len([host for host, up in self.up_osds.items() if up])
+
     # what settings read
     def command_json(self, **cmd: Any) -> Any:
         assert cmd['prefix'] == 'config help'

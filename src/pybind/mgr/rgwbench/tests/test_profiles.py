@@ -328,7 +328,7 @@ def test_store_round_trip() -> None:
     assert [(i.profile.name, i.builtin) for i in listed] == \
         [(n, True) for n in builtin_names()] + [('mine', False)]
     assert dump(listed[-1])['builtin'] is False
-    assert dump(listed[-1])['estimated_s'] == 2 * (2 * 70 + 60)
+    assert dump(listed[-1])['estimated_s'] == 2 * (2 * 72 + 60)
     profiles.rm('mine')
     assert 'profile/mine' not in store.data
     with pytest.raises(NotFound) as e:
@@ -481,8 +481,8 @@ def test_estimate() -> None:
                                 variants=[{'name': 'a'},
                                           {'name': 'b', 'settings': {'tls@rgw': 'on'}}],
                                 repeats=2), SETTINGS)
-    # 2 repeats x (2 variants x 2 workloads x (30 + 5 + 5) + 10 for a + 60 for b)
-    assert estimate_seconds(profile) == 2 * (4 * 40 + 10 + 60)
+    # 2 repeats x (2 variants x 2 workloads x (30 + 5 + 7) + 10 for a + 60 for b)
+    assert estimate_seconds(profile) == 2 * (4 * 42 + 10 + 60)
     assert format_duration(460) == '7m 40s'
     assert format_duration(3600) == '1h'
     assert format_duration(0) == '0s'
@@ -493,7 +493,7 @@ def test_profile_to_text() -> None:
     lines = text.splitlines()
     assert lines[0] == 'Profile quick (built-in)'
     assert 'Baseline: as-is' in lines
-    assert 'Estimated duration: 2m 18s' in lines
+    assert 'Estimated duration: 2m 26s' in lines
     assert '  as-is (baseline)  the cluster as it is' in lines
     assert '  threads-256       config: client.rgw/rgw_thread_pool_size=256' in lines
     assert '  put-4KiB  put  4KiB  16 per RGW   per core   10s       2s      1' in lines
@@ -523,7 +523,7 @@ def test_profiles_to_text() -> None:
     infos: List[ProfileInfo] = store.ls()
     lines = profiles_to_text(infos).splitlines()
     assert lines[0].split() == ['PROFILE', 'KIND', 'VARIANTS', 'WORKLOADS', 'ESTIMATED']
-    assert lines[-1].split() == ['mine', 'custom', 'tls-msgr2,', 'sse-kms', '2', '6m', '40s']
+    assert lines[-1].split() == ['mine', 'custom', 'tls-msgr2,', 'sse-kms', '2', '6m', '48s']
     assert lines[7].split()[:3] == ['quick', 'built-in', 'as-is,']
     assert profiles_to_text([dump(i) for i in infos]) == profiles_to_text(infos)
     assert profiles_to_text([]) == 'No profiles.'

@@ -174,15 +174,15 @@ def test_plan_and_profile_show_give_each_sweep_and_its_time() -> None:
         [{'op': 'put', 'concurrency': [1, 4, 16, 64], 'duration': 6, 'warmup': 1}],
         [{'name': 'as-is'}, {'name': 'cpus', 'sweep': {'rgw-cpus': [1, 2]}}]), SETTINGS)
     sweeps = sweeps_of(profile)
-    # each point: 6 s + 1 s + 5 s, under 3 variants
+    # each point: 6 s + 1 s + 7 s, under 3 variants
     assert [(s.curve, s.kind, s.swept, s.values, s.estimated_s) for s in sweeps] == [
-        ('put-4KiB', 'workloads', 'concurrency', ['1', '4', '16', '64'], 4 * 12.0 * 3),
-        ('cpus', 'variants', 'rgw-cpus', ['1.0', '2.0'], 2 * (4 * 12.0 + 60))]
-    assert estimate_seconds(profile) == 4 * 12.0 * 3 + 10 + 2 * 60
+        ('put-4KiB', 'workloads', 'concurrency', ['1', '4', '16', '64'], 4 * 14.0 * 3),
+        ('cpus', 'variants', 'rgw-cpus', ['1.0', '2.0'], 2 * (4 * 14.0 + 60))]
+    assert estimate_seconds(profile) == 4 * 14.0 * 3 + 10 + 2 * 60
     assert sweeps_text(dump(sweeps)) == [
         'sweep put-4KiB: concurrency 1, 4, 16, 64 -> 4 workloads (put-4KiB-c1, put-4KiB-c4, '
-        'put-4KiB-c16, put-4KiB-c64), about 2m 24s',
-        'sweep cpus: rgw-cpus 1.0, 2.0 -> 2 variants (cpus-1, cpus-2), about 3m 36s']
+        'put-4KiB-c16, put-4KiB-c64), about 2m 48s',
+        'sweep cpus: rgw-cpus 1.0, 2.0 -> 2 variants (cpus-1, cpus-2), about 3m 52s']
     text = profile_to_text(ProfileInfo(profile, False))
     assert 'Sweeps:' in text and 'put-4KiB  concurrency of the workloads  1, 4, 16, 64' in text
 
