@@ -66,7 +66,7 @@ def knee_text(curve: Curve, knee: Knee) -> str:
 
 def curve_lines(curve: Curve) -> List[str]:
     what = ('concurrency per RGW' if curve.swept == PER_RGW
-            else 'offered rate (ops/s)' if curve.swept == RATE else curve.swept)
+            else 'open-loop rate' if curve.swept == RATE else curve.swept)
     found = curve_table(curve)
     lines = ['curve %s (%s swept):' % (curve.name, what),
              table([_axis(curve), 'WORKLOAD' if curve.of_workloads else 'VARIANT', 'OPS/s',
@@ -103,8 +103,9 @@ def curves_text(curves: Sequence[Curve]) -> List[str]:
         lines.append('')
         lines.extend(curve_lines(curve))
     if curves:
-        lines.append('NOISE: half the 95 % interval of a point\'s ops/s; the knee: the first '
-                     'point no later point beats by more than their noise together.')
+        lines.append('NOISE: half the 95 % interval of a point\'s ops/s' + (
+            '; the knee: the first point no later point beats by more than their noise '
+            'together.' if any(c.of_concurrency for c in curves) else '.'))
         if any(c.swept == RATE for c in curves):
             lines.append('RATE: the ops/s offered (open loop), OPS/s what was achieved; its '
                          'knee: the first rate whose achieved ops/s falls short of it by more '

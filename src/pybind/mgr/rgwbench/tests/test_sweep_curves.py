@@ -573,7 +573,7 @@ def test_the_rate_curves_knee_in_a_run() -> None:
 def test_results_show_has_the_rate_curve_in_every_form() -> None:
     run = rate_run([199.8, 399.5, 741.2])
     lines = result_to_text(run).splitlines()
-    start = lines.index('curve get-64KiB (offered rate (ops/s) swept):')
+    start = lines.index('curve get-64KiB (open-loop rate swept):')
     assert lines[start + 1].split() == ['RATE', 'WORKLOAD', 'OPS/s', 'NOISE', 'MiB/s', 'P50',
                                         'ms', 'P99', 'ms']
     assert [row.split()[:3] for row in lines[start + 2:start + 5]] == [
@@ -596,7 +596,7 @@ def test_results_show_has_the_rate_curve_in_every_form() -> None:
     shown = shown_json(run)['curves'][0]
     assert shown['swept'] == 'rate' and [p['x'] for p in shown['points']] == [200, 400, 800]
     assert shown['knee']['value'] == '800' and shown['knee']['rise'] == -58.8
-    assert 'curve get-64KiB (offered rate (ops/s) swept):' in seeds_to_text(run)
+    assert 'curve get-64KiB (open-loop rate swept):' in seeds_to_text(run)
     assert '| Rate | Point |' in seeds_to_markdown(run)
     seeds_rows = list(csv.reader(io.StringIO(seeds_to_csv(run))))
     at = seeds_rows.index(['curve', 'get-64KiB', 'rate'])
@@ -628,3 +628,11 @@ def test_a_size_sweep_at_several_rates_is_a_curve_per_rate_and_per_size() -> Non
     rows = list(csv.DictReader(io.StringIO(result_to_csv(run))))
     # a row on a sweep and a rate curve: the sweep's in the CSV's one place for it
     assert {r['swept'] for r in rows} == {'size'}
+
+
+def test_the_legend_explains_the_knees_of_the_curves_shown_only() -> None:
+    rates = result_to_text(rate_run([199.8, 399.5, 741.2])).splitlines()
+    assert "NOISE: half the 95 % interval of a point's ops/s." in rates
+    concurrency = result_to_text(sweep_run([100, 380, 900, 905]))
+    assert 'the knee: the first point no later point beats' in concurrency
+    assert 'RATE: ' not in concurrency
