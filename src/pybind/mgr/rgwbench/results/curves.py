@@ -130,8 +130,8 @@ def _base_name(workload: Workload) -> str:
 
 def rate_curves(run: Run) -> List[Curve]:
     """Each set of the run's open-loop workloads that differ only in their name and rate
-    (two rates at least, each once) of each variant: its curve, the rates in increasing order, named
-    after its first workload without its rate."""
+    (two rates at least, each once), in each variant: its curve, the rates in increasing
+    order, named after its first workload without its rate."""
     groups: List[Tuple[Workload, List[Workload]]] = []
     for workload in _definition_part(run, 'workloads', Workload):
         if workload.rate is None:
