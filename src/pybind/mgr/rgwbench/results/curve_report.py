@@ -4,12 +4,13 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..formatting import number, table
-from .knee import KNEE_SWEEPS, PER_RGW, SIZE, Curve, Knee
+from .knee import KNEE_SWEEPS, PER_RGW, RATE, SIZE, Curve, Knee
 
 KNEE_MARK = '<- knee'
 #: what the wide CSV adds to each row of a run with a sweep: the workload sweep the row is
 #: a point of (its curve, what it sweeps, the row's value there, ``yes`` at the knee and
-#: ``no`` elsewhere on a concurrency curve), then the setting sweep's
+#: ``no`` elsewhere on a concurrency or rate curve; a point of a sweep and of a rate curve
+#: too, the sweep's), then the setting sweep's
 CSV_COLUMNS = ('curve', 'swept', 'swept_value', 'knee', 'setting_curve', 'setting_swept',
                'setting_value')
 #: a curve's columns after the swept value, in Markdown and the seeds layout's CSV
@@ -28,6 +29,8 @@ class CurveTable:
 def _axis(curve: Curve) -> str:
     if curve.swept in KNEE_SWEEPS:
         return 'CONCURRENCY'
+    if curve.swept == RATE:
+        return 'RATE'
     return 'SIZE' if curve.swept == SIZE else curve.swept.upper()
 
 
@@ -39,7 +42,19 @@ def curve_table(curve: Curve) -> CurveTable:
     return CurveTable(rows, None if curve.knee is None else curve.knee.point)
 
 
+def _saturation_text(curve: Curve, knee: Knee) -> str:
+    at = curve.knee_point()
+    if not knee.reached or at is None:
+        return ('knee: not reached: the achieved ops/s kept every offered rate within the '
+                'noise, up to %s/s' % curve.points[-1].value)
+    return ('knee: at %s/s (%s): the first rate not kept: its achieved ops/s falls short of '
+            'it by more than the noise (%+.0f ops/s against ±%.0f)' % (
+                at.value, at.workload, knee.rise or 0.0, knee.noise or 0.0))
+
+
 def knee_text(curve: Curve, knee: Knee) -> str:
+    if curve.swept == RATE:
+        return _saturation_text(curve, knee)
     at = curve.knee_point()
     if not knee.reached or at is None:
         return ('knee: not reached: each point but the last is beaten by a later one beyond '
@@ -50,7 +65,8 @@ def knee_text(curve: Curve, knee: Knee) -> str:
 
 
 def curve_lines(curve: Curve) -> List[str]:
-    what = 'concurrency per RGW' if curve.swept == PER_RGW else curve.swept
+    what = ('concurrency per RGW' if curve.swept == PER_RGW
+            else 'open-loop rate' if curve.swept == RATE else curve.swept)
     found = curve_table(curve)
     lines = ['curve %s (%s swept):' % (curve.name, what),
              table([_axis(curve), 'WORKLOAD' if curve.of_workloads else 'VARIANT', 'OPS/s',
@@ -87,8 +103,13 @@ def curves_text(curves: Sequence[Curve]) -> List[str]:
         lines.append('')
         lines.extend(curve_lines(curve))
     if curves:
-        lines.append('NOISE: half the 95 % interval of a point\'s ops/s; the knee: the first '
-                     'point no later point beats by more than their noise together.')
+        lines.append('NOISE: half the 95 % interval of a point\'s ops/s' + (
+            '; the knee: the first point no later point beats by more than their noise '
+            'together.' if any(c.of_concurrency for c in curves) else '.'))
+        if any(c.swept == RATE for c in curves):
+            lines.append('RATE: the ops/s offered (open loop), OPS/s what was achieved; its '
+                         'knee: the first rate whose achieved ops/s falls short of it by more '
+                         'than its noise.')
     return lines
 
 
@@ -113,7 +134,7 @@ def point_columns(curves: Sequence[Curve]) -> Dict[Tuple[str, str], List[str]]:
         knee = curve.knee_point()
         for point in curve.points:
             cells = found.setdefault((point.variant, point.workload), [''] * len(CSV_COLUMNS))
-            if curve.of_workloads:
+            if curve.of_workloads and not (curve.swept == RATE and cells[0]):
                 cells[:4] = [curve.name, curve.swept, point.value,
                              '' if curve.knee is None else 'yes' if point is knee else 'no']
             else:

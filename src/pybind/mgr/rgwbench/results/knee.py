@@ -1,4 +1,5 @@
-"""A sweep as a curve, and the knee of a concurrency sweep: typed points in, the knee out.
+"""A sweep as a curve, and the knee of a concurrency sweep or of a rate curve: typed points
+in, the knee out.
 
 The knee (the "high-water mark" of IBM's scale benchmark, part 2, and of Red
 Hat's sizing posts: "the point beyond which throughput either remains flat, or
@@ -8,16 +9,24 @@ interval of their difference, that interval made of each point's own standard
 error (results.significance, as a comparison's). A point whose noise is unknown
 counts as exact: then any rise is a rise. No such point before the last: the
 curve still rises, the knee is not reached.
+
+A rate curve (open-loop workloads that differ only in their rate) has a knee of its own
+(find_saturation): in open loop the load is what is offered, and what the points show is
+whether the achieved ops/s follows it. Its knee is the first point whose achieved ops/s
+falls short of its offered rate by more than half the 95 % interval of that ops/s (its
+own standard error: the offered rate is exact). A point whose noise is unknown is not
+judged: the count of a window's requests is not exactly the rate times the window, so a
+shortfall without a noise to hold it to says nothing; no point judged, no knee.
 """
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence
 
 from ..serial import derived
-from .significance import UNBOUNDED_DF, Estimate, difference_half_width
+from .significance import LEVEL, UNBOUNDED_DF, Estimate, difference_half_width, t_quantile
 
-#: what a curve varies: a workload's concurrency (in all, or per RGW), its size, or a
-#: variant's setting (any other name: the setting's)
-CONCURRENCY, PER_RGW, SIZE = 'concurrency', 'concurrency_per_rgw', 'size'
+#: what a curve varies: a workload's concurrency (in all, or per RGW), its size, its
+#: open-loop rate, or a variant's setting (any other name: the setting's)
+CONCURRENCY, PER_RGW, SIZE, RATE = 'concurrency', 'concurrency_per_rgw', 'size', 'rate'
 #: the sweeps whose curve has a knee: throughput against requests in flight
 KNEE_SWEEPS = (CONCURRENCY, PER_RGW)
 
@@ -53,7 +62,10 @@ class Knee:
     curve; ``reached`` False (and no point) when every point but the last is beaten
     beyond the noise by a later one. ``rise``: the most a later point's ops/s rose above
     the knee's (negative: all fell), ``noise``: the half-width that point's rise was held
-    to (ops/s)."""
+    to (ops/s). On a rate curve, where the achieved ops/s stops following the offered
+    rate: ``reached`` False when every point judged kept its rate; ``rise`` the knee's
+    achieved ops/s less its offered rate (negative), ``noise`` the half-width of its
+    ops/s that shortfall was held to."""
     reached: bool
     point: Optional[int] = None
     rise: Optional[float] = None
@@ -81,8 +93,9 @@ def _shown_knee(curve: 'Curve') -> Optional[ShownKnee]:
 
 @dataclass(frozen=True)
 class Curve:
-    """A sweep of one variant (a workload's) or of one workload (a setting's), its points in
-    the order swept; ``knee`` for a concurrency sweep (None for the others)."""
+    """A sweep of one variant (a workload's, a rate curve's) or of one workload (a
+    setting's), its points in the order swept; ``knee`` for a concurrency sweep and a rate
+    curve (None for the others, and for a rate curve none of whose points has a noise)."""
     name: str
     swept: str
     points: List[CurvePoint] = field(default_factory=list)
@@ -95,7 +108,7 @@ class Curve:
     @property
     def of_workloads(self) -> bool:
         """Whether its points are workloads (a workload's sweep), not variants."""
-        return self.swept in KNEE_SWEEPS + (SIZE,)
+        return self.swept in KNEE_SWEEPS + (SIZE, RATE)
 
     def knee_point(self) -> Optional[CurvePoint]:
         """The knee's point; None where the curve has no knee or did not reach it."""
@@ -116,3 +129,21 @@ def find_knee(points: Sequence[CurvePoint]) -> Knee:
             rise, noise = max(rises, key=lambda found: found[0])
             return Knee(reached=True, point=index, rise=round(rise, 2), noise=round(noise, 2))
     return Knee(reached=False)
+
+
+def find_saturation(points: Sequence[CurvePoint]) -> Optional[Knee]:
+    """The knee of a rate curve: the first point whose achieved ops/s falls short of its
+    offered rate (``x``) beyond the noise of that ops/s (see the module's docstring);
+    points without ops/s, rate or noise are not judged, and without any judged, None."""
+    judged = False
+    for index, point in enumerate(points):
+        if point.ops_per_s is None or point.x is None or point.ops_per_s_se is None:
+            continue
+        judged = True
+        noise = t_quantile(0.5 + LEVEL / 2, point.ops_per_s_df or UNBOUNDED_DF) * \
+            point.ops_per_s_se
+        shortfall = float(point.x) - float(point.ops_per_s)
+        if shortfall > noise:
+            return Knee(reached=True, point=index, rise=round(-shortfall, 2),
+                        noise=round(noise, 2))
+    return Knee(reached=False) if judged else None

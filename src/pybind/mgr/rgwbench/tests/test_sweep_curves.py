@@ -14,11 +14,12 @@ from rgwbench.loadgen import process
 from rgwbench.panel.charts import Mark, line_chart
 from rgwbench.panel.pages import run_page
 from rgwbench.panel.sweep_section import sweeps_section
-from rgwbench.profiles import (MAX_CONCURRENCY, ProfileInfo, ProfileStore, builtin_profiles,
-                               estimate_seconds, parse_profile, profile_to_text, with_overrides)
+from rgwbench.profiles import (MAX_CONCURRENCY, Profile, ProfileInfo, ProfileStore,
+                               builtin_profiles, estimate_seconds, parse_profile,
+                               profile_to_text, with_overrides)
 from rgwbench.profiles.sweeps import sweeps_of
 from rgwbench.results.curves import run_curves
-from rgwbench.results.knee import Curve, CurvePoint, find_knee
+from rgwbench.results.knee import Curve, CurvePoint, Knee, find_knee, find_saturation
 from rgwbench.results.model import Run
 from rgwbench.results.curve_report import CSV_COLUMNS
 from rgwbench.results.report import result_to_csv, result_to_markdown, result_to_text
@@ -456,3 +457,182 @@ def test_a_line_chart_keeps_the_order_given_and_marks_points() -> None:
         return [float(pair.split(',')[0]) for pair in found.split()]
     assert coordinates(by_x) == sorted(coordinates(by_x))
     assert coordinates(in_order) != sorted(coordinates(in_order))
+
+
+# -- rate curves --------------------------------------------------------------------------
+
+RATES_DOC = {'op': 'get', 'size': '64KiB', 'concurrency': 32, 'rates': [200, 400, 800]}
+
+
+def rate_run(ops: List[float], workloads: Optional[List[Dict[str, Any]]] = None,
+             wobble: Optional[float] = 0.02, profile: Optional[Profile] = None) -> Run:
+    """A run of the workloads (the rate curve of RATES_DOC by default), the open-loop ones
+    achieving `ops` in turn; `wobble` None: no per-second series, so no noise."""
+    profile = profile or parse_profile(profile_doc(workloads or [RATES_DOC]), SETTINGS)
+    entries = []
+    for i, (w, o) in enumerate(zip(profile.workloads, ops)):
+        extra: Dict[str, Any] = {'concurrency': w.concurrency, 'object_size': w.size}
+        if w.rate is not None:
+            extra.update(mode='open', rate=w.rate)
+        if wobble is not None:
+            extra['per_second'] = seconds([o * (1 + wobble * (t % 2 - 0.5))
+                                           for t in range(10)])
+        entries.append(entry(w.name, ops=o, mib=o / 16, mean=1.0 + i, p99=4.0 + 10 * i,
+                             **extra))
+    rec = record([variant('as-is', entries)], baseline='as-is')
+    rec['definition'] = dump(profile)
+    return load(Run, rec)
+
+
+def test_a_rates_list_is_a_curve_of_the_offered_rate() -> None:
+    (curve,) = run_curves(rate_run([199.8, 399.5, 741.2]))
+    assert (curve.name, curve.swept) == ('get-64KiB', 'rate')
+    assert [(p.value, p.workload, p.x, p.ops_per_s, p.p50_ms, p.p99_ms)
+            for p in curve.points] == [
+        ('200', 'get-64KiB@200/s', 200.0, 199.8, 1.0, 4.0),
+        ('400', 'get-64KiB@400/s', 400.0, 399.5, 2.0, 14.0),
+        ('800', 'get-64KiB@800/s', 800.0, 741.2, 3.0, 24.0)]
+    assert all(p.ops_per_s_noise for p in curve.points)
+
+
+def test_rates_given_by_the_override_are_a_curve_too() -> None:
+    profile = with_overrides(parse_profile(profile_doc([{'op': 'put', 'concurrency': 8},
+                                                        {'op': 'get'}]), SETTINGS),
+                             rates='500,100')
+    run = rate_run([99.0, 480.0, 100.0, 499.0], profile=profile)
+    assert [(c.name, c.swept, [p.workload for p in c.points]) for c in run_curves(run)] == [
+        ('put-4KiB', 'rate', ['put-4KiB@100/s', 'put-4KiB@500/s']),
+        ('get-4KiB', 'rate', ['get-4KiB@100/s', 'get-4KiB@500/s'])]
+
+
+def test_a_run_stored_before_rate_curves_has_its_curve() -> None:
+    # the definition as an older module wrote it: workloads named after their rate, each
+    # with its rate, no curve nor swept
+    run = rate_run([199.8, 399.5, 741.2])
+    assert run.definition is not None
+    for doc in run.definition['workloads']:
+        assert 'curve' not in doc and 'swept' not in doc
+    stored = load(Run, dump(run))
+    assert [c.swept for c in run_curves(stored)] == ['rate']
+
+
+def test_only_workloads_alike_but_for_their_rate_are_a_curve() -> None:
+    run = rate_run([100.0, 200.0, 300.0, 400.0, 500.0], workloads=[
+        {'op': 'get', 'rate': 100}, {'op': 'get', 'size': '1MiB', 'rate': 200},
+        {'name': 'reads', 'op': 'get', 'rate': 300},
+        {'op': 'put', 'rate': 100}, {'op': 'put'}])
+    # get-4KiB@100/s and reads (another name, the same load at another rate) are a curve;
+    # a GET of 1 MiB is another load; a PUT at one rate, or in closed loop, is no curve
+    (curve,) = run_curves(run)
+    assert (curve.name, [p.workload for p in curve.points]) == (
+        'get-4KiB', ['get-4KiB@100/s', 'reads'])
+
+
+def test_one_rate_twice_is_no_curve() -> None:
+    run = rate_run([100.0, 100.0], workloads=[{'name': 'a', 'op': 'get', 'rate': 100},
+                                              {'name': 'b', 'op': 'get', 'rate': 100}])
+    assert run_curves(run) == []
+
+
+def rate_points(ops: Sequence[float], se: Optional[float] = 2.0) -> List[CurvePoint]:
+    return [CurvePoint(value='%g' % (100 * 2 ** i), workload='w%d' % i, variant='v',
+                       x=100.0 * 2 ** i, ops_per_s=o, ops_per_s_se=se,
+                       ops_per_s_df=None if se is None else 30.0)
+            for i, o in enumerate(ops)]
+
+
+def test_a_rate_curves_knee_is_the_first_rate_not_kept_beyond_the_noise() -> None:
+    knee = find_saturation(rate_points([99.5, 199.0, 396.0, 700.0, 690.0]))
+    # 400 asked, 396 achieved: 4 short, within ±4.1 (2 * t(0.975, 30)); 800: 100 short
+    assert knee == Knee(reached=True, point=3, rise=-100.0, noise=4.08)
+    assert find_saturation(rate_points([99.5, 199.0, 396.0], se=1.0)) == Knee(
+        reached=True, point=2, rise=-4.0, noise=2.04)
+
+
+def test_a_rate_curve_that_keeps_every_rate_has_no_knee_reached() -> None:
+    assert find_saturation(rate_points([100.0, 199.0, 401.0])) == Knee(reached=False)
+
+
+def test_a_rate_curve_without_noise_has_no_knee() -> None:
+    assert find_saturation(rate_points([100.0, 150.0], se=None)) is None
+    run = rate_run([199.8, 399.5, 741.2], wobble=None)
+    (curve,) = run_curves(run)
+    assert curve.knee is None
+    text = result_to_text(run)
+    assert '<- knee' not in text and '  knee: ' not in text
+
+
+def test_the_rate_curves_knee_in_a_run() -> None:
+    (curve,) = run_curves(rate_run([199.8, 399.5, 741.2]))
+    assert curve.knee is not None and curve.knee_point() is curve.points[2]
+    assert curve.knee.rise == -58.8
+    (kept,) = run_curves(rate_run([199.8, 399.5, 799.0]))
+    assert kept.knee == Knee(reached=False)
+
+
+def test_results_show_has_the_rate_curve_in_every_form() -> None:
+    run = rate_run([199.8, 399.5, 741.2])
+    lines = result_to_text(run).splitlines()
+    start = lines.index('curve get-64KiB (open-loop rate swept):')
+    assert lines[start + 1].split() == ['RATE', 'WORKLOAD', 'OPS/s', 'NOISE', 'MiB/s', 'P50',
+                                        'ms', 'P99', 'ms']
+    assert [row.split()[:3] for row in lines[start + 2:start + 5]] == [
+        ['200', 'get-64KiB@200/s', '199.8'], ['400', 'get-64KiB@400/s', '399.5'],
+        ['800', 'get-64KiB@800/s', '741.2']]
+    assert [row.endswith('<- knee') for row in lines[start + 2:start + 5]] == [
+        False, False, True]
+    assert lines[start + 5].startswith('  knee: at 800/s (get-64KiB@800/s): the first rate '
+                                       'not kept')
+    assert any(line.startswith('RATE: the ops/s offered') for line in lines)
+    markdown = result_to_markdown(run)
+    assert '| Rate | Point | Ops/s | Noise | MiB/s | P50 ms | P99 ms |' in markdown
+    assert '| **800** | **get-64KiB@800/s** | **741.2** |' in markdown
+    rows = list(csv.DictReader(io.StringIO(result_to_csv(run))))
+    assert [(r['workload'], r['curve'], r['swept'], r['swept_value'], r['knee'])
+            for r in rows] == [
+        ('get-64KiB@200/s', 'get-64KiB', 'rate', '200', 'no'),
+        ('get-64KiB@400/s', 'get-64KiB', 'rate', '400', 'no'),
+        ('get-64KiB@800/s', 'get-64KiB', 'rate', '800', 'yes')]
+    shown = shown_json(run)['curves'][0]
+    assert shown['swept'] == 'rate' and [p['x'] for p in shown['points']] == [200, 400, 800]
+    assert shown['knee']['value'] == '800' and shown['knee']['rise'] == -58.8
+    assert 'curve get-64KiB (open-loop rate swept):' in seeds_to_text(run)
+    assert '| Rate | Point |' in seeds_to_markdown(run)
+    seeds_rows = list(csv.reader(io.StringIO(seeds_to_csv(run))))
+    at = seeds_rows.index(['curve', 'get-64KiB', 'rate'])
+    assert seeds_rows[at + 1][0] == 'Rate' and seeds_rows[at + 4][-1] == 'knee'
+    assert seeds_to_json(run)['curves'] == shown_json(run)['curves']
+
+
+def test_the_panel_charts_the_rate_curve_against_the_offered_rate() -> None:
+    run = rate_run([199.8, 399.5, 741.2])
+    section = sweeps_section(run)
+    assert 'get-64KiB: ops/s against offered rate (ops/s)' in section
+    assert 'get-64KiB: p99 latency against offered rate (ops/s)' in section
+    assert '<th>P50 ms</th><th>P99 ms</th>' in section
+    assert '<tr class="knee"><th scope="row">800</th><td>get-64KiB@800/s</td>' in section
+    # the knee ringed in both charts; the offered rate drawn beside the achieved
+    assert section.count('class="mark"') == 2 and '>offered<' in section
+    assert section in run_page({}, run, None, 'token')
+
+
+def test_a_size_sweep_at_several_rates_is_a_curve_per_rate_and_per_size() -> None:
+    profile = with_overrides(parse_profile(profile_doc(
+        [{'op': 'get', 'size': ['4KiB', '1MiB']}]), SETTINGS), rates='100,200')
+    run = rate_run([100.0, 200.0, 100.0, 150.0], profile=profile)
+    assert [(c.name, c.swept, [p.workload for p in c.points]) for c in run_curves(run)] == [
+        ('get-sizes@100/s', 'size', ['get-4KiB@100/s', 'get-1MiB@100/s']),
+        ('get-sizes@200/s', 'size', ['get-4KiB@200/s', 'get-1MiB@200/s']),
+        ('get-4KiB', 'rate', ['get-4KiB@100/s', 'get-4KiB@200/s']),
+        ('get-1MiB', 'rate', ['get-1MiB@100/s', 'get-1MiB@200/s'])]
+    rows = list(csv.DictReader(io.StringIO(result_to_csv(run))))
+    # a row on a sweep and a rate curve: the sweep's in the CSV's one place for it
+    assert {r['swept'] for r in rows} == {'size'}
+
+
+def test_the_legend_explains_the_knees_of_the_curves_shown_only() -> None:
+    rates = result_to_text(rate_run([199.8, 399.5, 741.2])).splitlines()
+    assert "NOISE: half the 95 % interval of a point's ops/s." in rates
+    concurrency = result_to_text(sweep_run([100, 380, 900, 905]))
+    assert 'the knee: the first point no later point beats' in concurrency
+    assert 'RATE: ' not in concurrency
