@@ -12,7 +12,7 @@ from rgwbench.tests.tls_fakes import RGW_SPEC, tls_cluster
 
 from rgwbench.errors import InvalidInput
 from rgwbench.serial import dump
-from rgwbench.certs.pem import describe_certificate
+from rgwbench.certs.pem import describe_certificate, split_pem
 from rgwbench.runs.plan_text import run_plan_to_text
 from rgwbench.settings.applier import SettingsApplier
 from rgwbench.settings.base import PlanView, SettingContext
@@ -256,7 +256,8 @@ def test_a_plan_without_ingress_options_shows_the_vip_and_ports_it_chose() -> No
     assert (fields['frontend_port'], fields['monitor_port']) == (443, 1967)
     assert change.after['placement'] == {'hosts': ['host1']}
     ServiceSpec.from_json(change.after).validate()
-    assert 'IP:%s' % vip.split('/')[0] in describe_certificate(fields['ssl_cert'])['sans']
+    served = split_pem(fields['ssl_cert']).certificate  # Pacific's ssl_cert holds the key too
+    assert 'IP:%s' % vip.split('/')[0] in describe_certificate(served)['sans']
     assert ('ceph orch apply ingress.rgw.default: HAProxy at %s on host1, port 443 (monitor '
             '1967) [chosen from the cluster' % vip) in change.summary
     assert store.data == {}  # a plan changes nothing
