@@ -592,11 +592,20 @@ class ClusterAccess:
 
     # -- health ---------------------------------------------------------------------
     def pgs_not_clean(self) -> Optional[str]:
-        states = pg_states(self.mgr.get('pg_summary'))
-        unclean = {s: n for s, n in states.items() if n and not is_clean(s)}
-        if unclean:
-            return 'PGs %s' % ', '.join('%d %s' % (n, s) for s, n in sorted(unclean.items()))
+        return described(self._unclean_pgs())
+
+    def pgs_settling(self) -> Optional[str]:
+        """The PGs not yet active+clean while each is only on its way there (a pool made a
+        moment ago, PGs peering): None once all are clean, or once some PG misses a copy
+        (an OSD down), which no wait mends."""
+        unclean = self._unclean_pgs()
+        if all(set(state.split('+')) <= SETTLING for state in unclean):
+            return described(unclean)
         return None
+
+    def _unclean_pgs(self) -> Dict[str, int]:
+        states = pg_states(self.mgr.get('pg_summary'))
+        return {s: n for s, n in states.items() if n and not is_clean(s)}
 
     def health(self) -> Tuple[str, List[str]]:
         """The health status and the names of its checks."""
@@ -607,6 +616,19 @@ class ClusterAccess:
 # What an active+clean PG may be doing besides, with all its copies in place: a
 # restart waits for none of it (a cluster scrubs on its own schedule, seen in CI).
 CLEAN_MEANWHILE = frozenset(('scrubbing', 'deep', 'snaptrim', 'snaptrim_wait'))
+
+
+# What PGs a moment ago made, or peering again, pass through on their way to
+# active+clean with every copy in place.
+SETTLING = frozenset(('unknown', 'creating', 'peering', 'activating', 'active',
+                      'clean')) | CLEAN_MEANWHILE
+
+
+def described(unclean: Dict[str, int]) -> Optional[str]:
+    """`PGs 8 creating+peering, ...` (None: no PG)."""
+    if not unclean:
+        return None
+    return 'PGs %s' % ', '.join('%d %s' % (n, s) for s, n in sorted(unclean.items()))
 
 
 def is_clean(state: str) -> bool:

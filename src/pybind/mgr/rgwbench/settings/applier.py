@@ -318,19 +318,21 @@ class SettingsApplier:
         return steps
 
     def _unclean_before_restart(self, daemons: str) -> Optional[str]:
-        """The PGs not active+clean once the wait for them (ready_timeout) is over (None:
-        all are, the restart may go).
+        """The PGs not active+clean, once those only settling have had their wait
+        (ready_timeout) (None: all are clean, the restart may go).
 
         PGs a moment ago made or peering settle within seconds: an SSE check's first
         bucket makes RGW's data and index pools, and a put-back right after the apply
         found their PGs `unknown`. Refused at once, the restart stayed owed until the
-        module's next start while the settings showed `reverting`."""
+        module's next start while the settings showed `reverting`. PGs missing a copy
+        (an OSD down) are refused at once: no wait mends them."""
+        cluster = self.ctx.cluster
         try:
-            self.ctx.cluster.wait_for('every PG to be active+clean before restarting %s'
-                                      % daemons, self.ctx.cluster.pgs_not_clean)
-            return None
+            cluster.wait_for('PGs made or peering a moment ago to settle before restarting '
+                             '%s' % daemons, cluster.pgs_settling)
         except NotReady:
-            return self.ctx.cluster.pgs_not_clean()
+            pass
+        return cluster.pgs_not_clean()
 
     def allowing_pool_delete(self, journal: Journal, remove: Callable[[], None]) -> None:
         """Run `remove` (a pool's removal) with `mon_allow_pool_delete` true, journaled like

@@ -185,6 +185,7 @@ class FakeCluster(FakeWaits):
         self.refuse: Optional[str] = None
         self.health_status = 'HEALTH_OK'
         self.unclean: Optional[str] = None
+        self.unclean_settles = False        # whether those PGs are on their way to clean
         self.users: Dict[str, str] = {}     # S3 users by uid: their display names
         self.user_keys = ('AK', 'SK')       # the keys the next user made gets
         self.backend_module: Optional[str] = None   # the orchestrator's: 'cephadm', ...
@@ -361,6 +362,9 @@ class FakeCluster(FakeWaits):
 
     def pgs_not_clean(self) -> Optional[str]:
         return self.unclean
+
+    def pgs_settling(self) -> Optional[str]:
+        return self.pgs_not_clean() if self.unclean_settles else None
 
     def osd_restart_blocker(self) -> Optional[str]:
         return self.osd_blocker

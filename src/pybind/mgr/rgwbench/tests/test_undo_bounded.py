@@ -42,6 +42,7 @@ class Settling(FakeCluster):
     def __init__(self, polls: int) -> None:
         super().__init__()
         self.polls = polls
+        self.unclean_settles = True
 
     def pgs_not_clean(self) -> Optional[str]:
         if self.polls > 0:
@@ -64,6 +65,20 @@ def test_a_put_back_waits_for_pgs_that_settle_then_restarts() -> None:
     shown = s.show()
     assert shown['state'] == 'reverted' and shown['progress'] == 'put back', shown
     assert Journal.unfinished(store) is None
+
+
+def test_a_put_back_with_pgs_missing_a_copy_refuses_the_restart_without_waiting() -> None:
+    """An OSD down: no wait mends its PGs, the restart is refused at the first look."""
+    cluster, store = Settling(polls=0), MemoryStore()
+    journal = applied(cluster, store)
+    cluster.unclean_settles = False
+    cluster.unclean = 'PGs 8 active+undersized+degraded'
+    looks: List[str] = []
+    cluster.pgs_not_clean = lambda: looks.append('look') or cluster.unclean  # type: ignore
+    steps = applier(cluster).revert(journal)
+    assert [c for c in cluster.calls if c.startswith('restart')] == []
+    assert looks == ['look'], looks
+    assert any('not every PG is active+clean' in (s.error or '') for s in steps), steps
 
 
 def test_a_failing_restart_undo_is_made_once_per_try() -> None:
