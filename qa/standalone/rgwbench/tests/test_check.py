@@ -725,8 +725,9 @@ def test_a_load_says_rgw_resharded_its_bucket_while_it_ran(
         cluster: Cluster, stored_credentials: None) -> None:
     # past the line in the first seconds; queued within 3 s, resharded within 10 s more
     seen = put_load_watched(cluster, RESHARD_SOON, 20)
-    # What the test saw itself: the bucket made with one shard, resharded to more.
-    assert seen.shards[0] == 1 and len(seen.shards) > 1, seen.shards
+    # What the test saw itself: the bucket (made with one shard) resharded to more. Under
+    # CI's load its first reading may come after RGW's first reshard.
+    assert seen.shards and max(seen.shards) > 1, seen.shards
     found = {f['id']: f for f in seen.record['findings']}
     resharded = found['bucket-resharded']
     assert resharded['level'] == 'skews'
@@ -735,10 +736,10 @@ def test_a_load_says_rgw_resharded_its_bucket_while_it_ran(
                     evidence)
     assert told is not None and told.group(1) == seen.bucket, evidence
     shards = [int(n) for n in told.group(2).split(' -> ')]
-    # Reshards come 10 s apart at least, the test reads every second or two: the watch's
-    # first reshard (not perhaps its last, which may come as the load ends) the test saw.
-    assert shards[0] == 1 and shards[1] == seen.shards[1] and shards == sorted(shards), (
-        shards, seen.shards)
+    # Reshards come 10 s apart at least and both read every second or two, though either
+    # may start late or end early under load: they saw one shard count in common.
+    assert len(shards) > 1 and shards == sorted(shards), shards
+    assert set(shards) & set(seen.shards), (shards, seen.shards)
     assert 0 < int(told.group(3)) <= 21 * 20 + 5, evidence
     # the reshard fell in the measured window (its first second is the warmup's)
     assert resharded['seconds'] and max(resharded['seconds']) < 20, resharded
