@@ -4,7 +4,7 @@ told to read (sse: KMIP certificates, Vault's token file). The operator's own
 arguments stay as they are."""
 from typing import Any, Callable, Dict, List
 
-from ..cluster.spec_fields import ARGS as FIELD, argument_text
+from ..cluster.spec_fields import ARGS, argument_text
 
 VOLUME = '--volume'
 
@@ -12,9 +12,9 @@ VOLUME = '--volume'
 def takes_container_args(spec_from_json: Callable[[Dict[str, Any]], Any]) -> bool:
     """Whether this release's ServiceSpec keeps `extra_container_args` (Pacific from
     16.2.11, Quincy from 17.2.4, Reef and later): one without it refuses or drops it."""
-    probe = {'service_type': 'rgw', 'service_id': 'rgwbench-probe', FIELD: ['--cpus=1']}
+    probe = {'service_type': 'rgw', 'service_id': 'rgwbench-probe', ARGS: ['--cpus=1']}
     try:
-        return bool(getattr(spec_from_json(probe), FIELD, None))
+        return bool(getattr(spec_from_json(probe), ARGS, None))
     except Exception:
         return False
 

@@ -6,8 +6,8 @@ from typing import Any, List, Optional
 from ..errors import NotSupported
 from .base import PlanView, Setting, SettingContext, SettingNotInEffect
 from .changes import Change, service_change
-from ..cluster.spec_fields import argument_text
-from .container_args import FIELD, takes_container_args
+from ..cluster.spec_fields import ARGS, argument_text
+from .container_args import takes_container_args
 
 CPUS = '--cpus'
 # A CFS quota of less than a hundredth of a core is below what the kernel takes (1 ms
@@ -89,23 +89,23 @@ class RGWCpus(Setting):
         if not takes_container_args(ctx.cluster.spec_from_json):
             raise NotSupported(
                 "rgw-cpus: this Ceph release's service spec has no %s (Pacific 16.2.11, "
-                'Quincy 17.2.4, Reef and later have it); nothing changed' % FIELD)
+                'Quincy 17.2.4, Reef and later have it); nothing changed' % ARGS)
         service = ctx.rgw_service()
         spec = view.service_spec(service)
         if spec is None:
             raise self.bad(value, 'no service %s' % service)
-        args = list(spec.get(FIELD) or [])
+        args = list(spec.get(ARGS) or [])
         wanted = with_cpus(args, value)
         if wanted == args:
             return []
-        spec[FIELD] = wanted
+        spec[ARGS] = wanted
         return [service_change(service, spec, 'ceph orch apply %s with %s %s (other '
                                'container arguments kept)'
-                               % (service, FIELD, cpus_argument(value)))]
+                               % (service, ARGS, cpus_argument(value)))]
 
     def verify(self, ctx: SettingContext, value: float) -> None:
         spec = ctx.cluster.service_spec(ctx.rgw_service()) or {}
-        found = cpus_of(list(spec.get(FIELD) or []))
+        found = cpus_of(list(spec.get(ARGS) or []))
         try:
             held = found is not None and float(found) == value
         except ValueError:

@@ -51,7 +51,8 @@ from ..cluster.pending import pending
 from .base import (Chosen, ClientSide, PlanView, Setting, SettingContext, SettingNotInEffect,
                    poll)
 from .changes import SERVICE, Change, config_change, service_change
-from .container_args import FIELD, takes_container_args, with_mounts
+from ..cluster.spec_fields import ARGS
+from .container_args import takes_container_args, with_mounts
 from .daemon_settings import config_problem, rgw_restart, same_value
 from ..cluster.secret_options import shown
 
@@ -333,7 +334,7 @@ class ServerSideEncryption(Setting):
         spec = view.service_spec(service)
         if spec is None:
             return []
-        args = list(spec.get(FIELD) or [])
+        args = list(spec.get(ARGS) or [])
         wanted = with_mounts(args, paths)
         if wanted == args:
             return []
@@ -341,11 +342,11 @@ class ServerSideEncryption(Setting):
             raise NotSupported(
                 "sse: RGW runs in cephadm's containers, which see %s only if the RGW spec "
                 "mounts them, and this Ceph release's service spec has no %s; nothing "
-                'changed' % (', '.join(paths), FIELD))
-        spec[FIELD] = wanted
+                'changed' % (', '.join(paths), ARGS))
+        spec[ARGS] = wanted
         return [service_change(service, spec, 'ceph orch apply %s with %s mounting %s '
                                'read-only (other container arguments kept)'
-                               % (service, FIELD, ', '.join(paths)))]
+                               % (service, ARGS, ', '.join(paths)))]
 
     def _change(self, option: str, value: str) -> Change:
         # Plans are shown and kept: a secret (the KMS keys) is named, never shown.
