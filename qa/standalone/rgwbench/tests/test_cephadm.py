@@ -348,11 +348,8 @@ def test_haproxy_containers_cpu_and_rss_agree_with_the_hosts_proc(cephadm: Clust
     assert unclean is None, unclean
     fsid = cephadm.ceph('fsid').stdout.strip()
     before = snapshot(cephadm, [])
-    frontend, monitor = free_ports(HOST_ADDR, 2)
     loads: List[str] = []  # kept on purpose: a load's record stays until removed
-    for option, value in zip(OPTIONS, ('%s/24' % VIP, str(frontend), str(monitor))):
-        cephadm.ceph('config', 'set', 'mgr', 'mgr/rgwbench/%s' % option, value)
-    try:
+    with ingress_at_vip(cephadm) as frontend:
         cephadm.ceph('rgwbench', 'settings', 'apply', 'tls@ingress=http',
                      '--yes-i-really-mean-it')
         shown = wait_settings(cephadm, ['applied'], 900)
@@ -373,13 +370,25 @@ def test_haproxy_containers_cpu_and_rss_agree_with_the_hosts_proc(cephadm: Clust
         assert_agrees_with_proc(per_daemon, watch, start)
         cephadm.ceph('rgwbench', 'settings', 'revert')
         wait_settings(cephadm, ['reverted'], 900)
-    finally:
-        settings_put_back(cephadm)
-        for option, default in zip(OPTIONS, ('', '0', '0')):
-            cephadm.ceph('config', 'set', 'mgr', 'mgr/rgwbench/%s' % option, default)
-            cephadm.ceph('config', 'rm', 'mgr', 'mgr/rgwbench/%s' % option)
     assert_as_before(cephadm, before, loads)
     assert VIP not in bridge_addresses(), 'the VIP stayed on the bridge'
+
+
+@contextlib.contextmanager
+def ingress_at_vip(c: Cluster) -> Iterator[int]:
+    """The module's ingress options set to the test's VIP and two free ports (the
+    frontend's given); afterwards whatever the test left in place is put back and the
+    options removed."""
+    frontend, monitor = free_ports(HOST_ADDR, 2)
+    for option, value in zip(OPTIONS, ('%s/24' % VIP, str(frontend), str(monitor))):
+        c.ceph('config', 'set', 'mgr', 'mgr/rgwbench/%s' % option, value)
+    try:
+        yield frontend
+    finally:
+        settings_put_back(c)
+        for option, default in zip(OPTIONS, ('', '0', '0')):
+            c.ceph('config', 'set', 'mgr', 'mgr/rgwbench/%s' % option, default)
+            c.ceph('config', 'rm', 'mgr', 'mgr/rgwbench/%s' % option)
 
 
 def settings_put_back(c: Cluster) -> None:
@@ -405,10 +414,7 @@ def test_tls_at_rgw_and_at_a_keepalived_ingress_then_everything_put_back(
     at both; then specs, cephadm's certificate store and daemons as they were."""
     before = snapshot(cephadm, [])
     assert VIP not in bridge_addresses()
-    frontend, monitor = free_ports(HOST_ADDR, 2)
-    for option, value in zip(OPTIONS, ('%s/24' % VIP, str(frontend), str(monitor))):
-        cephadm.ceph('config', 'set', 'mgr', 'mgr/rgwbench/%s' % option, value)
-    try:
+    with ingress_at_vip(cephadm) as frontend:
         cephadm.ceph('rgwbench', 'settings', 'apply', 'tls@rgw=on', 'tls@ingress=https',
                      '--yes-i-really-mean-it')
         shown = wait_settings(cephadm, ['applied'], 900)
@@ -428,11 +434,6 @@ def test_tls_at_rgw_and_at_a_keepalived_ingress_then_everything_put_back(
         s3_round_trip(cephadm, rgw_url, ca_file)
         cephadm.ceph('rgwbench', 'settings', 'revert')
         wait_settings(cephadm, ['reverted'], 900)
-    finally:
-        settings_put_back(cephadm)
-        for option, default in zip(OPTIONS, ('', '0', '0')):
-            cephadm.ceph('config', 'set', 'mgr', 'mgr/rgwbench/%s' % option, default)
-            cephadm.ceph('config', 'rm', 'mgr', 'mgr/rgwbench/%s' % option)
     assert_as_before(cephadm, before, [])
     assert VIP not in bridge_addresses(), 'the VIP stayed on the bridge'
     s3_round_trip(cephadm, cephadm.s3()['url'], None)
