@@ -10,7 +10,7 @@ import os
 import re
 import threading
 import time
-from typing import Any, Dict, Iterator, List, Set
+from typing import Any, Dict, Iterator, List, Set, Tuple
 
 import pytest
 from conftest import RELEASES, Cluster, own_cluster, wait_pgs_clean
@@ -84,6 +84,31 @@ def mgr_logs(c: Cluster) -> Dict[str, str]:
 # Quiet as the test below is, whose check does not hold in CI's busiest minutes: so that
 # the file's one cluster serves both.
 @pytest.mark.quiet
+def logged_since(c: Cluster, logged: Dict[str, int], pattern: str) -> List[str]:
+    found: List[str] = []
+    for name, text in mgr_logs(c).items():
+        found += re.findall(pattern, text[logged.get(name, 0):])
+    return found
+
+
+def watched_run(c: Cluster, args: List[str], timeout: float
+                ) -> Tuple[Dict[str, Any], UpFromWatch, Dict[str, int]]:
+    """A run of `rgwbench run ARGS` to its end, complete, with each OSD's up_from
+    watched meanwhile; its record, the watch, and how far each mgr's log was before."""
+    logged = {name: len(text) for name, text in mgr_logs(c).items()}
+    watch = UpFromWatch(c)
+    watch.start()
+    try:
+        run_id = c.ceph('rgwbench', 'run', *args, '--yes-i-really-mean-it').stdout.strip()
+        record = wait_run(c, run_id, timeout=timeout)
+        time.sleep(2)
+    finally:
+        watch.stop.set()
+        watch.join(30)
+    assert record['state'] == 'complete', (record.get('error'), c.mgr_logs_tail())
+    return record, watch, logged
+
+
 def test_variants_sharing_msgr2_restart_the_osds_by_host_once_each_way(
         osd_hosts: Cluster) -> None:
     c = osd_hosts
@@ -97,27 +122,12 @@ def test_variants_sharing_msgr2_restart_the_osds_by_host_once_each_way(
     text = c.ceph('rgwbench', 'plan', '--profile', PROFILE_NAME).stdout
     assert 'OSD restarts: 8' in text and 'keeps msgr2-secure' in text, text
     before, modes = snapshot(c), running_modes(c)
-    logged = {name: len(text) for name, text in mgr_logs(c).items()}
-    watch = UpFromWatch(c)
-    watch.start()
-    try:
-        run_id = c.ceph('rgwbench', 'run', '--profile', PROFILE_NAME,
-                        '--yes-i-really-mean-it').stdout.strip()
-        record = wait_run(c, run_id, timeout=1500)
-        time.sleep(2)
-    finally:
-        watch.stop.set()
-        watch.join(30)
-    assert record['state'] == 'complete', (record.get('error'), c.mgr_logs_tail())
+    record, watch, logged = watched_run(c, ['--profile', PROFILE_NAME], timeout=1500)
     assert record['osd_restarts'] == 8, record['osd_restarts']
     assert watch.restarts() == {0: 2, 1: 2, 2: 2, 3: 2}, watch.seen
-    lines: List[str] = []
-    refused: List[str] = []
-    for name, text in mgr_logs(c).items():
-        lines += re.findall(r'restarted (osd\.[0-9]+(?:, osd\.[0-9]+)* of host \S+'
-                            r'(?: together)?)', text[logged.get(name, 0):])
-        refused += re.findall(r'host \S+: `osd ok-to-stop` refuses .*',
-                              text[logged.get(name, 0):])
+    lines = logged_since(c, logged, r'restarted (osd\.[0-9]+(?:, osd\.[0-9]+)* of host \S+'
+                                    r'(?: together)?)')
+    refused = logged_since(c, logged, r'host \S+: `osd ok-to-stop` refuses .*')
     assert lines == ['osd.0, osd.1 of host osdhost-a together',
                      'osd.2, osd.3 of host osdhost-b together'] * 2, (lines, refused)
     secure = {(ch['kind'], ch['target'], ch['state'])
@@ -149,13 +159,6 @@ ESTIMATE_WITHIN = 0.25
 TIMED_ON = ('pacific',)
 
 
-def logged_since(c: Cluster, logged: Dict[str, int], pattern: str) -> List[str]:
-    found: List[str] = []
-    for name, text in mgr_logs(c).items():
-        found += re.findall(pattern, text[logged.get(name, 0):])
-    return found
-
-
 # A run's duration is the machine's as much as the cluster's: the estimate's times were
 # measured at a load average of 2 to 9, and CI's busiest minutes run at 30 to 70
 # (releases_in_parallel.py). So this runs once most shards have ended.
@@ -170,18 +173,7 @@ def test_builtin_runs_as_planned_and_about_as_long(osd_hosts: Cluster, profile: 
     plan = c.ceph_json('rgwbench', 'plan', '--profile', profile, *args)
     text = c.ceph('rgwbench', 'plan', '--profile', profile, *args).stdout
     assert 'estimate: ' in text, text
-    logged = {name: len(text) for name, text in mgr_logs(c).items()}
-    watch = UpFromWatch(c)
-    watch.start()
-    try:
-        run_id = c.ceph('rgwbench', 'run', '--profile', profile, *args,
-                        '--yes-i-really-mean-it').stdout.strip()
-        record = wait_run(c, run_id, timeout=900)
-        time.sleep(2)
-    finally:
-        watch.stop.set()
-        watch.join(30)
-    assert record['state'] == 'complete', (record.get('error'), c.mgr_logs_tail())
+    record, watch, logged = watched_run(c, ['--profile', profile, *args], timeout=900)
     took = record['finished'] - record['started']
     print('%s: planned %.0f s %s, took %.0f s, load average %s; OSD restarts planned %d, '
           'made %d, each OSD %s' % (profile, plan['estimated_s'], plan['estimate'], took,
