@@ -76,8 +76,12 @@ class MemoryStore:
 def wait_a_few_polls(what: str, check: Callable[[], Optional[str]], polls: int = 5) -> None:
     """What ClusterAccess.wait_for does, with a few polls in place of a time-out."""
     from rgwbench.cluster.access import NotReady
+    from rgwbench.errors import RGWBenchError
     for _ in range(polls):
-        missing = check()
+        try:
+            missing = check()
+        except RGWBenchError as e:   # as ClusterAccess.wait_for: not there yet
+            missing = str(e)
         if missing is None:
             return
     raise NotReady('timed out waiting for %s: %s' % (what, missing))
