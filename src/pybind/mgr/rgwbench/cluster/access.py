@@ -138,6 +138,13 @@ class ClusterAccess:
         # OSD daemons restarted so far (a run counts its own from the difference).
         self.osd_restarted = 0
 
+    def _took(self, kind: str, started: float) -> None:
+        # The step is made: its timing failing to be kept must not fail it.
+        try:
+            self.step_took(kind, self.clock() - started)
+        except Exception as e:
+            self.log('the time of a step (%s) was not kept: %s' % (kind, e))
+
     # -- commands ---------------------------------------------------------------------
     def command(self, **cmd: Any) -> str:
         ret, out, err = self.mgr.mon_command(dict(cmd, format='json'))
@@ -273,7 +280,7 @@ class ClusterAccess:
         may no longer be there if a crash came after it was put back)."""
         started = self.clock()
         self._put_service(service_name, spec, replaced)
-        self.step_took(SPEC, self.clock() - started)
+        self._took(SPEC, started)
 
     def _put_service(self, service_name: str, spec: Optional[Dict[str, Any]],
                      replaced: Optional[Dict[str, Any]]) -> None:
@@ -410,7 +417,7 @@ class ClusterAccess:
             self.wait_for('%s to restart' % daemons,
                           lambda: self._restarted_rgw(daemons, before))
         self.wait_service(daemons)
-        self.step_took(DAEMON_RESTART, self.clock() - started)
+        self._took(DAEMON_RESTART, started)
 
     def rgw_identities(self) -> Dict[str, Tuple[Optional[str], Optional[int]]]:
         """Each RGW daemon's registration (service-map gid) and pid, by daemon name.
@@ -510,7 +517,7 @@ class ClusterAccess:
         self.wait_for('PGs to be active+clean after %s' % named, not_clean)
         self.log('restarted %s of host %s%s'
                  % (named, host, ' together' if len(osds) > 1 else ''))
-        self.step_took(OSD_BATCH, self.clock() - started)
+        self._took(OSD_BATCH, started)
 
     def osd_restart_blocker(self) -> Optional[str]:
         """Why the OSDs cannot be restarted now (None: they can): cephadm's refusal to act

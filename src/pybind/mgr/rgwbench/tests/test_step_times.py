@@ -80,6 +80,23 @@ def test_a_restart_of_the_rgw_service_is_timed(monkeypatch: pytest.MonkeyPatch) 
     assert steps == [(DAEMON_RESTART, 31.0)]
 
 
+def test_a_step_whose_time_cannot_be_kept_is_made_all_the_same(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr('rgwbench.cluster.access.answers', lambda url: None)
+    clock = Clock()
+    said: List[str] = []
+
+    def refused(kind: str, seconds: float) -> None:
+        raise OSError('the store refused it')
+    mgr = SlowRgwMgr(clock, 2.0)
+    cluster = ClusterAccess(mgr, lambda found: found, lambda spec: spec,  # type: ignore
+                            timeout_s=600, clock=clock, sleep=lambda s: None,
+                            log=said.append, step_took=refused)
+    cluster.restart('rgw.default')
+    assert mgr.generation == 1
+    assert 'the time of a step (daemon_restart) was not kept: the store refused it' in said
+
+
 def test_the_store_keeps_the_last_of_each_kind_and_gives_their_median() -> None:
     store = MemoryStore()
     times = StepTimeStore(store)
