@@ -25,6 +25,7 @@ from .checks.capacity_guard import CapacityGuard
 from .checks.gate import RunChecks
 from .checks.reshard_watch import ReshardWatch
 from .cluster.access import ClusterAccess
+from .cluster.step_times import StepTimeStore
 from .cluster.credentials import CredentialStore
 from .cluster.events import ClusterRunEvents
 from .cluster.orchestration import orchestrator_state, rgw_service_under_test, wait_for_backend
@@ -58,6 +59,7 @@ class Services:
         self.log = mgr.log
         self._agent_cert: Optional[Tuple[str, str]] = None
         self.credentials = CredentialStore(mgr)
+        self.step_times = StepTimeStore(mgr)
         self.placing = AgentPlacing(
             mgr, raise_if_exception=orchestrator.raise_if_exception,
             has_backend=lambda: orchestrator_state(mgr).backend is not None,
@@ -97,7 +99,8 @@ class Services:
                                ceph_version=self.ceph_version,
                                checks=self.checks,
                                rgw_daemons=lambda: len(self.placing.rgw_hosts()),
-                               agent_hosts=self.placing.hosts),
+                               agent_hosts=self.placing.hosts,
+                               step_times=self.step_times.medians),
             agents=agents, make_launcher=self.placing.launcher,
             events=self.events, log=self.log)
         self.activity = ActivityGuard(probes={
@@ -193,7 +196,8 @@ class Services:
                                              or 600),
                              log=self.log.info, users=RadosgwAdmin(self.mgr),
                              zones=RadosgwZones(self.mgr),
-                             spec_replaced=forget_left_certificate)
+                             spec_replaced=forget_left_certificate,
+                             step_took=self.step_times.took)
 
     @staticmethod
     def rgw_service_names(cluster: ClusterAccess) -> List[str]:

@@ -20,6 +20,7 @@ from .rgw_admin import S3Keys, UserAdmin, ZoneAdmin, ZonePlacement
 from .rgw_daemons import RGWDaemon, rgw_daemons
 from .secret_options import masked, secret_parts, shown
 from .spec_fields import holds, same_spec
+from .step_times import DAEMON_RESTART, OSD_BATCH, SPEC
 
 POLL_S = 1.0
 # Applies of a spec the orchestrator overwrote with an older one, before giving up.
@@ -119,8 +120,11 @@ class ClusterAccess:
                  log: Optional[Callable[[str], None]] = None,
                  users: Optional[UserAdmin] = None,
                  zones: Optional[ZoneAdmin] = None,
-                 spec_replaced: Optional[SpecReplaced] = None) -> None:
+                 spec_replaced: Optional[SpecReplaced] = None,
+                 step_took: Optional[Callable[[str, float], None]] = None) -> None:
         self.mgr = mgr
+        # told how long each restart, spec and OSD batch took (cluster/step_times.py)
+        self.step_took = step_took or (lambda kind, seconds: None)
         self.spec_replaced = spec_replaced
         self.users = users
         self.zones = zones
@@ -133,6 +137,13 @@ class ClusterAccess:
         self._given_up: Callable[[], bool] = lambda: False
         # OSD daemons restarted so far (a run counts its own from the difference).
         self.osd_restarted = 0
+
+    def _took(self, kind: str, started: float) -> None:
+        # The step is made: its timing failing to be kept must not fail it.
+        try:
+            self.step_took(kind, self.clock() - started)
+        except Exception as e:
+            self.log('the time of a step (%s) was not kept: %s' % (kind, e))
 
     # -- commands ---------------------------------------------------------------------
     def command(self, **cmd: Any) -> str:
@@ -267,6 +278,12 @@ class ClusterAccess:
         Under cephadm, what the spec it replaces left in cephadm's certificate store
         goes: the spec there now, and `replaced` (an undo's: the spec a run made, which
         may no longer be there if a crash came after it was put back)."""
+        started = self.clock()
+        self._put_service(service_name, spec, replaced)
+        self._took(SPEC, started)
+
+    def _put_service(self, service_name: str, spec: Optional[Dict[str, Any]],
+                     replaced: Optional[Dict[str, Any]]) -> None:
         if spec is None:
             if self.service_spec(service_name) is not None:
                 self.orch(self.mgr.remove_service(service_name))
@@ -390,6 +407,7 @@ class ClusterAccess:
         if daemons == 'osd':
             self.restart_osds()
             return
+        started = self.clock()
         # Read before asking: daemons that restart at once must look restarted.
         before = self.rgw_identities() if daemons.startswith('rgw.') else {}
         check_active(self.mgr, 'restart %s' % daemons)
@@ -399,6 +417,7 @@ class ClusterAccess:
             self.wait_for('%s to restart' % daemons,
                           lambda: self._restarted_rgw(daemons, before))
         self.wait_service(daemons)
+        self._took(DAEMON_RESTART, started)
 
     def rgw_identities(self) -> Dict[str, Tuple[Optional[str], Optional[int]]]:
         """Each RGW daemon's registration (service-map gid) and pid, by daemon name.
@@ -474,6 +493,7 @@ class ClusterAccess:
                 yield host, batch
 
     def _restart_osd_batch(self, host: str, osds: List[int]) -> None:
+        started = self.clock()
         named = ', '.join('osd.%d' % o for o in osds)
         self.wait_for('%s to be ok to stop' % named, lambda: self._not_ok_to_stop(osds))
         up_from = {osd: self._osd_up_from(osd) for osd in osds}
@@ -497,6 +517,7 @@ class ClusterAccess:
         self.wait_for('PGs to be active+clean after %s' % named, not_clean)
         self.log('restarted %s of host %s%s'
                  % (named, host, ' together' if len(osds) > 1 else ''))
+        self._took(OSD_BATCH, started)
 
     def osd_restart_blocker(self) -> Optional[str]:
         """Why the OSDs cannot be restarted now (None: they can): cephadm's refusal to act

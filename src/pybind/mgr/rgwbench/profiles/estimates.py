@@ -5,13 +5,18 @@ settings is given a flat allowance. `plan` knows what the run will do to the
 cluster and counts it (`ClusterWork`): each RGW restart, spec applied, OSD batch
 restarted and bounded prefill, applied and put back, at the times below.
 
-The times were measured on a local cluster of three hosts (Pacific, four memstore
-OSDs on two CRUSH hosts, the machine loaded by other clusters), from the manager's
-log of two runs (doc/mgr/rgwbench.rst, "How long a run takes"); elsewhere a restart
-takes what it takes there.
+A restart, spec or OSD batch is counted at the median time such steps took on this
+cluster in earlier runs and applies (`StepSeconds`, from cluster/step_times.py's
+store), or where none was timed yet at the time below. Those were measured on a local
+cluster of three hosts (Pacific, four memstore OSDs on two CRUSH hosts, the machine
+loaded by other clusters), from the manager's log of two runs (doc/mgr/rgwbench.rst,
+"How long a run takes"); elsewhere a restart takes what it takes there (an RGW restart
+on Tentacle's local cluster, 10 s a daemon).
 """
-from dataclasses import dataclass
-from typing import Dict
+from dataclasses import dataclass, field
+from typing import Dict, FrozenSet, Mapping
+
+from ..cluster.step_times import DAEMON_RESTART, OSD_BATCH, SPEC
 
 from .types import Profile, Variant, Workload
 
@@ -41,6 +46,29 @@ OSD_BATCH_S = 9.0
 
 
 @dataclass(frozen=True)
+class StepSeconds:
+    """What each step on the cluster takes, and which of the estimate's parts
+    (`daemon_restarts`, `specs`, `osd_restarts`) have times measured on this cluster."""
+    daemon_restart_s: float = DAEMON_RESTART_S
+    spec_s: float = SPEC_S
+    osd_batch_s: float = OSD_BATCH_S
+    measured: FrozenSet[str] = field(default_factory=frozenset)
+
+
+#: the kind of step (cluster/step_times.py) each part of the estimate counts
+MEASURED_PARTS = {DAEMON_RESTART: 'daemon_restarts', SPEC: 'specs', OSD_BATCH: 'osd_restarts'}
+
+
+def step_seconds(medians: Mapping[str, float]) -> StepSeconds:
+    """The times measured on this cluster (by kind of step), the fixed ones for the rest."""
+    return StepSeconds(daemon_restart_s=medians.get(DAEMON_RESTART, DAEMON_RESTART_S),
+                       spec_s=medians.get(SPEC, SPEC_S),
+                       osd_batch_s=medians.get(OSD_BATCH, OSD_BATCH_S),
+                       measured=frozenset(MEASURED_PARTS[k] for k in medians
+                                          if k in MEASURED_PARTS))
+
+
+@dataclass(frozen=True)
 class ClusterWork:
     """What a run does to the cluster besides measuring, as its plan counts it: each
     daemon restart, spec and OSD batch once when applied and once when put back."""
@@ -51,13 +79,13 @@ class ClusterWork:
     #: the time bound of every prefill of a working set sized from the caches
     prefill_s: float = 0.0
 
-    def seconds(self) -> Dict[str, float]:
-        """The estimate's parts, by what they are for."""
+    def seconds(self, steps: StepSeconds = StepSeconds()) -> Dict[str, float]:
+        """The estimate's parts, by what they are for, each step at its time in `steps`."""
         return {'run': RUN_ALLOWANCE_S,
                 'applications': self.applications * APPLICATION_S,
-                'daemon_restarts': self.daemon_restarts * DAEMON_RESTART_S,
-                'specs': self.specs * SPEC_S,
-                'osd_restarts': self.osd_batches * OSD_BATCH_S,
+                'daemon_restarts': self.daemon_restarts * steps.daemon_restart_s,
+                'specs': self.specs * steps.spec_s,
+                'osd_restarts': self.osd_batches * steps.osd_batch_s,
                 'prefills': self.prefill_s}
 
 
@@ -84,10 +112,12 @@ def workloads_seconds(profile: Profile) -> float:
         len(profile.variants) * profile.repeats
 
 
-def planned_seconds(profile: Profile, work: ClusterWork) -> Dict[str, float]:
-    """How long a run takes on a cluster whose plan counted `work`: its parts
-    (`workloads`, and those of `ClusterWork.seconds`) and their `total`."""
-    parts = dict(workloads=workloads_seconds(profile), **work.seconds())
+def planned_seconds(profile: Profile, work: ClusterWork,
+                    steps: StepSeconds = StepSeconds()) -> Dict[str, float]:
+    """How long a run takes on a cluster whose plan counted `work`, its steps taking
+    `steps`: its parts (`workloads`, and those of `ClusterWork.seconds`) and their
+    `total`."""
+    parts = dict(workloads=workloads_seconds(profile), **work.seconds(steps))
     return dict(parts, total=sum(parts.values()))
 
 

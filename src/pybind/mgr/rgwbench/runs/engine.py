@@ -20,7 +20,7 @@ import functools
 import threading
 import time
 from dataclasses import dataclass, field, replace
-from typing import AbstractSet, Any, Callable, Dict, List, Optional, Protocol, Set, Tuple
+from typing import AbstractSet, Any, Callable, Dict, List, Mapping, Optional, Protocol, Set, Tuple
 
 from ..agents.coordinator import AgentRun, agents_failed
 from ..agents.launchers import AgentLauncher, loading_agents
@@ -32,7 +32,7 @@ from ..settings.journal import FINISHED, LEFT, Journal, Step
 from ..cluster.kvstore import SecretStore
 from ..cluster.secret_options import masked_profile, masked_settings
 from ..profiles import MAX_CONCURRENCY, Profile, Workload, estimate_seconds
-from ..profiles.estimates import ClusterWork, planned_seconds
+from ..profiles.estimates import ClusterWork, planned_seconds, step_seconds
 from ..results.calibration import CALIBRATE, CalibrationStore, calibrate
 from ..results.compare import comparison, merge_repeats
 from ..results.host_findings import host_findings
@@ -97,6 +97,9 @@ class RunCluster:
     rgw_daemons: Callable[[], int] = lambda: 1
     # The hosts a placement puts agents on now ([]: the mgr's); raises when it cannot.
     agent_hosts: Callable[[Optional[List[str]]], List[str]] = lambda placement: []
+    # How long each kind of step took on this cluster before, its median by kind
+    # (cluster/step_times.py); none: the estimate's fixed times.
+    step_times: Callable[[], Mapping[str, float]] = dict
 
 
 @dataclass
@@ -195,6 +198,7 @@ class RunEngine:
         self.checks = cluster.checks
         self.rgw_daemons = cluster.rgw_daemons
         self.agent_hosts = cluster.agent_hosts
+        self.step_times = cluster.step_times
         self.agents = agents
         self.make_launcher = make_launcher
         self.events = events
@@ -229,11 +233,14 @@ class RunEngine:
                          for w, given in zip(workloads, profile.workloads)
                          if self.checks is not None and w.objects is not None and w != given),
                         0.0)
+        steps = step_seconds(self.step_times())
         estimate = planned_seconds(profile, work.cluster_work(
-            applier.ctx.cluster.osd_restart_batches() if rolling else 0, prefill_s))
+            applier.ctx.cluster.osd_restart_batches() if rolling else 0, prefill_s), steps)
         return {'profile': profile.name, 'baseline': profile.baseline,
                 'estimated_s': estimate['total'],
                 'estimate': {part: round(s, 1) for part, s in estimate.items()},
+                # the parts counted at the times their steps took on this cluster before
+                'estimate_measured': sorted(p for p in steps.measured if estimate.get(p)),
                 'repeats': profile.repeats,
                 'placement': profile.placement or [],
                 'agents': agents,

@@ -1,5 +1,5 @@
 """A run's plan as `ceph rgwbench plan` prints it."""
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 from ..agents.launchers import MGR_PROCESS
 from ..profiles.estimates import format_duration
@@ -75,11 +75,30 @@ ESTIMATE_PARTS = (('workloads', 'workloads'), ('osd_restarts', 'OSD restarts'),
                   ('applications', 'settings'), ('run', 'its S3 user and record'))
 
 
-def estimate_text(estimate: Dict[str, float]) -> str:
-    """`estimate: 1m 45s (workloads 48s, OSD restarts 36s, ...)`, its parts that take time."""
-    parts = ['%s %s' % (said, format_duration(estimate[part]))
-             for part, said in ESTIMATE_PARTS if estimate.get(part)]
-    return 'estimate: %s (%s)' % (format_duration(estimate['total']), ', '.join(parts))
+#: the parts whose steps are timed on the cluster (or else counted at fixed times)
+STEP_PARTS = ('osd_restarts', 'specs', 'daemon_restarts')
+
+
+def estimate_text(estimate: Dict[str, float], measured: Sequence[str] = ()) -> str:
+    """`estimate: 1m 45s (workloads 48s, OSD restarts 36s, ...), step times measured on
+    this cluster`: its parts that take time, and whether the steps it counts are at the
+    times they took here (`measured`: those parts) or the fixed ones."""
+    said = dict(ESTIMATE_PARTS)
+    parts = ['%s %s' % (said[part], format_duration(estimate[part]))
+             for part, _ in ESTIMATE_PARTS if estimate.get(part)]
+    steps = [p for p in STEP_PARTS if estimate.get(p)]
+    timed = [p for p in steps if p in measured]
+    if not steps:
+        where = ''
+    elif timed == steps:
+        where = ', step times measured on this cluster'
+    elif not timed:
+        where = ', default step times'
+    else:
+        where = ', %s measured on this cluster, other steps at default times' % ' and '.join(
+            said[p] for p in timed)
+    return 'estimate: %s (%s)%s' % (format_duration(estimate['total']), ', '.join(parts),
+                                    where)
 
 
 def run_plan_to_text(plan: Dict[str, Any]) -> str:
@@ -87,7 +106,7 @@ def run_plan_to_text(plan: Dict[str, Any]) -> str:
         plan['profile'], len(plan['variants']), len(plan['workloads']), plan['repeats'],
         round(plan['estimated_s'] / 60.0 + 0.5))]
     if plan.get('estimate'):
-        lines.append(estimate_text(plan['estimate']))
+        lines.append(estimate_text(plan['estimate'], plan.get('estimate_measured') or ()))
     lines.append('agents: %s' % agents_text(plan.get('agents') or {}))
     lines.append('load goes to: %s' % {
         'auto': 'every RGW daemon of the service, or the ingress of a variant that has one',

@@ -3,7 +3,7 @@ as threads (Setup), and a load service as the module builds one."""
 import logging
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from rgwbench.tests.agent_fakes import ThreadLauncher
 from checks_fakes import FakeView
@@ -80,7 +80,8 @@ class Setup:
                  behaviour: Optional[Dict[str, str]] = None,
                  more_rgws: Sequence[StubS3] = (), checks: Optional[RunChecks] = None,
                  events: Optional[Events] = None,
-                 rgw_daemons: Callable[[], int] = lambda: 1) -> None:
+                 rgw_daemons: Callable[[], int] = lambda: 1,
+                 step_times: Callable[[], Mapping[str, float]] = dict) -> None:
         self.store = MemoryStore()
         self.cluster = ServingCluster([stub] + list(more_rgws))
         self.events = events or Events()
@@ -99,7 +100,7 @@ class Setup:
             store=self.store, results=self.results, credentials=credentials,
             cluster=RunCluster(make_applier=lambda: applier(self.cluster),
                                ceph_version=lambda: '16.2.15', checks=checks,
-                               rgw_daemons=rgw_daemons),
+                               rgw_daemons=rgw_daemons, step_times=step_times),
             agents=AgentWorkloads(
                 make_channel=lambda: AgentChannel('127.0.0.1', 0, *certificate),
                 server_daemons=ServerDaemons, log=log, keep_objects=lambda: self.keep_objects,

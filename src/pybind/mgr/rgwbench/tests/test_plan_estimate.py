@@ -91,10 +91,11 @@ def test_the_plan_text_says_the_estimate_and_its_parts(
                           'daemon_restarts': 7.5, 'prefills': 0, 'applications': 2,
                           'run': 3, 'total': 104.5}) == (
         'estimate: 1m 44s (workloads 48s, OSD restarts 36s, specs applied and put back '
-        '8s, RGW restarts 8s, settings 2s, its S3 user and record 3s)')
+        '8s, RGW restarts 8s, settings 2s, its S3 user and record 3s), default step times')
     s = Setup(stub, certificate)
     plan = s.engine.plan(s.profile())
-    assert run_plan_to_text(plan).splitlines()[1] == estimate_text(plan['estimate'])
+    assert run_plan_to_text(plan).splitlines()[1] == estimate_text(
+        plan['estimate'], plan['estimate_measured'])
 
 
 @pytest.mark.parametrize('settings, prefills', [
