@@ -177,6 +177,7 @@ TOUCHED = ('osd/ms_cluster_mode', 'osd/ms_service_mode', 'rgw/ms_client_mode',
 # mgr/devicehealth/ (its last scrape's time, which it writes again after a failover).
 KEPT_PREFIXES = tuple('mgr/rgwbench/' + p for p in (
     'result/', 'result_index/', 'journal/history/', 'panel/generated/', 'tls/generated',
+    'step_times',
     'settings/state')) + (
     'config-history/', 'mgr/progress/', 'mgr/%s/daemon/' % ORCH_BACKEND, 'mgr/devicehealth/')
 

@@ -20,7 +20,7 @@ from .rgw_admin import S3Keys, UserAdmin, ZoneAdmin, ZonePlacement
 from .rgw_daemons import RGWDaemon, rgw_daemons
 from .secret_options import masked, secret_parts, shown
 from .spec_fields import holds, same_spec
-from .step_times import DAEMON_RESTART, OSD_BATCH, SPEC
+from .step_times import DAEMON_RESTART, OSD_BATCH, spec_kind
 
 POLL_S = 1.0
 # Applies of a spec the orchestrator overwrote with an older one, before giving up.
@@ -280,7 +280,7 @@ class ClusterAccess:
         may no longer be there if a crash came after it was put back)."""
         started = self.clock()
         self._put_service(service_name, spec, replaced)
-        self._took(SPEC, started)
+        self._took(spec_kind(service_name), started)
 
     def _put_service(self, service_name: str, spec: Optional[Dict[str, Any]],
                      replaced: Optional[Dict[str, Any]]) -> None:

@@ -12,13 +12,22 @@ from .kvstore import Store
 
 #: an `orch restart` of a service (RGW), until its daemons are back and registered anew
 DAEMON_RESTART = 'daemon_restart'
-#: a service spec applied or removed, until its daemons match it
+#: a spec of the RGW service applied or removed, until its daemons match it (each one
+#: redeployed)
+RGW_SPEC = 'rgw_spec'
+#: another service's spec (an ingress) applied or removed, until its daemons match it
 SPEC = 'spec'
 #: a batch of OSDs restarted, until they are up again and the PGs active+clean
 OSD_BATCH = 'osd_batch'
-KINDS = (DAEMON_RESTART, SPEC, OSD_BATCH)
+KINDS = (DAEMON_RESTART, RGW_SPEC, SPEC, OSD_BATCH)
 
 STEP_TIMES_KEY = 'step_times'
+
+
+def spec_kind(service_name: str) -> str:
+    """The kind of step a spec of `service_name` applied or removed is."""
+    return RGW_SPEC if service_name.startswith('rgw.') else SPEC
+
 #: the measurements kept of each kind: the estimate takes their median, so one step slow
 #: by chance (a daemon that failed to start once) does not move it
 KEPT = 9

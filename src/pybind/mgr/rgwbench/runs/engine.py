@@ -32,7 +32,7 @@ from ..settings.journal import FINISHED, LEFT, Journal, Step
 from ..cluster.kvstore import SecretStore
 from ..cluster.secret_options import masked_profile, masked_settings
 from ..profiles import MAX_CONCURRENCY, Profile, Workload, estimate_seconds
-from ..profiles.estimates import ClusterWork, planned_seconds, step_seconds
+from ..profiles.estimates import ClusterWork, default_steps, planned_seconds, step_seconds
 from ..results.calibration import CALIBRATE, CalibrationStore, calibrate
 from ..results.compare import comparison, merge_repeats
 from ..results.host_findings import host_findings
@@ -126,6 +126,7 @@ class PlannedWork:
     times every OSD is restarted (`rolling`, counted apart: see _variants_planned)."""
     applications: int = 0
     daemon_restarts: int = 0
+    rgw_specs: int = 0
     specs: int = 0
     rolling: int = 0
     #: the services whose journaled restart is not put back yet: putting back restarts
@@ -136,7 +137,7 @@ class PlannedWork:
         self.applications += 1
         for change in (c for p in plans for c in p.changes):
             if change.kind == SERVICE:
-                self.specs += 1
+                self._spec(change.target)
             elif change.kind == RESTART and change.target != OSD_RESTART_TARGET:
                 self.daemon_restarts += 1
                 self.restarts_open.add(change.target)
@@ -144,10 +145,16 @@ class PlannedWork:
     def put_back(self, targets: AbstractSet[JournalTarget]) -> None:
         for kind, target in targets:
             if kind == SERVICE:
-                self.specs += 1
+                self._spec(target)
             elif kind == RESTART and target in self.restarts_open:
                 self.daemon_restarts += 1
                 self.restarts_open.discard(target)
+
+    def _spec(self, service: str) -> None:
+        if service.startswith('rgw.'):
+            self.rgw_specs += 1
+        else:
+            self.specs += 1
 
     def put_back_all(self, in_place: List[SettingPlan]) -> None:
         """At the run's end: every change in place, and every restart not put back."""
@@ -156,7 +163,8 @@ class PlannedWork:
 
     def cluster_work(self, osd_batches: int, prefill_s: float) -> ClusterWork:
         return ClusterWork(applications=self.applications,
-                           daemon_restarts=self.daemon_restarts, specs=self.specs,
+                           daemon_restarts=self.daemon_restarts,
+                           rgw_specs=self.rgw_specs, specs=self.specs,
                            osd_batches=self.rolling * osd_batches, prefill_s=prefill_s)
 
 
@@ -233,14 +241,17 @@ class RunEngine:
                          for w, given in zip(workloads, profile.workloads)
                          if self.checks is not None and w.objects is not None and w != given),
                         0.0)
-        steps = step_seconds(self.step_times())
-        estimate = planned_seconds(profile, work.cluster_work(
-            applier.ctx.cluster.osd_restart_batches() if rolling else 0, prefill_s), steps)
+        steps = step_seconds(self.step_times(),
+                             default_steps(applier.ctx.release, self.rgw_daemons()))
+        counted = work.cluster_work(
+            applier.ctx.cluster.osd_restart_batches() if rolling else 0, prefill_s)
+        estimate = planned_seconds(profile, counted, steps)
         return {'profile': profile.name, 'baseline': profile.baseline,
                 'estimated_s': estimate['total'],
                 'estimate': {part: round(s, 1) for part, s in estimate.items()},
                 # the parts counted at the times their steps took on this cluster before
-                'estimate_measured': sorted(p for p in steps.measured if estimate.get(p)),
+                'estimate_measured': counted.measured_parts(steps),
+                'step_seconds': steps.shown(),
                 'repeats': profile.repeats,
                 'placement': profile.placement or [],
                 'agents': agents,

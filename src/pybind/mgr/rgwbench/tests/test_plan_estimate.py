@@ -9,9 +9,10 @@ from rgwbench.tests.run_fakes import Setup
 
 from rgwbench.checks.gate import RunChecks
 
-from rgwbench.profiles.estimates import (APPLICATION_S, DAEMON_RESTART_S, OSD_BATCH_S,
-                                         RUN_ALLOWANCE_S, SPEC_S, WORKLOAD_ALLOWANCE_S,
-                                         ClusterWork, planned_seconds)
+from rgwbench.profiles.estimates import (APPLICATION_S, OSD_BATCH_S, RGW_RESTART_S,
+                                         RGW_SPEC_S, RUN_ALLOWANCE_S, SLOW_RGW_RESTART_S,
+                                         SLOW_RGW_SPEC_S, SPEC_S, WORKLOAD_ALLOWANCE_S,
+                                         ClusterWork, default_steps, planned_seconds)
 from rgwbench.runs.plan_text import estimate_text, run_plan_to_text
 from rgwbench.serial import dump
 from rgwbench.tests.s3stub import StubS3
@@ -21,6 +22,8 @@ INSECURE = {'msgr2-secure': 'off'}
 # a setting of the RGW spec (as TLS at RGW is, which these fakes do not have)
 PER_HOST = {'rgw-per-host': 2}
 THREADS = {'config': {'client.rgw/rgw_thread_pool_size': 256}}
+# the fakes' cluster: Pacific, one RGW daemon, no step timed on it yet
+STEPS = default_steps(16, 1)
 
 
 def variants(*settings: Dict[str, Any]) -> List[Dict[str, Any]]:
@@ -47,8 +50,12 @@ def test_the_plan_counts_the_restarts_and_specs_the_run_makes(
     calls = s.cluster.calls
     batches = s.cluster.osd_restart_batches()   # the fake's two hosts of one OSD
     estimate = plan['estimate']
-    assert estimate['daemon_restarts'] == DAEMON_RESTART_S * calls.count('restart rgw.default')
-    assert estimate['specs'] == SPEC_S * sum(1 for c in calls if c.startswith('service '))
+    assert estimate['daemon_restarts'] == pytest.approx(
+        RGW_RESTART_S * calls.count('restart rgw.default'))
+    assert estimate['specs'] == pytest.approx(
+        RGW_SPEC_S * sum(1 for c in calls if c.startswith('service ')))
+    assert plan['step_seconds'] == {'daemon_restart': RGW_RESTART_S, 'rgw_spec': RGW_SPEC_S,
+                                    'spec': SPEC_S, 'osd_batch': OSD_BATCH_S}
     assert estimate['osd_restarts'] == OSD_BATCH_S * batches * calls.count('restart osd')
     assert estimate['applications'] == APPLICATION_S * len(settings)
     assert estimate['workloads'] == len(settings) * (2 + WORKLOAD_ALLOWANCE_S)
@@ -65,24 +72,42 @@ def test_the_msgr2_shape_applies_its_kept_spec_once(
     profile = s.profile(baseline='v0', variants=variants(dict(PER_HOST, **INSECURE),
                                                          dict(PER_HOST, **SECURE)))
     plan = s.engine.plan(profile)
-    assert (plan['estimate']['specs'], plan['estimate']['daemon_restarts']) == (
-        2 * SPEC_S, 3 * DAEMON_RESTART_S)
+    assert (plan['estimate']['specs'], plan['estimate']['daemon_restarts']) == pytest.approx((
+        2 * RGW_SPEC_S, 3 * RGW_RESTART_S))
     assert plan['estimate']['osd_restarts'] == 2 * 2 * OSD_BATCH_S   # on, then off
 
 
 def test_planned_seconds_adds_its_parts() -> None:
     profile = Setup.profile(Setup.__new__(Setup), baseline='v0',
                             variants=variants({}, THREADS))
-    work = ClusterWork(applications=2, daemon_restarts=3, specs=1, osd_batches=4,
+    work = ClusterWork(applications=2, daemon_restarts=3, rgw_specs=2, specs=1, osd_batches=4,
                        prefill_s=30)
-    parts = planned_seconds(profile, work)
+    parts = planned_seconds(profile, work, STEPS)
     # tiny's one workload: 2 s, no warm-up
     assert parts == {'workloads': 2 * (2 + WORKLOAD_ALLOWANCE_S), 'run': RUN_ALLOWANCE_S,
                      'applications': 2 * APPLICATION_S,
-                     'daemon_restarts': 3 * DAEMON_RESTART_S, 'specs': SPEC_S,
+                     'daemon_restarts': 3 * RGW_RESTART_S, 'specs': 2 * RGW_SPEC_S + SPEC_S,
                      'osd_restarts': 4 * OSD_BATCH_S, 'prefills': 30,
                      'total': 2 * (2 + WORKLOAD_ALLOWANCE_S) + RUN_ALLOWANCE_S +
-                     2 * APPLICATION_S + 3 * DAEMON_RESTART_S + SPEC_S + 4 * OSD_BATCH_S + 30}
+                     2 * APPLICATION_S + 3 * RGW_RESTART_S + 2 * RGW_SPEC_S + SPEC_S +
+                     4 * OSD_BATCH_S + 30}
+
+
+@pytest.mark.parametrize('release, slow', [(16, False), (19, False), (20, True)])
+def test_without_times_measured_here_rgw_steps_count_each_daemon_by_release(
+        release: int, slow: bool) -> None:
+    """Tentacle's radosgw waits for its dedup background when told to stop, until it is
+    killed: each daemon takes about 10 s more to restart or redeploy."""
+    restart, spec = (SLOW_RGW_RESTART_S, SLOW_RGW_SPEC_S) if slow else (RGW_RESTART_S,
+                                                                         RGW_SPEC_S)
+    one, three = default_steps(release, 1), default_steps(release, 3)
+    assert (three.daemon_restart_s, three.rgw_spec_s) == pytest.approx((3 * restart, 3 * spec))
+    assert (one.daemon_restart_s, one.rgw_spec_s) == (restart, spec)
+    # an ingress's spec and an OSD batch do not depend on RGW
+    assert (three.spec_s, three.osd_batch_s) == (one.spec_s, one.osd_batch_s) == (
+        SPEC_S, OSD_BATCH_S)
+    assert default_steps(release, 0) == one
+    assert three.measured == frozenset()
 
 
 def test_the_plan_text_says_the_estimate_and_its_parts(

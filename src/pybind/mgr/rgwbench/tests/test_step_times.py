@@ -10,9 +10,8 @@ from rgwbench.tests.rgw_restart_fakes import InstantRestartMgr
 from rgwbench.tests.run_fakes import ServingCluster, Setup
 
 from rgwbench.cluster.access import ClusterAccess
-from rgwbench.cluster.step_times import (DAEMON_RESTART, KEPT, OSD_BATCH, SPEC,
-                                         STEP_TIMES_KEY, StepTimeStore)
-from rgwbench.profiles.estimates import DAEMON_RESTART_S, OSD_BATCH_S, SPEC_S
+from rgwbench.cluster.step_times import (DAEMON_RESTART, KEPT, OSD_BATCH, RGW_SPEC, SPEC,
+                                         STEP_TIMES_KEY, StepTimeStore, spec_kind)
 from rgwbench.runs.plan_text import estimate_text, run_plan_to_text
 from rgwbench.serial import dump
 from rgwbench.tests.s3stub import StubS3
@@ -139,23 +138,24 @@ class TimedCluster(ServingCluster):
     def put_service(self, service_name: str, spec: Optional[Dict[str, Any]],
                     replaced: Optional[Dict[str, Any]] = None) -> None:
         super().put_service(service_name, spec, replaced)
-        self.times.took(SPEC, self.seconds[SPEC])
+        self.times.took(spec_kind(service_name), self.seconds[spec_kind(service_name)])
 
 
 def test_after_a_run_the_plan_counts_each_step_at_the_time_it_took_here(
         stub: StubS3, certificate: Tuple[str, str]) -> None:
     times = StepTimeStore(MemoryStore())
     s = Setup(stub, certificate, step_times=times.medians)
-    s.cluster = TimedCluster([stub], times, {DAEMON_RESTART: 10.0, SPEC: 6.0, OSD_BATCH: 12.0})
+    s.cluster = TimedCluster([stub], times,
+                             {DAEMON_RESTART: 10.0, RGW_SPEC: 6.0, OSD_BATCH: 12.0})
     # msgr2 secure (every OSD restarted, then RGW), then RGW's spec changed (so applied
     # and put back) with secure mode put back
     profile = s.profile(baseline='v0', variants=[
         {'name': 'v0', 'settings': {'msgr2-secure': 'on'}},
         {'name': 'v1', 'settings': PER_HOST}])
     before = s.engine.plan(profile)
-    counted = {DAEMON_RESTART: before['estimate']['daemon_restarts'] / DAEMON_RESTART_S,
-               SPEC: before['estimate']['specs'] / SPEC_S,
-               OSD_BATCH: before['estimate']['osd_restarts'] / OSD_BATCH_S}
+    defaults = before['step_seconds']
+    parts = {DAEMON_RESTART: 'daemon_restarts', RGW_SPEC: 'specs', OSD_BATCH: 'osd_restarts'}
+    counted = {kind: before['estimate'][part] / defaults[kind] for kind, part in parts.items()}
     assert all(counted.values()), counted
     assert before['estimate_measured'] == []
     assert run_plan_to_text(before).splitlines()[1].endswith(', default step times')
@@ -166,11 +166,12 @@ def test_after_a_run_the_plan_counts_each_step_at_the_time_it_took_here(
     assert record['state'] == 'complete', record['error']
 
     after = s.engine.plan(profile)
-    assert [after['estimate'][p] for p in ('daemon_restarts', 'specs', 'osd_restarts')] == [
-        counted[DAEMON_RESTART] * 10.0, counted[SPEC] * 6.0, counted[OSD_BATCH] * 12.0]
-    assert after['estimated_s'] == pytest.approx(
-        before['estimated_s'] + counted[DAEMON_RESTART] * (10.0 - DAEMON_RESTART_S) +
-        counted[SPEC] * (6.0 - SPEC_S) + counted[OSD_BATCH] * (12.0 - OSD_BATCH_S))
+    assert after['step_seconds'] == dict(defaults, daemon_restart=10.0, rgw_spec=6.0,
+                                         osd_batch=12.0)
+    assert [after['estimate'][p] for p in parts.values()] == pytest.approx([
+        counted[DAEMON_RESTART] * 10.0, counted[RGW_SPEC] * 6.0, counted[OSD_BATCH] * 12.0])
+    assert after['estimated_s'] == pytest.approx(before['estimated_s'] + sum(
+        counted[kind] * (after['step_seconds'][kind] - defaults[kind]) for kind in parts))
     assert after['estimate_measured'] == ['daemon_restarts', 'osd_restarts', 'specs']
     assert run_plan_to_text(after).splitlines()[1].endswith(
         ', step times measured on this cluster')
