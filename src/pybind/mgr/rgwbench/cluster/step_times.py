@@ -22,15 +22,14 @@ OSD_BATCH = 'osd_batch'
 KINDS = (DAEMON_RESTART, RGW_SPEC, SPEC, OSD_BATCH)
 
 STEP_TIMES_KEY = 'step_times'
+#: the measurements kept of each kind: the estimate takes their median, so one step slow
+#: by chance (a daemon that failed to start once) does not move it
+KEPT = 9
 
 
 def spec_kind(service_name: str) -> str:
     """The kind of step a spec of `service_name` applied or removed is."""
     return RGW_SPEC if service_name.startswith('rgw.') else SPEC
-
-#: the measurements kept of each kind: the estimate takes their median, so one step slow
-#: by chance (a daemon that failed to start once) does not move it
-KEPT = 9
 
 
 @dataclass(frozen=True)

@@ -98,8 +98,8 @@ def test_without_times_measured_here_rgw_steps_count_each_daemon_by_release(
         release: int, slow: bool) -> None:
     """Tentacle's radosgw waits for its dedup background when told to stop, until it is
     killed: each daemon takes about 10 s more to restart or redeploy."""
-    restart, spec = (SLOW_RGW_RESTART_S, SLOW_RGW_SPEC_S) if slow else (RGW_RESTART_S,
-                                                                         RGW_SPEC_S)
+    restart, spec = ((SLOW_RGW_RESTART_S, SLOW_RGW_SPEC_S) if slow else
+                     (RGW_RESTART_S, RGW_SPEC_S))
     one, three = default_steps(release, 1), default_steps(release, 3)
     assert (three.daemon_restart_s, three.rgw_spec_s) == pytest.approx((3 * restart, 3 * spec))
     assert (one.daemon_restart_s, one.rgw_spec_s) == (restart, spec)

@@ -12,6 +12,7 @@ from rgwbench.tests.run_fakes import ServingCluster, Setup
 from rgwbench.cluster.access import ClusterAccess
 from rgwbench.cluster.step_times import (DAEMON_RESTART, KEPT, OSD_BATCH, RGW_SPEC, SPEC,
                                          STEP_TIMES_KEY, StepTimeStore, spec_kind)
+from rgwbench.profiles.estimates import ClusterWork, default_steps, step_seconds
 from rgwbench.runs.plan_text import estimate_text, run_plan_to_text
 from rgwbench.serial import dump
 from rgwbench.tests.s3stub import StubS3
@@ -188,3 +189,22 @@ def test_the_plan_text_says_which_step_times_were_measured_here() -> None:
     # a plan that restarts nothing says nothing of step times
     assert estimate_text({'workloads': 9.0, 'run': 3.0, 'total': 12.0}, ['specs']) == (
         'estimate: 12s (workloads 9s, its S3 user and record 3s)')
+
+
+def test_an_rgw_spec_is_a_step_of_its_own_kind() -> None:
+    """RGW's spec redeploys each of its daemons, an ingress's deploys HAProxy: timed
+    apart."""
+    assert spec_kind('rgw.default') == RGW_SPEC
+    assert spec_kind('ingress.rgw.default') == SPEC
+
+
+def test_a_part_is_measured_here_when_every_kind_of_step_it_counts_was() -> None:
+    work = ClusterWork(daemon_restarts=2, rgw_specs=2, specs=2)
+    rgw_only = step_seconds({DAEMON_RESTART: 30.0, RGW_SPEC: 60.0}, default_steps(20, 3))
+    # the ingress's spec is still at its default: specs are not all measured
+    assert work.measured_parts(rgw_only) == ['daemon_restarts']
+    both = step_seconds({RGW_SPEC: 60.0, SPEC: 5.0}, default_steps(20, 3))
+    assert work.measured_parts(both) == ['specs']
+    # a part the run does not make says nothing, measured or not
+    assert ClusterWork(rgw_specs=1).measured_parts(both) == ['specs']
+    assert ClusterWork().measured_parts(both) == []
