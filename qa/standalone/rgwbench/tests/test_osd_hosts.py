@@ -81,9 +81,6 @@ def mgr_logs(c: Cluster) -> Dict[str, str]:
     return found
 
 
-# Quiet as the test below is, whose check does not hold in CI's busiest minutes: so that
-# the file's one cluster serves both.
-@pytest.mark.quiet
 def logged_since(c: Cluster, logged: Dict[str, int], pattern: str) -> List[str]:
     found: List[str] = []
     for name, text in mgr_logs(c).items():
@@ -109,6 +106,9 @@ def watched_run(c: Cluster, args: List[str], timeout: float
     return record, watch, logged
 
 
+# Quiet as the test below is, whose check does not hold in CI's busiest minutes: so that
+# the file's one cluster serves both.
+@pytest.mark.quiet
 def test_variants_sharing_msgr2_restart_the_osds_by_host_once_each_way(
         osd_hosts: Cluster) -> None:
     c = osd_hosts

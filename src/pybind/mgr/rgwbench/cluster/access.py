@@ -645,6 +645,40 @@ SETTLING = frozenset(('unknown', 'creating', 'peering', 'activating', 'active',
                       'clean')) | CLEAN_MEANWHILE
 
 
+class PgWaits(Protocol):
+    """What waiting for PGs to settle reads (ClusterAccess, a test's fake cluster)."""
+
+    def wait_for(self, what: str, check: Callable[[], Optional[str]],
+                 timeout_s: Optional[float] = None) -> None: ...
+
+    def pgs_settling(self) -> Optional[str]: ...
+
+    def pgs_not_clean(self) -> Optional[str]: ...
+
+
+def pgs_not_clean_once_settled(cluster: PgWaits, before: str,
+                               log: Callable[[str], None]) -> Optional[str]:
+    """The PGs not active+clean (None: every PG is), once those only on their way there
+    (pgs_settling: a pool made a moment ago, PGs peering) have had their wait
+    (ready_timeout) `before` something (`restarting rgw.default`). PGs a moment ago
+    made settle within seconds; PGs missing a copy (an OSD down) are returned at the
+    first look: no wait mends them."""
+    settling = cluster.pgs_settling()
+    if settling is None:
+        return cluster.pgs_not_clean()
+    log('waiting (at most ready_timeout) for %s, made or peering a moment ago, to be '
+        'active+clean before %s' % (settling, before))
+    try:
+        cluster.wait_for('PGs made or peering a moment ago to settle before %s' % before,
+                         cluster.pgs_settling)
+    except NotReady:
+        pass
+    unclean = cluster.pgs_not_clean()
+    log('%s before %s' % ('still %s' % unclean if unclean else 'every PG is active+clean',
+                          before))
+    return unclean
+
+
 def described(unclean: Dict[str, int]) -> Optional[str]:
     """`PGs 8 creating+peering, ...` (None: no PG)."""
     if not unclean:

@@ -354,7 +354,7 @@ class RunEngine:
             applier = self.make_applier()
             # Every variant's settings check out first.
             restart_rgw, restart_osds = applier.restarts([v.settings for v in profile.variants])
-            problems = applier.precheck(force, restart_osds=restart_osds)
+            problems = applier.precheck(force, restart_osds=restart_osds, settle=True)
             if problems:
                 raise Busy('refusing to run: %s' % '; '.join(problems))
             # Agents that cannot be placed now (`count:N` past the hosts there are, `rgw`

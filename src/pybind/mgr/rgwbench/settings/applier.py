@@ -10,7 +10,7 @@ from .base import ClientSide, PlanView, Setting, SettingContext
 from .changes import (CONFIG, RESTART, SERVICE, UNDO_LAST, Change, changed_meanwhile,
                       config_change, current_state, put_state)
 from ..cluster.storage import ALLOW_POOL_DELETE
-from ..cluster.access import GaveUp, NotReady
+from ..cluster.access import GaveUp, pgs_not_clean_once_settled
 from .daemon_settings import OSD_RESTART_TARGET, RGWRestart
 from ..cluster.secret_options import masked_settings
 from ..serial import HIDDEN, OMIT_NONE, derived
@@ -205,29 +205,40 @@ class SettingsApplier:
         """OSD daemons this applier's cluster restarted so far."""
         return int(getattr(self.ctx.cluster, 'osd_restarted', 0))
 
-    def precheck(self, force: bool = False, restart_osds: bool = False) -> List[str]:
+    def precheck(self, force: bool = False, restart_osds: bool = False,
+                 settle: bool = False) -> List[str]:
         """Why the cluster is not fit to be changed now (empty: it is).
 
         `restart_osds`: the changes restart the OSDs a host at a time, each only once
         `osd ok-to-stop` allows it. Where it never does (a pool without a replica
         on another OSD: the demo's one-OSD cluster), the change would wait for it
         in vain and so would putting it back; refused before anything changes,
-        even with --force, since it would take PGs offline."""
+        even with --force, since it would take PGs offline.
+
+        `settle` (a change about to be made, not a plan): when PGs not active+clean
+        are all that keeps the cluster from being fit and each is only on its way
+        there (a pool the test or run before made a moment ago: `creating+peering`
+        for seconds), they have their wait (ready_timeout) first, as before a
+        restart. PGs missing a copy, or any other problem, are refused at once."""
+        cluster = self.ctx.cluster
         problems = []
         if restart_osds:
-            blocker = self.ctx.cluster.osd_restart_blocker()
+            blocker = cluster.osd_restart_blocker()
             if blocker:
                 problems.append(
                     'these settings restart every OSD, which cannot be done now: %s' % blocker)
-        status, checks = self.ctx.cluster.health()
+        status, checks = cluster.health()
         if status == 'HEALTH_ERR' and not force:
             problems.append('the cluster is HEALTH_ERR (%s); --force to go on anyway'
                             % ', '.join(checks))
-        unclean = self.ctx.cluster.pgs_not_clean()
-        if unclean and not force:
-            problems.append('not every PG is active+clean (%s); --force to go on anyway'
-                            % unclean)
-        if not self.ctx.cluster.rgw_daemons():
+        no_rgw = not cluster.rgw_daemons()
+        if not force:
+            unclean = pgs_not_clean_once_settled(cluster, 'changing the cluster', self.log) \
+                if settle and not problems and not no_rgw else cluster.pgs_not_clean()
+            if unclean:
+                problems.append('not every PG is active+clean (%s); --force to go on anyway'
+                                % unclean)
+        if no_rgw:
             problems.append('no RGW daemon is in the service map')
         return problems
 
@@ -285,7 +296,8 @@ class SettingsApplier:
         def undo(step: Step) -> None:
             self.log('putting back %s %s' % (step.kind, step.target))
             if step.kind == RESTART:
-                unclean = None if force else self._unclean_before_restart(step.target)
+                unclean = None if force else pgs_not_clean_once_settled(
+                    self.ctx.cluster, 'restarting %s' % step.target, self.log)
                 if unclean:
                     raise HealthRefusal(
                         'not restarting %s: not every PG is active+clean (%s) within '
@@ -316,23 +328,6 @@ class SettingsApplier:
         if close and all(s.state in FINISHED for s in steps):
             journal.close()
         return steps
-
-    def _unclean_before_restart(self, daemons: str) -> Optional[str]:
-        """The PGs not active+clean, once those only settling have had their wait
-        (ready_timeout) (None: all are clean, the restart may go).
-
-        PGs a moment ago made or peering settle within seconds: an SSE check's first
-        bucket makes RGW's data and index pools, and a put-back right after the apply
-        found their PGs `unknown`. Refused at once, the restart stayed owed until the
-        module's next start while the settings showed `reverting`. PGs missing a copy
-        (an OSD down) are refused at once: no wait mends them."""
-        cluster = self.ctx.cluster
-        try:
-            cluster.wait_for('PGs made or peering a moment ago to settle before restarting '
-                             '%s' % daemons, cluster.pgs_settling)
-        except NotReady:
-            pass
-        return cluster.pgs_not_clean()
 
     def allowing_pool_delete(self, journal: Journal, remove: Callable[[], None]) -> None:
         """Run `remove` (a pool's removal) with `mon_allow_pool_delete` true, journaled like

@@ -102,7 +102,7 @@ class SettingsSession:
                 raise InvalidInput('nothing to change: the cluster already runs with %s'
                                    % ', '.join('%s=%s' % (p.setting, dump(p)['value'])
                                                for p in plans))
-            problems = applier.precheck(force, restart_osds=restarts_osds(plans))
+            problems = applier.precheck(force, restart_osds=restarts_osds(plans), settle=True)
             if problems:
                 raise Busy('refusing to change the cluster: %s' % '; '.join(problems))
             journal_id = 'settings-%s-%s' % (time.strftime('%Y%m%d-%H%M%S'),

@@ -374,6 +374,21 @@ class FakeCluster(FakeWaits):
         return self.osd_blocker
 
 
+class SettlingCluster(FakeCluster):
+    """PGs on their way to active+clean (a pool just made) for the first `polls` looks."""
+
+    def __init__(self, polls: int) -> None:
+        super().__init__()
+        self.polls = polls
+        self.unclean_settles = True
+
+    def pgs_not_clean(self) -> Optional[str]:
+        if self.polls > 0:
+            self.polls -= 1
+            return 'PGs 64 unknown'
+        return None
+
+
 def steady_seconds(ops_per_s: float, bytes_per_op: float, count: int) -> List[Dict[str, Any]]:
     """A workload's per-second series that barely moves (0.2 %): its ops/s have a small noise,
     and the figures that take theirs from the ops/s (RGW and HAProxy CPU) with them."""

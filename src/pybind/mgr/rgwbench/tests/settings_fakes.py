@@ -1,7 +1,7 @@
 """Settings for tests: an applier and a session of the daemon settings over a fake cluster,
 and the summaries of plans."""
 import logging
-from typing import Any, List
+from typing import Any, Callable, List, Optional
 
 from fixtures import MemoryStore
 from rgwbench.tests.fixtures import FakeCluster
@@ -12,10 +12,12 @@ from rgwbench.settings.daemon_settings import ConfigOption, Msgr2Secure, RGWPerH
 from rgwbench.settings.session import SettingsSession
 
 
-def applier(cluster: FakeCluster) -> SettingsApplier:
+def applier(cluster: FakeCluster, log: Optional[Callable[[str], None]] = None
+            ) -> SettingsApplier:
     ctx = SettingContext(cluster=cluster, rgw_service=lambda: 'rgw.default',  # type: ignore
                          option=lambda name: None, secrets=MemoryStore(), release=16)
-    return SettingsApplier(ctx, [ConfigOption(), RGWPerHost(), Msgr2Secure(), RGWRestart()])
+    return SettingsApplier(ctx, [ConfigOption(), RGWPerHost(), Msgr2Secure(), RGWRestart()],
+                           log=log)
 
 
 def summaries(plans: Any) -> List[str]:

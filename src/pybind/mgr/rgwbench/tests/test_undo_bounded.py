@@ -3,7 +3,7 @@ import threading
 from typing import List, Optional
 
 from fixtures import MemoryStore
-from rgwbench.tests.fixtures import FakeCluster
+from rgwbench.tests.fixtures import FakeCluster, SettlingCluster
 from rgwbench.tests.settings_fakes import applier, session
 
 from rgwbench.settings.journal import UNDO_FAILED, UNDONE, Journal
@@ -36,26 +36,11 @@ def test_no_daemon_is_restarted_on_a_degraded_cluster_without_force() -> None:
     assert all(s.state == UNDONE for s in steps) and Journal.unfinished(store) is None
 
 
-class Settling(FakeCluster):
-    """PGs that are not active+clean for the first `polls` looks (a pool just made)."""
-
-    def __init__(self, polls: int) -> None:
-        super().__init__()
-        self.polls = polls
-        self.unclean_settles = True
-
-    def pgs_not_clean(self) -> Optional[str]:
-        if self.polls > 0:
-            self.polls -= 1
-            return 'PGs 64 unknown'
-        return None
-
-
 def test_a_put_back_waits_for_pgs_that_settle_then_restarts() -> None:
     """Seen with sse=auto: the apply's check made RGW's first bucket (and its pools), and
     the put-back right after found their PGs unknown; refused at once, the restart stayed
     owed and `settings show` said `reverting` until the module's next start."""
-    cluster, store = Settling(polls=0), MemoryStore()
+    cluster, store = SettlingCluster(polls=0), MemoryStore()
     applied(cluster, store)
     cluster.polls = 3
     s = session(cluster, store)
@@ -69,7 +54,7 @@ def test_a_put_back_waits_for_pgs_that_settle_then_restarts() -> None:
 
 def test_a_put_back_with_pgs_missing_a_copy_refuses_the_restart_without_waiting() -> None:
     """An OSD down: no wait mends its PGs, the restart is refused at the first look."""
-    cluster, store = Settling(polls=0), MemoryStore()
+    cluster, store = SettlingCluster(polls=0), MemoryStore()
     journal = applied(cluster, store)
     cluster.unclean_settles = False
     cluster.unclean = 'PGs 8 active+undersized+degraded'
