@@ -100,7 +100,8 @@ class Services:
                                checks=self.checks,
                                rgw_daemons=lambda: len(self.placing.rgw_hosts()),
                                agent_hosts=self.placing.hosts,
-                               step_times=self.step_times.medians),
+                               step_times=self.step_times.medians,
+                               gave_up=self.settings.give_up),
             agents=agents, make_launcher=self.placing.launcher,
             events=self.events, log=self.log)
         self.activity = ActivityGuard(probes={

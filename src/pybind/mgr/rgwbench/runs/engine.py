@@ -100,6 +100,9 @@ class RunCluster:
     # How long each kind of step took on this cluster before, its median by kind
     # (cluster/step_times.py); none: the estimate's fixed times.
     step_times: Callable[[], Mapping[str, float]] = dict
+    # Told of a run's journal whose changes its end could not all put back (the settings
+    # session reports it and lets `settings revert` finish it); tries is how many times.
+    gave_up: Callable[[Journal, int], None] = lambda journal, tries: None
 
 
 @dataclass
@@ -207,6 +210,7 @@ class RunEngine:
         self.rgw_daemons = cluster.rgw_daemons
         self.agent_hosts = cluster.agent_hosts
         self.step_times = cluster.step_times
+        self.gave_up = cluster.gave_up
         self.agents = agents
         self.make_launcher = make_launcher
         self.events = events
@@ -643,8 +647,13 @@ class RunEngine:
         if left:
             record.state = RUN_FAILED
             record.error = '; '.join(filter(None, [
-                record.error, 'not put back (the module tries again when it starts): %s'
-                % '; '.join(left)]))
+                record.error, 'not put back (the module tries again when it starts, or '
+                '`ceph rgwbench settings revert` now): %s' % '; '.join(left)]))
+            try:
+                self.gave_up(journal, 1)
+            except Exception:
+                self.log.exception('run %s: reporting what was not put back failed',
+                                   record.run_id)
 
     def _compare_so_far(self, record: Run) -> None:
         """What the tables show of a running run: the comparison of what it measured so far

@@ -237,12 +237,19 @@ class SettingsSession:
         journal = Journal.unfinished(self.store)
         if journal is None or stopping.is_set():
             return
+        self.give_up(journal, tries)
+
+    def give_up(self, journal: Journal, tries: int) -> None:
+        """Nothing tries again to put back what `journal` still holds (after `tries`) until
+        the module starts again: a health error says so, and `settings revert` finishes
+        it (a run's too)."""
         left = ['%s %s%s' % (s.kind, s.target, ' (%s)' % s.error if s.error else '')
                 for s in journal.steps() if s.state not in FINISHED]
         self.log.error('gave up putting back journal %s after %d tries: %s',
                        journal.journal_id, tries, '; '.join(left))
         set_kept(self.store, GAVE_UP_KEY, json.dumps(
             {'journal_id': journal.journal_id, 'tries': tries, 'left': left[:20]}))
+        self.changed()
 
     def gave_up(self) -> Optional[Dict[str, Any]]:
         stored = self.store.get_store(GAVE_UP_KEY)

@@ -534,3 +534,36 @@ def test_a_calibrate_run_stores_the_floor_later_runs_use(
         v['workloads'][0].get('ops') for v in compared['variants']), compared
     (row,) = compared['comparison']
     assert row['intervals']['ops_pct']['floor_pct'] == stored.floors['ops_pct']
+
+
+def test_a_run_that_could_not_put_back_says_so_in_health_and_settings_revert_finishes_it(
+        stub: StubS3, certificate: Tuple[str, str]) -> None:
+    """Its end tried once: until the module starts again nothing else would, so the health
+    error the recovery loop raises when it gives up is raised now, and `settings revert`
+    (which finishes a journal given up on) takes it over."""
+    s = Setup(stub, certificate)
+    session = SettingsSession(s.store, lambda: applier(s.cluster), logging.getLogger('test'))
+    s.engine.gave_up = session.give_up
+    progress = s.events.update
+
+    def update(run_id: str, message: str, fraction: float, changed: List[str]) -> None:
+        if message.startswith('variant threads: putting its settings back'):
+            s.cluster.fail_on = 'restart rgw.default'
+        progress(run_id, message, fraction, changed)
+    s.events.update = update  # type: ignore[method-assign]
+    run_id = s.engine.start(s.profile())
+    s.engine.wait(180)
+    record = dump(s.results.load(run_id))
+    assert record['state'] == 'failed'
+    assert '`ceph rgwbench settings revert` now' in record['error'], record['error']
+    journal = Journal.unfinished(s.store)
+    assert journal is not None and journal.journal_id == run_id
+    (check,) = session.health_checks().values()
+    assert check['severity'] == 'error' and run_id in check['summary'], check
+    assert any('restart rgw.default' in line for line in check['detail']), check
+
+    s.cluster.fail_on = None
+    assert session.revert(force=True) == run_id
+    session.wait(60)
+    assert Journal.unfinished(s.store) is None and session.health_checks() == {}
+    assert s.cluster.calls[-1] == 'restart rgw.default'
