@@ -61,8 +61,9 @@ BUILTIN_DOCUMENTS: List[Dict[str, Any]] = [
      'description': 'messenger v2 secure mode between RGW and OSDs and among OSDs, with TLS '
                     'at RGW in both variants; 1 MiB to 256 MiB objects. IBM\'s security '
                     'benchmark, part 3, "Cluster Services Encryption In Transit" (its 4 MiB '
-                    'table), there on 12 nodes and EC 8+3; here each OSD is restarted for '
-                    'each variant, and few OSDs carry less cross-OSD traffic',
+                    'table), there on 12 nodes and EC 8+3; here the OSDs are restarted a '
+                    'host at a time (where ok-to-stop allows) when secure mode is applied '
+                    'and when it is put back, and few OSDs carry less cross-OSD traffic',
      'baseline': 'tls-rgw',
      'variants': [{'name': 'tls-rgw', 'settings': {**TLS_RGW, **MSGR2_OFF}},
                   {'name': 'tls-rgw-msgr2', 'settings': {**TLS_RGW, **MSGR2_ON}}],
