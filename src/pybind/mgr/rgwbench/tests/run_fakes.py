@@ -110,6 +110,17 @@ class Setup:
     def profile(self, **changes: Any) -> Any:
         return parse_profile(dict(PROFILE, **changes), all_settings())
 
+    def fail_from(self, progress_starting: str, call: str) -> None:
+        """The fake cluster fails `call` from the run's first progress message that starts
+        with `progress_starting` on."""
+        progress = self.events.update
+
+        def update(run_id: str, message: str, fraction: float, changed: List[str]) -> None:
+            if message.startswith(progress_starting):
+                self.cluster.fail_on = call
+            progress(run_id, message, fraction, changed)
+        self.events.update = update  # type: ignore[method-assign]
+
 
 class Log:
     def exception(self, *args: Any) -> None:

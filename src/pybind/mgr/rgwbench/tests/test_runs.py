@@ -176,14 +176,8 @@ def test_a_plan_says_where_the_agents_go_or_why_they_cannot(
 def test_a_variant_that_cannot_be_applied_or_put_back_stops_the_run(
         stub: StubS3, certificate: Tuple[str, str]) -> None:
     s = Setup(stub, certificate)
-    progress = s.events.update
-
-    def update(run_id: str, message: str, fraction: float, changed: List[str]) -> None:
-        if message == 'variant threads: applying its settings':
-            # applying it fails, and so does undoing it (as-is restarted RGW fine)
-            s.cluster.fail_on = 'restart rgw.default'
-        progress(run_id, message, fraction, changed)
-    s.events.update = update  # type: ignore[method-assign]
+    # applying it fails, and so does undoing it (as-is restarted RGW fine)
+    s.fail_from('variant threads: applying its settings', 'restart rgw.default')
     run_id = s.engine.start(s.profile())
     s.engine.wait(180)
     record = dump(s.results.load(run_id))
@@ -544,13 +538,7 @@ def test_a_run_that_could_not_put_back_says_so_in_health_and_settings_revert_fin
     s = Setup(stub, certificate)
     session = SettingsSession(s.store, lambda: applier(s.cluster), logging.getLogger('test'))
     s.engine.gave_up = session.give_up
-    progress = s.events.update
-
-    def update(run_id: str, message: str, fraction: float, changed: List[str]) -> None:
-        if message.startswith('variant threads: putting its settings back'):
-            s.cluster.fail_on = 'restart rgw.default'
-        progress(run_id, message, fraction, changed)
-    s.events.update = update  # type: ignore[method-assign]
+    s.fail_from('variant threads: putting its settings back', 'restart rgw.default')
     run_id = s.engine.start(s.profile())
     s.engine.wait(180)
     record = dump(s.results.load(run_id))
