@@ -30,6 +30,7 @@ from ..cluster.credentials import CredentialStore
 from ..errors import Busy, InvalidInput, NotFound
 from ..settings.journal import FINISHED, LEFT, Journal, Step
 from ..cluster.kvstore import SecretStore
+from ..cluster.step_times import RGW_SPEC, spec_kind
 from ..cluster.secret_options import masked_profile, masked_settings
 from ..profiles import MAX_CONCURRENCY, Profile, Workload, estimate_seconds
 from ..profiles.estimates import ClusterWork, default_steps, planned_seconds, step_seconds
@@ -154,7 +155,7 @@ class PlannedWork:
                 self.restarts_open.discard(target)
 
     def _spec(self, service: str) -> None:
-        if service.startswith('rgw.'):
+        if spec_kind(service) == RGW_SPEC:
             self.rgw_specs += 1
         else:
             self.specs += 1
